@@ -1,0 +1,5 @@
+"""``python -m extractor`` runs the CLI."""
+
+from extractor.cli import main
+
+main()

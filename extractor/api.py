@@ -1,0 +1,142 @@
+"""The library API: every CLI command is one call here.
+
+``extract`` reads the target at a sha from git objects, analyses each in-scope file (in parallel,
+reusing cached per-file results), and assembles schema-v2 records; ``validate`` checks a dataset
+file line by line; ``write_schema`` regenerates the committed JSON Schema.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+
+from extractor.config import DEFAULT_EXCLUDE, DEFAULT_INCLUDE, DEFAULT_OUTPUT_DIR, DEFAULT_SHA, DEFAULT_SOURCE, Scope
+from extractor.errors import ExtractorError
+from extractor.models import ErrorRecord, json_schema
+from extractor.output import LineProblem, atomic_write_bytes, read_dataset, write_dataset
+
+
+@dataclass(frozen=True)
+class ExtractOptions:
+    """Everything one extraction depends on."""
+
+    source: str = DEFAULT_SOURCE
+    sha: str = DEFAULT_SHA
+    scope: Scope = field(default_factory=Scope)
+    jobs: int = 1
+    cache_dir: Path | None = None
+    use_cache: bool = True
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        source: str | None = None,
+        sha: str | None = None,
+        include: list[str] | None = None,
+        exclude: list[str] | None = None,
+        repo: str | None = None,
+        jobs: int | None = None,
+        cache_dir: Path | None = None,
+        use_cache: bool = True,
+    ) -> ExtractOptions:
+        """Options from CLI-shaped values: ``include`` replaces the default globs, ``exclude`` adds to them."""
+        from extractor.config import DEFAULT_REPO
+
+        scope = Scope(
+            include=tuple(include) if include else DEFAULT_INCLUDE,
+            exclude=DEFAULT_EXCLUDE + tuple(exclude or ()),
+            repo=repo or DEFAULT_REPO,
+        )
+        if "/" not in scope.repo or scope.repo.count("/") != 1 or not all(scope.repo.split("/")):
+            raise ExtractorError("--repo", f"expected owner/name, got {scope.repo!r}")
+        return cls(
+            source=source or DEFAULT_SOURCE,
+            sha=sha or DEFAULT_SHA,
+            scope=scope,
+            jobs=jobs or (os.cpu_count() or 1),
+            cache_dir=cache_dir,
+            use_cache=use_cache,
+        )
+
+
+@dataclass(frozen=True)
+class FileFailure:
+    """A target file that could not be analysed, and why."""
+
+    path: str
+    reason: str
+
+
+@dataclass
+class ExtractStats:
+    """What one extraction did, reported in its summary."""
+
+    files_in_scope: int = 0
+    files_parsed: int = 0
+    files_from_cache: int = 0
+    sites: int = 0
+    records: int = 0
+    failures: list[FileFailure] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+@dataclass
+class ExtractResult:
+    """The records of one extraction with the sha they describe."""
+
+    sha: str
+    records: list[ErrorRecord]
+    dataset_version: str
+    stats: ExtractStats
+
+
+def default_output_path(sha: str) -> Path:
+    return Path(DEFAULT_OUTPUT_DIR) / f"sglang-errors-{sha[:12]}.jsonl"
+
+
+def extract(options: ExtractOptions, *, progress: bool = False) -> ExtractResult:
+    """Analyse the target at ``options.sha`` and return its records, sorted and with unique ids."""
+    from extractor.pipeline import run_extraction
+
+    return run_extraction(options, progress=progress)
+
+
+def write_result(result: ExtractResult, path: Path) -> int:
+    """Write the dataset atomically; the previous file at ``path`` survives any failure."""
+    return write_dataset(path, result.records, result.dataset_version)
+
+
+@dataclass
+class ValidationReport:
+    good: int
+    problems: list[LineProblem]
+
+
+def validate(path: Path) -> ValidationReport:
+    """Check every line of a dataset: JSON, shape and types, unique ids, patterns, source windows."""
+    if not path.is_file():
+        raise ExtractorError(str(path), "no such dataset file")
+    result = read_dataset(path)
+    problems = list(result.problems)
+    if not result.lines and not problems:
+        problems.append(LineProblem(str(path), 0, "empty dataset"))
+    return ValidationReport(good=len(result.lines), problems=problems)
+
+
+def schema_bytes() -> bytes:
+    return orjson.dumps(json_schema(), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+
+
+def write_schema(path: Path) -> None:
+    atomic_write_bytes(path, [schema_bytes()])
+
+
+def schema_is_current(path: Path) -> bool:
+    try:
+        return path.read_bytes() == schema_bytes()
+    except FileNotFoundError:
+        return False

@@ -1,0 +1,182 @@
+"""The ``sglang-errors`` command line: options in, library calls, rendering, exit codes.
+
+Only this layer catches :class:`~extractor.errors.ExtractorError`; it prints ``where: what`` and
+exits non-zero. Every command is a thin wrapper over a function of :mod:`extractor.api`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+from rich.console import Console
+
+from extractor import __version__
+from extractor.config import DEFAULT_EXCLUDE, DEFAULT_INCLUDE, DEFAULT_REPO, SOURCE_ENV
+from extractor.errors import ExtractorError
+
+app = typer.Typer(
+    name="sglang-errors",
+    help="Mine sglang's source for every error it can raise, as a schema-validated dataset.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+err = Console(stderr=True)
+out = Console()
+
+
+def fail(exc: ExtractorError) -> NoReturn:
+    err.print(f"[bold red]error[/]: {exc.where}: {exc.what}", highlight=False, markup=True, soft_wrap=True)
+    raise typer.Exit(exc.exit_code)
+
+
+SourceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--source",
+        help=f"Git URL, local clone or bare mirror of sglang (env {SOURCE_ENV}; default: the public repository).",
+        show_default=False,
+    ),
+]
+ShaOpt = Annotated[
+    str | None,
+    typer.Option("--sha", help="Commit-ish to analyse; resolved to a full sha (default: the pinned sha)."),
+]
+IncludeOpt = Annotated[
+    list[str] | None,
+    typer.Option("--include", help=f"Glob of files to analyse; repeatable; replaces {list(DEFAULT_INCLUDE)}."),
+]
+ExcludeOpt = Annotated[
+    list[str] | None,
+    typer.Option("--exclude", help=f"Glob of files to skip; repeatable; added to {list(DEFAULT_EXCLUDE)}."),
+]
+RepoOpt = Annotated[str, typer.Option("--repo", help="owner/name used in `repo` and `githubUrl`.")]
+JobsOpt = Annotated[
+    int | None, typer.Option("--jobs", "-j", min=1, help="Worker processes (default: the number of cores).")
+]
+CacheDirOpt = Annotated[
+    Path | None,
+    typer.Option("--cache-dir", help="Where clones and per-file results are cached (default: user cache dir)."),
+]
+NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Neither read nor write per-file results.")]
+
+
+def version_callback(value: bool) -> None:
+    if value:
+        out.print(f"sglang-errors {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=version_callback, is_eager=True, help="Print the version.")
+    ] = False,
+) -> None:
+    """Mine sglang's source for every error it can raise."""
+
+
+@app.command()
+def extract(
+    source: SourceOpt = None,
+    sha: ShaOpt = None,
+    out_path: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Dataset file (default: output/sglang-errors-<sha12>.jsonl).")
+    ] = None,
+    include: IncludeOpt = None,
+    exclude: ExcludeOpt = None,
+    repo: RepoOpt = DEFAULT_REPO,
+    jobs: JobsOpt = None,
+    cache_dir: CacheDirOpt = None,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """Extract every error site of sglang at one commit into a JSONL dataset."""
+    from extractor import api
+    from extractor.render import print_extract_summary
+
+    try:
+        options = api.ExtractOptions.build(
+            source=source or os.environ.get(SOURCE_ENV) or None,
+            sha=sha,
+            include=include,
+            exclude=exclude,
+            repo=repo,
+            jobs=jobs,
+            cache_dir=cache_dir,
+            use_cache=not no_cache,
+        )
+        result = api.extract(options, progress=err.is_terminal)
+        target = out_path or api.default_output_path(result.sha)
+        api.write_result(result, target)
+    except ExtractorError as exc:
+        fail(exc)
+    print_extract_summary(err, result, target)
+
+
+@app.command()
+def validate(
+    paths: Annotated[list[Path], typer.Argument(help="Dataset files to check.", show_default=False)],
+) -> None:
+    """Check every line of datasets: JSON, shape, types, unique ids, patterns, source windows."""
+    from extractor import api
+
+    bad = 0
+    for path in paths:
+        try:
+            report = api.validate(path)
+        except ExtractorError as exc:
+            fail(exc)
+        for problem in report.problems:
+            err.print(str(problem), highlight=False, markup=False, soft_wrap=True)
+        bad += len(report.problems)
+        state = "ok" if not report.problems else f"{len(report.problems)} bad line(s)"
+        err.print(f"{path}: {report.good} record(s), {state}", highlight=False, markup=False)
+    if bad:
+        raise typer.Exit(1)
+
+
+@app.command()
+def schema(
+    out_path: Annotated[
+        Path, typer.Option("--out", "-o", help="Where to write the JSON Schema.")
+    ] = Path("schemas/error-record.v2.schema.json"),
+    check: Annotated[
+        bool, typer.Option("--check", help="Exit 1 if the file differs from the model instead of writing it.")
+    ] = False,
+) -> None:
+    """Write the JSON Schema of a dataset line, generated from the pydantic model."""
+    from extractor import api
+
+    try:
+        if check:
+            if not api.schema_is_current(out_path):
+                err.print(f"{out_path}: out of date; run `sglang-errors schema`", highlight=False)
+                raise typer.Exit(1)
+            err.print(f"{out_path}: up to date", highlight=False)
+            return
+        api.write_schema(out_path)
+    except ExtractorError as exc:
+        fail(exc)
+    err.print(f"wrote {out_path}", highlight=False)
+
+
+# -- diff command (issue 5) goes below this line --
+
+
+# -- nightly command (issue 6) goes below this line --
+
+
+# -- match command (issue 8) goes below this line --
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        sys.exit(130)

@@ -1,0 +1,130 @@
+"""What the analysis knows about one site, handed from the analysis stages to enrichment.
+
+These are plain frozen dataclasses: :mod:`extractor.sites` fills the location and class,
+:mod:`extractor.messages` the message, :mod:`extractor.conditions` the guard, and
+:mod:`extractor.context` the source window; :mod:`extractor.enrich` turns them into prose.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Literal
+
+SiteKind = Literal["raise", "assert"]
+AtomKind = Literal["if", "else", "elif-negated", "early-exit", "assert", "except", "match", "while", "ternary"]
+
+
+@dataclass(frozen=True)
+class Message:
+    """The message a site raises with.
+
+    ``template`` writes every dynamic part as ``{source text}`` (conversion and format spec kept);
+    ``pattern`` is a Python regex that full-matches every runtime rendering; ``parts`` holds the
+    literal pieces and dynamic expressions in order (``str`` for literal text, ``Placeholder``
+    for dynamic parts), so other stages can reason about it.
+    """
+
+    template: str
+    pattern: str
+    parts: tuple[str | Placeholder, ...] = ()
+
+
+@dataclass(frozen=True)
+class Placeholder:
+    """A dynamic part of a message: its source text as written, e.g. ``dtype!r`` or ``x:.2f``."""
+
+    source: str
+
+
+@dataclass(frozen=True)
+class GuardAtom:
+    """One atom of the guard that must hold for the site to run.
+
+    ``text`` is the atom as ``ast.unparse`` prints it in the direction that leads to the site
+    (``not x > 0`` for an else branch); ``test`` is the positive expression as written in the
+    code (``None`` for an ``except`` atom) and ``negated`` says whether the site runs when it is
+    false. ``line`` is where the test sits.
+    """
+
+    text: str
+    kind: AtomKind
+    test: ast.expr | None
+    negated: bool
+    line: int
+
+
+@dataclass(frozen=True)
+class LocalBinding:
+    """An assignment in the enclosing function to a name the guard reads, as source text."""
+
+    name: str
+    source: str
+    value: ast.expr | None
+    line: int
+
+
+@dataclass(frozen=True)
+class Guard:
+    """The whole guard path to a site inside its enclosing function (or module)."""
+
+    atoms: tuple[GuardAtom, ...] = ()
+    bindings: tuple[LocalBinding, ...] = ()
+    handlers: tuple[str, ...] = ()
+    """The exception types of enclosing ``except`` handlers, as written (``jinja2.TemplateError``)."""
+
+    @property
+    def expression(self) -> str:
+        """The whole guard as one Python expression (``True`` when unconditional)."""
+        parts = [a.text for a in self.atoms if a.kind != "except"]
+        if not parts:
+            return "True"
+        if len(parts) == 1:
+            return parts[0]
+        return " and ".join(_paren_for_and(p) for p in parts)
+
+    def validation_code(self) -> str:
+        """Assignments of the local names the guard reads, then the guard as one expression."""
+        lines = [b.source for b in self.bindings]
+        lines.append(self.expression)
+        return "\n".join(lines)
+
+
+def _paren_for_and(text: str) -> str:
+    # An atom that is itself an ``or`` chain, a lambda or a conditional expression needs
+    # parentheses to stay one operand of the joined ``and``.
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return f"({text})"
+    if isinstance(node, ast.BoolOp | ast.Lambda | ast.IfExp | ast.NamedExpr):
+        return f"({text})"
+    return text
+
+
+@dataclass(frozen=True)
+class Site:
+    """One ``raise`` or ``assert`` with everything the analysis learned about it."""
+
+    path: str
+    kind: SiteKind
+    line: int
+    end_line: int
+    error_class: str
+    """As written (``ValueError``, ``errors.MMError``); ``AssertionError`` for asserts."""
+    qualname: str
+    """``Class.method``, ``function``, ``outer.<locals>.inner`` or ``<module>``."""
+    message: Message | None
+    guard: Guard
+    http_status: int | None
+    statement: str
+    """The complete raise/assert statement as written."""
+    comments: tuple[str, ...] = ()
+    """Comment lines directly above the innermost guard (or the site), without ``#``."""
+    window: tuple[int, int] = (0, 0)
+    """First and last line of ``sourceCode``."""
+    source_lines: tuple[str, ...] = field(default=(), repr=False)
+    """Lines window[0]..window[1] of the file."""
+    error_code: str | None = None
+    is_async: bool = False
+    in_class: str | None = None
