@@ -1,0 +1,480 @@
+"""The nightly job: extract a ref into a folder of datasets, with a changelog and a manifest.
+
+The folder (``DIR``) holds datasets ``sglang-errors-<sha12>-<datasetVersion>.jsonl``, their
+changelogs, and ``manifest.json``, which names the current dataset and the few kept before it.
+Readers trust only what the manifest names. A run writes everything new under names the previous
+manifest does not use, validates the dataset before it gets its final name, replaces the manifest
+atomically as the very last step of publishing, and only then prunes what no manifest names; so
+a run killed at any moment (SIGKILL included) leaves the previous manifest and every file it names
+untouched. ``DIR/.lock`` (``flock``) serialises runs on one folder; the kernel drops it when the
+holder dies, so a killed run never blocks the next.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from extractor import __version__
+from extractor.errors import ExtractorError
+from extractor.models import SCHEMA_VERSION, ErrorRecord
+from extractor.output import atomic_write_bytes, dumps_line, read_dataset, sort_key
+from extractor.timefmt import iso_millis
+
+__all__ = [
+    "MANIFEST_NAME",
+    "NightlyOptions",
+    "NightlyResult",
+    "read_manifest",
+    "run_nightly",
+]
+
+MANIFEST_NAME = "manifest.json"
+LOCK_NAME = ".lock"
+MANIFEST_VERSION = 1
+DEFAULT_KEEP = 7
+# Result namespaces of older extractors are dropped from the cache once unused this long.
+CACHE_PRUNE_DAYS = 30
+
+# Files this job owns in DIR; nothing else there is ever deleted.
+_DATASET_RE = re.compile(r"^sglang-errors-[0-9a-f]{12}-[0-9TZ]+(-[0-9a-f]{8})?\.jsonl$")
+_CHANGELOG_RE = re.compile(
+    r"^sglang-errors-[0-9a-f]{12}-[0-9TZ]+(-[0-9a-f]{8})?\.changelog(-[0-9a-f]{8})?\.(md|json)$"
+)
+# Temp files of atomic_write_bytes (".<name>.<random>.tmp") left by a killed run.
+_TEMP_RE = re.compile(r"^\.+(sglang-errors-|manifest\.json\.).*\.tmp$")
+_SHA_RE = re.compile(r"^[0-9a-f]{40}$")
+
+# Test hook: SGLANG_ERRORS_TEST_PAUSE_AT names a point (or several, comma-separated) and
+# SGLANG_ERRORS_TEST_PAUSE_DIR a folder; on reaching the point the run creates
+# "<dir>/<point>.reached" and waits for "<dir>/<point>.release", so a test can kill it (or start
+# a rival run) at an exact moment instead of guessing with sleeps.
+PAUSE_AT_ENV = "SGLANG_ERRORS_TEST_PAUSE_AT"
+PAUSE_DIR_ENV = "SGLANG_ERRORS_TEST_PAUSE_DIR"
+PAUSE_POINTS = ("locked", "extracted", "before-manifest", "before-prune")
+_PAUSE_LIMIT_SECONDS = 120.0
+
+
+@dataclass(frozen=True)
+class NightlyOptions:
+    """One nightly run. ``include``/``exclude``/``repo`` are as for ``extract``."""
+
+    source: str
+    ref: str
+    out_dir: Path
+    keep: int = DEFAULT_KEEP
+    cache_dir: Path | None = None
+    use_cache: bool = True
+    jobs: int | None = None
+    wait: bool = False
+    include: list[str] | None = None
+    exclude: list[str] | None = None
+    repo: str | None = None
+
+
+@dataclass
+class NightlyResult:
+    """What a run published: the manifest it wrote and the files it names."""
+
+    manifest: dict[str, Any]
+    manifest_path: Path
+    dataset_path: Path
+    changelog_markdown: Path | None
+    changelog_json: Path | None
+    changelog_summary: str | None
+    pruned: list[Path] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def run_nightly(options: NightlyOptions, *, on_wait: Callable[[str], None] | None = None) -> NightlyResult:
+    """Resolve, extract, validate, write dataset + changelog, replace the manifest, prune.
+
+    Raises :class:`ExtractorError` when another run holds the folder (unless ``options.wait``),
+    when the previous manifest is unreadable, or when the new dataset does not validate; in every
+    case the previous manifest and the files it names are left as they were.
+    """
+    if options.keep < 1:
+        raise ExtractorError("--keep", f"must be at least 1, got {options.keep}")
+    folder = options.out_dir
+    if folder.exists() and not folder.is_dir():
+        raise ExtractorError(str(folder), "not a directory")
+    folder.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    with _locked(folder, wait=options.wait, on_wait=on_wait):
+        _pause("locked")
+        _remove_stale_temps(folder)
+        previous = read_manifest(folder)
+        return _publish(options, folder, previous, started)
+
+
+def _publish(
+    options: NightlyOptions, folder: Path, previous: dict[str, Any] | None, started: float
+) -> NightlyResult:
+    from extractor import api
+    from extractor.source import open_target
+
+    notes: list[str] = []
+    target = open_target(options.source, options.ref, cache_dir=options.cache_dir)
+    sha = target.sha
+    extract_options = api.ExtractOptions.build(
+        source=options.source,
+        sha=sha,
+        include=options.include,
+        exclude=options.exclude,
+        repo=options.repo,
+        jobs=options.jobs,
+        cache_dir=options.cache_dir,
+        use_cache=options.use_cache,
+    )
+    result = api.extract(extract_options)
+    if result.sha != sha:
+        raise ExtractorError(options.ref, f"extraction ran at {result.sha}, expected {sha}")
+    _pause("extracted")
+
+    records = sorted(result.records, key=sort_key)
+    data = b"".join(dumps_line(r, result.dataset_version) for r in records)
+    protected = _named_files(previous)
+    stem = f"sglang-errors-{sha[:12]}-{_compact(result.dataset_version)}"
+    dataset_name = _fresh_name(folder, stem, ".jsonl", data, protected)
+    dataset_path = folder / dataset_name
+    _write_validated(dataset_path, data, len(records))
+
+    changelog: dict[str, Any] | None = None
+    md_path = json_path = None
+    summary_text: str | None = None
+    if previous is not None:
+        old_path = folder / previous["datasetFile"]
+        old = _read_previous_dataset(old_path, notes)
+        if old is not None:
+            renames = _renames(options, previous["sha"], sha, notes)
+            md, js, summary, summary_text = _changelog(old, records, renames, previous["sha"], sha)
+            base = dataset_name.removesuffix(".jsonl") + ".changelog"
+            md_name = _fresh_name(folder, base, ".md", md, protected)
+            json_name = _fresh_name(folder, base, ".json", js, protected)
+            md_path, json_path = folder / md_name, folder / json_name
+            atomic_write_bytes(md_path, [md])
+            atomic_write_bytes(json_path, [js])
+            changelog = {"markdown": md_name, "json": json_name, "summary": summary}
+
+    stats = result.stats
+    entry = {
+        "sha": sha,
+        "ref": options.ref,
+        "datasetFile": dataset_name,
+        "datasetVersion": result.dataset_version,
+        "changelog": changelog,
+    }
+    # A rerun that reproduced the previous dataset byte for byte reuses its file: list it once.
+    older = [h for h in (previous or {}).get("history", []) if isinstance(h, dict)]
+    history = [entry, *[h for h in older if h.get("datasetFile") != dataset_name]][: options.keep]
+    manifest: dict[str, Any] = {
+        "manifestVersion": MANIFEST_VERSION,
+        "tool": "sglang-errors",
+        "toolVersion": __version__,
+        "codeFingerprint": _code_fingerprint(),
+        "schemaVersion": SCHEMA_VERSION,
+        "schemaHash": hashlib.sha256(api.schema_bytes()).hexdigest(),
+        "sha": sha,
+        "ref": options.ref,
+        "repo": extract_options.scope.repo,
+        "datasetFile": dataset_name,
+        "datasetSha256": hashlib.sha256(data).hexdigest(),
+        "datasetBytes": len(data),
+        "datasetVersion": result.dataset_version,
+        "records": len(records),
+        "sites": stats.sites,
+        "files": {
+            "inScope": stats.files_in_scope,
+            "parsed": stats.files_parsed,
+            "fromCache": stats.files_from_cache,
+            "failed": len(stats.failures),
+        },
+        "failures": [
+            {"path": f.path, "reason": f.reason} for f in sorted(stats.failures, key=lambda f: f.path)
+        ],
+        "previousSha": previous["sha"] if previous else None,
+        "previousDatasetFile": previous["datasetFile"] if previous else None,
+        "changelog": changelog,
+        "history": history,
+        "extractSeconds": round(stats.seconds, 3),
+        "totalSeconds": round(time.monotonic() - started, 3),
+        "generatedAt": iso_millis(datetime.now(UTC)),
+    }
+    manifest_path = folder / MANIFEST_NAME
+    _pause("before-manifest")
+    atomic_write_bytes(manifest_path, [_dump_json(manifest)])
+    _pause("before-prune")
+    pruned = _prune(folder, manifest)
+    if options.use_cache:
+        _prune_cache(options.cache_dir)
+    return NightlyResult(
+        manifest=manifest,
+        manifest_path=manifest_path,
+        dataset_path=dataset_path,
+        changelog_markdown=md_path,
+        changelog_json=json_path,
+        changelog_summary=summary_text,
+        pruned=pruned,
+        notes=notes,
+    )
+
+
+# -- the lock ---------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _locked(folder: Path, *, wait: bool, on_wait: Callable[[str], None] | None) -> Iterator[None]:
+    path = folder / LOCK_NAME
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise ExtractorError(str(path), f"cannot open lock file ({exc.strerror or exc})") from exc
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _lock_holder(fd)
+            if not wait:
+                raise ExtractorError(
+                    str(folder),
+                    f"another nightly run{holder} is writing here (lock {path}); "
+                    "try again later, or pass --wait to wait for it",
+                    exit_code=3,
+                ) from None
+            if on_wait is not None:
+                on_wait(f"waiting for the nightly run{holder} that holds {path}")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        # The pid is informational (for the message above); the flock itself is the lock, and
+        # the file is never deleted, since unlinking a locked file would let two runs in.
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _lock_holder(fd: int) -> str:
+    try:
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+    except OSError:
+        return ""
+    return f" (pid {text})" if text.isdigit() else ""
+
+
+# -- test pauses ------------------------------------------------------------------------------
+
+
+def _pause(point: str) -> None:
+    wanted = os.environ.get(PAUSE_AT_ENV, "")
+    if not wanted or point not in wanted.split(","):
+        return
+    folder = Path(os.environ.get(PAUSE_DIR_ENV) or ".")
+    (folder / f"{point}.reached").write_text(f"{os.getpid()}\n")
+    release = folder / f"{point}.release"
+    deadline = time.monotonic() + _PAUSE_LIMIT_SECONDS
+    while not release.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+# -- the manifest -----------------------------------------------------------------------------
+
+
+def read_manifest(folder: Path) -> dict[str, Any] | None:
+    """The manifest in ``folder``, or ``None`` when there is none; a damaged one raises."""
+    path = folder / MANIFEST_NAME
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ExtractorError(str(path), f"cannot read manifest ({exc.strerror or exc})") from exc
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise ExtractorError(str(path), f"not valid JSON ({exc}); move it aside to start afresh") from exc
+    problem = _manifest_problem(obj)
+    if problem:
+        raise ExtractorError(str(path), f"{problem}; move it aside to start afresh")
+    assert isinstance(obj, dict)
+    return obj
+
+
+def _manifest_problem(obj: object) -> str | None:
+    if not isinstance(obj, dict):
+        return "not a JSON object"
+    if obj.get("manifestVersion") != MANIFEST_VERSION:
+        return f"unsupported manifestVersion {obj.get('manifestVersion')!r} (expected {MANIFEST_VERSION})"
+    sha = obj.get("sha")
+    if not isinstance(sha, str) or not _SHA_RE.match(sha):
+        return f"sha is not a full commit sha: {sha!r}"
+    if not isinstance(obj.get("datasetFile"), str):
+        return "datasetFile missing"
+    for name in _named_files(obj):
+        # Names are bare file names in DIR; anything else was not written by this job.
+        if not _is_own_file(name):
+            return f"names a file this job does not write: {name!r}"
+    return None
+
+
+def _named_files(manifest: dict[str, Any] | None) -> set[str]:
+    """Every file a manifest names: its dataset and changelog, and those of its history."""
+    if manifest is None:
+        return set()
+    names: set[str] = set()
+    entries: list[Any] = [manifest]
+    history = manifest.get("history")
+    if isinstance(history, list):
+        entries.extend(history)
+    for entry in entries:
+        if not isinstance(entry, dict):
+            continue
+        if isinstance(entry.get("datasetFile"), str):
+            names.add(entry["datasetFile"])
+        log = entry.get("changelog")
+        if isinstance(log, dict):
+            names.update(v for k, v in log.items() if k in ("markdown", "json") and isinstance(v, str))
+    return names
+
+
+def _is_own_file(name: str) -> bool:
+    return bool(_DATASET_RE.match(name) or _CHANGELOG_RE.match(name))
+
+
+def _dump_json(obj: object) -> bytes:
+    return orjson.dumps(obj, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+
+
+# -- writing ----------------------------------------------------------------------------------
+
+
+def _compact(dataset_version: str) -> str:
+    """``2026-08-28T06:17:29.519Z`` -> ``20260828T061729519Z``, safe in a file name."""
+    return re.sub(r"[^0-9TZ]", "", dataset_version)
+
+
+def _fresh_name(folder: Path, stem: str, ext: str, data: bytes, protected: set[str]) -> str:
+    """``stem + ext``, unless the previous manifest names a file of that name with other bytes.
+
+    Same sha and datasetVersion normally mean the same bytes, and rewriting identical bytes is
+    harmless; if they differ (a changed extractor under a fixed SOURCE_DATE_EPOCH), the new file
+    gets a content-hash suffix so the old one stays exactly as the manifest promised.
+    """
+    name = stem + ext
+    path = folder / name
+    if name in protected and path.exists():
+        try:
+            same = path.read_bytes() == data
+        except OSError:
+            same = False
+        if not same:
+            name = f"{stem}-{hashlib.sha256(data).hexdigest()[:8]}{ext}"
+    return name
+
+
+def _write_validated(path: Path, data: bytes, expected: int) -> None:
+    """Write the dataset under a temp name, validate it there, then give it its final name."""
+    from extractor import api
+
+    staging = path.with_name(f".{path.name}.staging.tmp")
+    atomic_write_bytes(staging, [data])
+    try:
+        report = api.validate(staging)
+        if report.problems:
+            first = report.problems[0]
+            raise ExtractorError(
+                f"{path.name}:{first.line}",
+                f"new dataset does not validate: {first.what}"
+                + (f" (and {len(report.problems) - 1} more problems)" if len(report.problems) > 1 else "")
+                + "; nothing was published",
+            )
+        if report.good != expected:
+            raise ExtractorError(
+                path.name, f"validated {report.good} records but extracted {expected}; nothing was published"
+            )
+        os.replace(staging, path)
+    finally:
+        staging.unlink(missing_ok=True)
+
+
+def _read_previous_dataset(path: Path, notes: list[str]) -> list[ErrorRecord] | None:
+    if not path.is_file():
+        notes.append(f"previous dataset {path.name} is missing; no changelog written")
+        return None
+    result = read_dataset(path)
+    if result.problems:
+        notes.append(
+            f"previous dataset {path.name} has {len(result.problems)} bad line(s); no changelog written"
+        )
+        return None
+    return result.records
+
+
+def _renames(options: NightlyOptions, old_sha: str, new_sha: str, notes: list[str]) -> dict[str, str | None]:
+    """Paths changed between the two commits (old path -> new path, ``None`` when deleted), as the
+    ``diff`` command gets them, so the records of a renamed file pair with their old selves."""
+    from extractor.source import open_target
+
+    try:
+        return dict(open_target(options.source, old_sha, cache_dir=options.cache_dir).changed_paths(new_sha))
+    except ExtractorError as exc:
+        # e.g. the previous sha vanished in a force-push: the changelog still pairs by content.
+        notes.append(f"renames since {old_sha[:12]} unknown ({exc.where}: {exc.what})")
+        return {}
+
+
+def _changelog(
+    old: list[ErrorRecord], new: list[ErrorRecord], renames: dict[str, str | None], old_sha: str, new_sha: str
+) -> tuple[bytes, bytes, dict[str, int], str]:
+    """Markdown and JSON changelogs exactly as ``sglang-errors diff`` renders them, and a summary."""
+    from extractor.diff import diff_records
+    from extractor.diff_render import render_json, render_markdown, summary_line
+
+    result = diff_records(
+        old, new, renames=renames, from_sha=old_sha, to_sha=new_sha, old_label="previous dataset"
+    )
+    return render_markdown(result).encode(), render_json(result), result.summary(), summary_line(result)
+
+
+def _code_fingerprint() -> str:
+    from extractor.cache import code_fingerprint
+
+    return code_fingerprint()
+
+
+# -- pruning ----------------------------------------------------------------------------------
+
+
+def _remove_stale_temps(folder: Path) -> None:
+    # Only a run holding the lock writes here, so any temp file now is a killed run's leftover.
+    for path in folder.iterdir():
+        if _TEMP_RE.match(path.name):
+            path.unlink(missing_ok=True)
+
+
+def _prune(folder: Path, manifest: dict[str, Any]) -> list[Path]:
+    """Delete datasets and changelogs the new manifest does not name; its history is the keep list."""
+    keep = _named_files(manifest)
+    removed: list[Path] = []
+    for path in sorted(folder.iterdir()):
+        if _is_own_file(path.name) and path.name not in keep and path.is_file():
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
+
+
+def _prune_cache(cache_dir: Path | None) -> None:
+    from extractor.cache import default_cache_dir, prune_namespaces
+
+    with contextlib.suppress(OSError):
+        prune_namespaces(cache_dir or default_cache_dir(), older_than_days=CACHE_PRUNE_DAYS)
