@@ -125,8 +125,8 @@ def _publish(
     from extractor.source import open_target
 
     notes: list[str] = []
-    target = open_target(options.source, options.ref, cache_dir=options.cache_dir)
-    sha = target.sha
+    with open_target(options.source, options.ref, cache_dir=options.cache_dir) as target:
+        sha = target.sha
     extract_options = api.ExtractOptions.build(
         source=options.source,
         sha=sha,
@@ -426,7 +426,8 @@ def _renames(options: NightlyOptions, old_sha: str, new_sha: str, notes: list[st
     from extractor.source import open_target
 
     try:
-        return dict(open_target(options.source, old_sha, cache_dir=options.cache_dir).changed_paths(new_sha))
+        with open_target(options.source, old_sha, cache_dir=options.cache_dir) as old:
+            return old.changed_paths(new_sha)
     except ExtractorError as exc:
         # e.g. the previous sha vanished in a force-push: the changelog still pairs by content.
         notes.append(f"renames since {old_sha[:12]} unknown ({exc.where}: {exc.what})")
