@@ -170,6 +170,72 @@ def schema(
 # -- nightly command (issue 6) goes below this line --
 
 
+@app.command()
+def nightly(
+    out_dir: Annotated[
+        Path,
+        typer.Option("--out-dir", help="Folder of datasets, changelogs, manifest.json.", show_default=False),
+    ],
+    source: SourceOpt = None,
+    ref: Annotated[str, typer.Option("--ref", help="Branch, tag or commit-ish to analyse.")] = "main",
+    keep: Annotated[
+        int, typer.Option("--keep", min=1, help="Datasets kept in the folder, the new one included.")
+    ] = 7,
+    include: IncludeOpt = None,
+    exclude: ExcludeOpt = None,
+    repo: RepoOpt = DEFAULT_REPO,
+    jobs: JobsOpt = None,
+    cache_dir: CacheDirOpt = None,
+    no_cache: NoCacheOpt = False,
+    wait: Annotated[
+        bool, typer.Option("--wait", help="If another run holds the folder, wait for it instead of refusing.")
+    ] = False,
+) -> None:
+    """Regenerate the dataset of a ref into a folder: dataset, changelog, then manifest.json."""
+    from extractor.config import DEFAULT_SOURCE
+    from extractor.nightly import NightlyOptions, run_nightly
+
+    def note(text: str) -> None:
+        err.print(text, highlight=False, markup=False)
+
+    try:
+        result = run_nightly(
+            NightlyOptions(
+                source=source or os.environ.get(SOURCE_ENV) or DEFAULT_SOURCE,
+                ref=ref,
+                out_dir=out_dir,
+                keep=keep,
+                cache_dir=cache_dir,
+                use_cache=not no_cache,
+                jobs=jobs,
+                wait=wait,
+                include=include,
+                exclude=exclude,
+                repo=repo,
+            ),
+            on_wait=note,
+        )
+    except ExtractorError as exc:
+        fail(exc)
+    m = result.manifest
+    files = m["files"]
+    note(f"{m['sha'][:12]} ({m['ref']}): {m['records']} record(s) -> {result.dataset_path}")
+    note(
+        f"files: {files['inScope']} in scope, {files['parsed']} parsed, {files['fromCache']} from cache, "
+        f"{files['failed']} failed; {m['extractSeconds']:.1f}s extracting, {m['totalSeconds']:.1f}s in all"
+    )
+    if result.changelog_markdown is not None:
+        since = m["previousSha"][:12]
+        note(f"changelog since {since}: {result.changelog_summary} -> {result.changelog_markdown}")
+    else:
+        note("no changelog (no previous dataset)")
+    for text in result.notes:
+        note(f"note: {text}")
+    if result.pruned:
+        note(f"pruned {len(result.pruned)} old file(s)")
+    note(f"wrote {result.manifest_path}")
+
+
 # -- match command (issue 8) goes below this line --
 
 
