@@ -167,6 +167,68 @@ def schema(
 # -- diff command (issue 5) goes below this line --
 
 
+@app.command()
+def diff(
+    old: Annotated[Path | None, typer.Argument(help="The older dataset (JSONL).", show_default=False)] = None,
+    new: Annotated[Path | None, typer.Argument(help="The newer dataset (JSONL).", show_default=False)] = None,
+    source: SourceOpt = None,
+    from_ref: Annotated[
+        str | None, typer.Option("--from", help="Commit-ish of the older side; extracts both sides.")
+    ] = None,
+    to_ref: Annotated[str | None, typer.Option("--to", help="Commit-ish of the newer side.")] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="table, markdown or json.")] = "table",
+    out_path: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write the output to this file instead of stdout.")
+    ] = None,
+    include: IncludeOpt = None,
+    exclude: ExcludeOpt = None,
+    repo: RepoOpt = DEFAULT_REPO,
+    jobs: JobsOpt = None,
+    cache_dir: CacheDirOpt = None,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """Which errors were added, removed or changed between two datasets or two commits.
+
+    Exit status as diff(1): 0 no differences, 1 differences, 2 trouble.
+    """
+    from extractor import diff as diffing
+    from extractor.diff_render import DiffFormat, render, render_table
+    from extractor.output import atomic_write_bytes
+
+    try:
+        if fmt.lower() not in DiffFormat.__members__:
+            raise ExtractorError("--format", f"expected table, markdown or json, got {fmt!r}")
+        form = DiffFormat(fmt.lower())
+        if old is not None and new is not None and from_ref is None and to_ref is None and source is None:
+            result = diffing.diff_files(old, new)
+        elif old is None and new is None and from_ref is not None and to_ref is not None:
+            result = diffing.diff_commits(
+                source or os.environ.get(SOURCE_ENV) or None,
+                from_ref,
+                to_ref,
+                include=include,
+                exclude=exclude,
+                repo=repo,
+                jobs=jobs,
+                cache_dir=cache_dir,
+                use_cache=not no_cache,
+            )
+        else:
+            raise ExtractorError("diff", "give two dataset files, or --from and --to (and optionally --source)")
+        if out_path is not None:
+            atomic_write_bytes(out_path, [render(result, form).encode()])
+        elif form is DiffFormat.table:
+            render_table(out, result)
+        else:
+            sys.stdout.write(render(result, form))
+            sys.stdout.flush()
+    except ExtractorError as exc:
+        fail(exc)
+    except OSError as exc:
+        fail(ExtractorError(str(out_path or "stdout"), f"cannot write ({exc.strerror or exc})"))
+    raise typer.Exit(1 if result.has_differences else 0)
+
+
 # -- nightly command (issue 6) goes below this line --
 
 
