@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import os
 import re
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -29,7 +31,7 @@ import orjson
 from extractor import __version__
 from extractor.errors import ExtractorError
 from extractor.models import SCHEMA_VERSION, ErrorRecord
-from extractor.output import atomic_write_bytes, dumps_line, read_dataset, sort_key
+from extractor.output import dumps_line, read_dataset, sort_key
 from extractor.timefmt import iso_millis
 
 __all__ = [
@@ -52,7 +54,7 @@ _DATASET_RE = re.compile(r"^sglang-errors-[0-9a-f]{12}-[0-9TZ]+(-[0-9a-f]{8})?\.
 _CHANGELOG_RE = re.compile(
     r"^sglang-errors-[0-9a-f]{12}-[0-9TZ]+(-[0-9a-f]{8})?\.changelog(-[0-9a-f]{8})?\.(md|json)$"
 )
-# Temp files of atomic_write_bytes (".<name>.<random>.tmp") left by a killed run.
+# Temp files (".<name>.<random>.tmp") a killed run left behind.
 _TEMP_RE = re.compile(r"^\.+(sglang-errors-|manifest\.json\.).*\.tmp$")
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 
@@ -146,7 +148,7 @@ def _publish(
     data = b"".join(dumps_line(r, result.dataset_version) for r in records)
     protected = _named_files(previous)
     stem = f"sglang-errors-{sha[:12]}-{_compact(result.dataset_version)}"
-    dataset_name = _fresh_name(folder, stem, ".jsonl", data, protected)
+    [dataset_name] = _fresh_names(folder, stem, [(".jsonl", data)], protected)
     dataset_path = folder / dataset_name
     _write_validated(dataset_path, data, len(records))
 
@@ -160,11 +162,10 @@ def _publish(
             renames = _renames(options, previous["sha"], sha, notes)
             md, js, summary, summary_text = _changelog(old, records, renames, previous["sha"], sha)
             base = dataset_name.removesuffix(".jsonl") + ".changelog"
-            md_name = _fresh_name(folder, base, ".md", md, protected)
-            json_name = _fresh_name(folder, base, ".json", js, protected)
+            md_name, json_name = _fresh_names(folder, base, [(".md", md), (".json", js)], protected)
             md_path, json_path = folder / md_name, folder / json_name
-            atomic_write_bytes(md_path, [md])
-            atomic_write_bytes(json_path, [js])
+            _write_public(md_path, md)
+            _write_public(json_path, js)
             changelog = {"markdown": md_name, "json": json_name, "summary": summary}
 
     stats = result.stats
@@ -213,7 +214,7 @@ def _publish(
     }
     manifest_path = folder / MANIFEST_NAME
     _pause("before-manifest")
-    atomic_write_bytes(manifest_path, [_dump_json(manifest)])
+    _write_public(manifest_path, _dump_json(manifest))
     _pause("before-prune")
     pruned = _prune(folder, manifest)
     if options.use_cache:
@@ -363,48 +364,94 @@ def _compact(dataset_version: str) -> str:
     return re.sub(r"[^0-9TZ]", "", dataset_version)
 
 
-def _fresh_name(folder: Path, stem: str, ext: str, data: bytes, protected: set[str]) -> str:
-    """``stem + ext``, unless the previous manifest names a file of that name with other bytes.
+def _fresh_names(folder: Path, stem: str, parts: list[tuple[str, bytes]], protected: set[str]) -> list[str]:
+    """``stem + ext`` for each part, unless the previous manifest names such a file with other bytes.
 
     Same sha and datasetVersion normally mean the same bytes, and rewriting identical bytes is
-    harmless; if they differ (a changed extractor under a fixed SOURCE_DATE_EPOCH), the new file
-    gets a content-hash suffix so the old one stays exactly as the manifest promised.
+    harmless; if they differ (a changed extractor under a fixed SOURCE_DATE_EPOCH), every part
+    gets one content-hash suffix so the old files stay exactly as the manifest promised.
     """
-    name = stem + ext
-    path = folder / name
-    if name in protected and path.exists():
-        try:
-            same = path.read_bytes() == data
-        except OSError:
-            same = False
-        if not same:
-            name = f"{stem}-{hashlib.sha256(data).hexdigest()[:8]}{ext}"
-    return name
+    names = [stem + ext for ext, _ in parts]
+    for name, (_, data) in zip(names, parts, strict=True):
+        path = folder / name
+        if name in protected and path.exists() and not _same_bytes(path, data):
+            digest = hashlib.sha256(b"".join(data for _, data in parts)).hexdigest()[:8]
+            return [f"{stem}-{digest}{ext}" for ext, _ in parts]
+    return names
+
+
+def _same_bytes(path: Path, data: bytes) -> bool:
+    try:
+        return path.stat().st_size == len(data) and path.read_bytes() == data
+    except OSError:
+        return False
+
+
+@functools.cache
+def _file_mode() -> int:
+    # mkstemp creates 0600 files; published files get the usual 0666 & ~umask, so a web server
+    # or another user can read the folder. Read the umask once (setting it is process-wide).
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def _stage(path: Path, data: bytes) -> Path:
+    """``data`` in a synced temp file beside ``path`` (a name the next run sweeps if we die)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            os.fchmod(fh.fileno(), _file_mode())
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return Path(tmp)
+
+
+def _install(tmp: Path, path: Path) -> None:
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    # The rename is durable only once the folder entry is on disk.
+    fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_public(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` atomically: readers see the old file or the new, never a part."""
+    _install(_stage(path, data), path)
 
 
 def _write_validated(path: Path, data: bytes, expected: int) -> None:
-    """Write the dataset under a temp name, validate it there, then give it its final name."""
+    """Stage the dataset, validate the staged file, and only then give it its final name."""
     from extractor import api
 
-    staging = path.with_name(f".{path.name}.staging.tmp")
-    atomic_write_bytes(staging, [data])
+    staging = _stage(path, data)
     try:
         report = api.validate(staging)
         if report.problems:
             first = report.problems[0]
+            more = f" (and {len(report.problems) - 1} more problems)" if len(report.problems) > 1 else ""
             raise ExtractorError(
                 f"{path.name}:{first.line}",
-                f"new dataset does not validate: {first.what}"
-                + (f" (and {len(report.problems) - 1} more problems)" if len(report.problems) > 1 else "")
-                + "; nothing was published",
+                f"new dataset does not validate: {first.what}{more}; nothing was published",
             )
         if report.good != expected:
             raise ExtractorError(
                 path.name, f"validated {report.good} records but extracted {expected}; nothing was published"
             )
-        os.replace(staging, path)
-    finally:
+    except BaseException:
         staging.unlink(missing_ok=True)
+        raise
+    _install(staging, path)
 
 
 def _read_previous_dataset(path: Path, notes: list[str]) -> list[ErrorRecord] | None:

@@ -23,6 +23,7 @@ import orjson
 import pytest
 
 from extractor import api
+from tests.gitrepos import add_commit, make_repo
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EPOCH = "1767225600"  # 2026-01-01T00:00:00Z
@@ -79,13 +80,7 @@ class Env:
     pauses: Path
 
     def commit(self, files: dict[str, str], message: str) -> str:
-        repo = git.Repo(self.source)
-        for rel, text in files.items():
-            path = self.source / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-            repo.index.add([rel])
-        return repo.index.commit(message).hexsha
+        return add_commit(self.source, {rel: text.encode() for rel, text in files.items()}, message)
 
     def args(self, ref: str, *extra: str, out: Path | None = None) -> list[str]:
         return [
@@ -152,16 +147,10 @@ class Env:
 
 @pytest.fixture
 def env(tmp_path: Path) -> Iterator[Env]:
-    source = tmp_path / "sglang"
-    repo = git.Repo.init(source, initial_branch="main")
-    with repo.config_writer() as cfg:
-        cfg.set_value("user", "name", "Fixture Author")
-        cfg.set_value("user", "email", "fixture@example.invalid")
+    source, _ = make_repo(tmp_path, [{rel: text.encode() for rel, text in FILES.items()}], name="sglang")
     pauses = tmp_path / "pauses"
     pauses.mkdir()
-    world = Env(tmp_path, source, tmp_path / "cache", tmp_path / "out", pauses)
-    world.commit(FILES, "initial")
-    yield world
+    yield Env(tmp_path, source, tmp_path / "cache", tmp_path / "out", pauses)
 
 
 def assert_published(out: Path, manifest: dict[str, Any]) -> None:
