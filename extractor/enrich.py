@@ -1,0 +1,1488 @@
+"""sglang-aware prose for one site: flags, environment variables, and the human-facing fields.
+
+Everything here is derived from the site's own facts (:class:`extractor.facts.Site`) and from what
+the target declares about its command line (:class:`extractor.knowledge.Knowledge`); no network and
+no language model. :func:`enrich` is pure and deterministic and never raises: an odd site gets
+plainer prose, not an exception.
+
+Which reads count as a *flag* (the value of a command-line flag): an attribute ``x`` for which the
+site's namespace declares a flag with destination ``x``, read from
+
+* a server-args object: a name ``args`` / ``cli_args`` / ``parsed_args`` / ``cmd_args`` or any name
+  or attribute containing ``server_args`` (``server_args.x``, ``self.server_args.x``,
+  ``model_runner.server_args.x``, ``global_server_args_dict["x"]``, ``getattr(server_args, "x")``);
+* a call ``get_server_args()`` / ``get_global_server_args()`` or any zero-argument ``get_*()``
+  accessor followed by at most two group attributes (``get_exec().mamba.x``,
+  ``get_spec().speculative_algorithm``, ``get_flags().capture.enable_torch_compile``): sglang's
+  runtime config groups are seeded from the server args;
+* ``self.x`` only inside a class that declares flags (``ServerArgs`` and its mixins).
+
+A bare ``self.x`` or ``config.x`` elsewhere is *not* a flag even when ``x`` happens to be a flag
+destination: model and layer objects reuse names such as ``tp_size`` and ``dtype`` for their own
+state, and calling those flags would send users to the command line for an internal invariant.
+A local name bound (``LocalBinding``) to an expression that reads a flag reads that flag too.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from extractor.facts import GuardAtom, Site
+from extractor.knowledge import ENV_NAME_RE, FlagInfo, Knowledge
+
+__all__ = ["Prose", "enrich", "guard_env_vars", "guard_flags"]
+
+
+@dataclass(frozen=True)
+class Prose:
+    """The prose fields of one record (names as in the schema)."""
+
+    errorType: str
+    severity: str
+    documentation: str
+    triggerScenarios: str
+    commonSituations: str
+    solutions: list[str]
+    exampleFix: str
+    handlingStrategy: str
+    validationCode: str
+    typeGuard: str | None
+    tryCatchPattern: str | None
+    preventionTips: list[str]
+    tags: list[str]
+    backgroundTag: str
+    errorCode: str | None
+
+
+# ---------------------------------------------------------------------------------------------
+# Finding flag and environment reads
+# ---------------------------------------------------------------------------------------------
+
+_ARGS_NAMES = frozenset({"args", "cli_args", "parsed_args", "cmd_args"})
+_SERVER_ARGS_CALL_RE = re.compile(r"^get_(global_)?server_args$")
+_ACCESSOR_RE = re.compile(r"^get_[a-z][a-z0-9_]*$")
+_ENV_RECEIVER_RE = re.compile(r"(^|_)envs$")
+_ENV_HELPER_SKIP_RE = re.compile(
+    r"^_?(set|del|update|temp|mock|init|destroy|cleanup|override|scoped|patch|unset|inject)"
+)
+# The deepest binding chain followed (``a = f(b)``, ``b = server_args.x``): enough for sglang's
+# helpers, small enough that a self-referencing chain cannot loop.
+_BINDING_DEPTH = 3
+
+
+def _is_server_args_name(name: str) -> bool:
+    return name in _ARGS_NAMES or "server_args" in name
+
+
+def _call_name(node: ast.expr) -> str:
+    if isinstance(node, ast.Call):
+        f = node.func
+        if isinstance(f, ast.Name):
+            return f.id
+        if isinstance(f, ast.Attribute):
+            return f.attr
+    return ""
+
+
+def _is_args_receiver(node: ast.expr) -> bool:
+    """Whether ``node.x`` reads a server-args value."""
+    if isinstance(node, ast.Name):
+        return _is_server_args_name(node.id)
+    if isinstance(node, ast.Attribute):
+        if _is_server_args_name(node.attr):
+            return True
+        # get_exec().mamba / get_flags().capture: one or two group hops above an accessor call.
+        inner: ast.expr = node
+        for _ in range(2):
+            if not isinstance(inner, ast.Attribute):
+                break
+            inner = inner.value
+            if isinstance(inner, ast.Call):
+                return _is_accessor_call(inner)
+        return False
+    if isinstance(node, ast.Call):
+        return _is_accessor_call(node) or bool(_SERVER_ARGS_CALL_RE.match(_call_name(node)))
+    return False
+
+
+def _is_accessor_call(node: ast.Call) -> bool:
+    name = _call_name(node)
+    if _SERVER_ARGS_CALL_RE.match(name):
+        return True
+    return not node.args and not node.keywords and bool(_ACCESSOR_RE.match(name))
+
+
+def _is_os_environ(node: ast.expr) -> bool:
+    if isinstance(node, ast.Attribute):
+        return node.attr == "environ" and isinstance(node.value, ast.Name) and node.value.id == "os"
+    return isinstance(node, ast.Name) and node.id == "environ"
+
+
+@dataclass
+class _Ctx:
+    """What a read lookup needs about the site."""
+
+    flags: Mapping[str, FlagInfo]
+    self_is_args: bool
+    bindings: Mapping[str, Sequence[ast.expr]]
+    constants: Mapping[str, str]
+
+
+def _str_value(node: ast.expr | None, ctx: _Ctx) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Name):
+        return ctx.constants.get(node.id)
+    return None
+
+
+def _env_name(node: ast.expr | None, ctx: _Ctx) -> str | None:
+    s = _str_value(node, ctx)
+    if s and ENV_NAME_RE.match(s):
+        return s
+    return None
+
+
+def _flag_of_node(node: ast.AST, ctx: _Ctx) -> FlagInfo | None:
+    """The flag whose value ``node`` itself is (not a sub-expression of it)."""
+    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+        info = ctx.flags.get(node.attr)
+        if info is None:
+            return None
+        recv = node.value
+        if ctx.self_is_args and isinstance(recv, ast.Name) and recv.id == "self":
+            return info
+        if _is_args_receiver(recv):
+            return info
+        return None
+    if isinstance(node, ast.Subscript):
+        recv = node.value
+        if isinstance(recv, ast.Name | ast.Attribute) and "server_args" in (
+            recv.id if isinstance(recv, ast.Name) else recv.attr
+        ):
+            key = _str_value(node.slice, ctx)
+            if key is not None:
+                return ctx.flags.get(key)
+        return None
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("getattr", "hasattr")
+        and len(node.args) >= 2
+    ):
+        recv = node.args[0]
+        key = _str_value(node.args[1], ctx)
+        if key is not None and (
+            _is_args_receiver(recv) or (ctx.self_is_args and isinstance(recv, ast.Name) and recv.id == "self")
+        ):
+            return ctx.flags.get(key)
+    return None
+
+
+def _env_of_node(node: ast.AST, ctx: _Ctx) -> str | None:
+    """The environment variable whose value ``node`` itself reads."""
+    if isinstance(node, ast.Attribute):
+        recv = node.value
+        recv_name = (
+            recv.id if isinstance(recv, ast.Name) else recv.attr if isinstance(recv, ast.Attribute) else ""
+        )
+        if _ENV_RECEIVER_RE.search(recv_name) and ENV_NAME_RE.match(node.attr):
+            return node.attr
+        return None
+    if isinstance(node, ast.Subscript) and _is_os_environ(node.value):
+        return _env_name(node.slice, ctx)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.In | ast.NotIn):
+        if _is_os_environ(node.comparators[0]):
+            return _env_name(node.left, ctx)
+        return None
+    if isinstance(node, ast.Call):
+        f = node.func
+        first = node.args[0] if node.args else None
+        if first is None:
+            for kw in node.keywords:
+                if kw.arg in ("name", "key", "env", "var", "env_var", "envvar"):
+                    first = kw.value
+        if (
+            isinstance(f, ast.Attribute)
+            and f.attr in ("get", "pop", "setdefault")
+            and _is_os_environ(f.value)
+        ):
+            return _env_name(first, ctx)
+        name = _call_name(node)
+        if name in ("getenv", "environ_get") or (
+            "env" in name.lower() and not _ENV_HELPER_SKIP_RE.match(name) and name not in ("Env", "envs")
+        ):
+            return _env_name(first, ctx)
+    return None
+
+
+@dataclass
+class _Reads:
+    flags: list[FlagInfo] = field(default_factory=list)
+    envs: list[str] = field(default_factory=list)
+
+    def add_flag(self, info: FlagInfo) -> None:
+        if info not in self.flags:
+            self.flags.append(info)
+
+    def add_env(self, name: str) -> None:
+        if name not in self.envs:
+            self.envs.append(name)
+
+
+def _collect(
+    expr: ast.AST, ctx: _Ctx, out: _Reads, depth: int = 0, seen: frozenset[str] = frozenset()
+) -> None:
+    for node in ast.walk(expr):
+        info = _flag_of_node(node, ctx)
+        if info is not None:
+            out.add_flag(info)
+            continue
+        env = _env_of_node(node, ctx)
+        if env is not None:
+            out.add_env(env)
+            continue
+        if (
+            isinstance(node, ast.Name)
+            and isinstance(node.ctx, ast.Load)
+            and depth < _BINDING_DEPTH
+            and node.id in ctx.bindings
+            and node.id not in seen
+        ):
+            for value in ctx.bindings[node.id]:
+                _collect(value, ctx, out, depth + 1, seen | {node.id})
+
+
+def _context(site: Site, knowledge: Knowledge, constants: Mapping[str, str] | None) -> _Ctx:
+    bindings: dict[str, list[ast.expr]] = {}
+    for b in site.guard.bindings:
+        if b.value is not None:
+            bindings.setdefault(b.name, []).append(b.value)
+    return _Ctx(
+        flags=knowledge.flags_for(site.path),
+        self_is_args=knowledge.is_arg_class(site.path, site.in_class),
+        bindings=bindings,
+        constants=constants or {},
+    )
+
+
+def _atom_reads(atom: GuardAtom, ctx: _Ctx) -> _Reads:
+    out = _Reads()
+    if atom.test is not None:
+        with contextlib.suppress(RecursionError):
+            _collect(atom.test, ctx, out)
+    return out
+
+
+def _site_reads(site: Site, ctx: _Ctx) -> tuple[list[_Reads], _Reads]:
+    per_atom = [_atom_reads(a, ctx) for a in site.guard.atoms]
+    total = _Reads()
+    for r in per_atom:
+        for f in r.flags:
+            total.add_flag(f)
+        for e in r.envs:
+            total.add_env(e)
+    return per_atom, total
+
+
+def guard_flags(site: Site, knowledge: Knowledge, constants: Mapping[str, str] | None = None) -> list[str]:
+    """The flags (``--like-this``) whose values the site's guard reads, in reading order."""
+    try:
+        _, total = _site_reads(site, _context(site, knowledge, constants))
+    except Exception:
+        return []
+    return [f.flag for f in total.flags]
+
+
+def guard_env_vars(site: Site, knowledge: Knowledge, constants: Mapping[str, str] | None = None) -> list[str]:
+    """The environment variables the site's guard reads, in reading order."""
+    try:
+        _, total = _site_reads(site, _context(site, knowledge, constants))
+    except Exception:
+        return []
+    return list(total.envs)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading the shape of one atom
+# ---------------------------------------------------------------------------------------------
+
+# How a condition constrains one value, in the direction that leads to the site.
+_FLIP = {
+    "truthy": "falsy",
+    "falsy": "truthy",
+    "is-none": "not-none",
+    "not-none": "is-none",
+    "in": "not-in",
+    "not-in": "in",
+    "eq": "ne",
+    "ne": "eq",
+    "lt": "ge",
+    "ge": "lt",
+    "le": "gt",
+    "gt": "le",
+}
+_CMP_OPS: dict[type[ast.cmpop], str] = {
+    ast.Eq: "eq",
+    ast.NotEq: "ne",
+    ast.Lt: "lt",
+    ast.LtE: "le",
+    ast.Gt: "gt",
+    ast.GtE: "ge",
+    ast.In: "in",
+    ast.NotIn: "not-in",
+    ast.Is: "eq",
+    ast.IsNot: "ne",
+}
+_MIRROR = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "eq": "eq", "ne": "ne"}
+_WRAPPER_CALLS = frozenset({"int", "float", "str", "bool", "len", "abs"})
+_WRAPPER_METHODS = frozenset({"upper", "lower", "strip", "casefold", "value", "get"})
+
+
+@dataclass(frozen=True)
+class _Constraint:
+    """``subject`` (a flag or env var) must satisfy ``op`` with ``values`` for the site to run."""
+
+    kind: str  # "flag" | "env"
+    name: str  # "--flag" or "ENV"
+    op: str
+    values: tuple[str, ...] = ()
+    info: FlagInfo | None = None
+
+
+def _subject(node: ast.expr, ctx: _Ctx, depth: int = 0) -> tuple[str, str, FlagInfo | None] | None:
+    """The flag or env var whose value ``node`` is, seeing through casts, ``.upper()``,
+    ``x or ""`` and local bindings."""
+    info = _flag_of_node(node, ctx)
+    if info is not None:
+        return "flag", info.flag, info
+    env = _env_of_node(node, ctx)
+    if env is not None:
+        return "env", env, None
+    if isinstance(node, ast.Call):
+        if isinstance(node.func, ast.Name) and node.func.id in _WRAPPER_CALLS and len(node.args) == 1:
+            return _subject(node.args[0], ctx, depth)
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _WRAPPER_METHODS:
+            return _subject(node.func.value, ctx, depth)
+    if isinstance(node, ast.Attribute) and node.attr in _WRAPPER_METHODS:
+        return _subject(node.value, ctx, depth)
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and node.values:
+        return _subject(node.values[0], ctx, depth)
+    if isinstance(node, ast.Name) and depth < _BINDING_DEPTH:
+        values = ctx.bindings.get(node.id, ())
+        if len(values) == 1:
+            return _subject(values[0], ctx, depth + 1)
+    return None
+
+
+def _literal(node: ast.expr) -> tuple[str, ...] | None:
+    if isinstance(node, ast.Constant):
+        v = node.value
+        if v is None:
+            return ("None",)
+        if isinstance(v, bool):
+            return (str(v),)
+        if isinstance(v, str | int | float):
+            return (str(v),)
+        return None
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+    ):
+        inner = _literal(node.operand)
+        return (f"-{inner[0]}",) if inner else None
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        out: list[str] = []
+        for e in node.elts:
+            lit = _literal(e)
+            if lit is None or len(lit) != 1:
+                return None
+            out.append(lit[0])
+        return tuple(out)
+    return None
+
+
+def _constraint(expr: ast.expr, negated: bool, ctx: _Ctx) -> _Constraint | None:
+    """The constraint one atom puts on a single flag or env value, if it is that simple."""
+    while isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+        expr, negated = expr.operand, not negated
+    op: str | None = None
+    values: tuple[str, ...] = ()
+    subj = None
+    if isinstance(expr, ast.Compare) and len(expr.ops) == 1:
+        raw = _CMP_OPS.get(type(expr.ops[0]))
+        left, right = expr.left, expr.comparators[0]
+        if raw is None:
+            return None
+        subj = _subject(left, ctx)
+        other = right
+        if subj is None and raw in _MIRROR:
+            subj = _subject(right, ctx)
+            other = left
+            raw = _MIRROR[raw]
+        if subj is None:
+            return None
+        lit = _literal(other)
+        if lit is None:
+            return None
+        if (isinstance(expr.ops[0], ast.Is | ast.IsNot) and lit == ("None",)) or (
+            raw in ("eq", "ne") and lit == ("None",)
+        ):
+            op = "is-none" if raw == "eq" else "not-none"
+        else:
+            op, values = raw, lit
+    else:
+        subj = _subject(expr, ctx)
+        if subj is None:
+            return None
+        op = "truthy"
+    if negated:
+        op = _FLIP[op]
+    kind, name, info = subj
+    return _Constraint(kind, name, op, values, info)
+
+
+def _effective(atom: GuardAtom) -> ast.expr | None:
+    """The atom as one expression in the direction that leads to the site."""
+    if atom.test is None:
+        return None
+    if atom.negated:
+        return ast.UnaryOp(op=ast.Not(), operand=atom.test)
+    return atom.test
+
+
+_INVERT_CMP: dict[type[ast.cmpop], type[ast.cmpop]] = {
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.Lt: ast.GtE,
+    ast.GtE: ast.Lt,
+    ast.Gt: ast.LtE,
+    ast.LtE: ast.Gt,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+}
+
+
+def _negate(expr: ast.expr) -> ast.expr:
+    """The logical opposite, written the way a person would (``x > 0`` for ``not x <= 0``)."""
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+        return expr.operand
+    if isinstance(expr, ast.Compare) and len(expr.ops) == 1:
+        inv = _INVERT_CMP.get(type(expr.ops[0]))
+        if inv is not None:
+            return ast.Compare(left=expr.left, ops=[inv()], comparators=list(expr.comparators))
+    # De Morgan keeps short chains readable: not (a or b) -> not a and not b.
+    if isinstance(expr, ast.BoolOp) and len(expr.values) <= 3:
+        parts = [_negate(v) for v in expr.values]
+        new_op: ast.boolop = ast.And() if isinstance(expr.op, ast.Or) else ast.Or()
+        return ast.BoolOp(op=new_op, values=parts)
+    return ast.UnaryOp(op=ast.Not(), operand=expr)
+
+
+def _unparse(expr: ast.AST) -> str:
+    try:
+        return ast.unparse(expr)
+    except Exception:
+        return ""
+
+
+_MODEL_RE = re.compile(
+    r"model_config|hf_config|hf_text_config|architectures?\b|model_type|\.config\b|_config\(|is_multimodal|"
+    r"num_attention_heads|num_key_value_heads|head_dim|hidden_size|num_experts|quant_config|checkpoint"
+)
+_HW_RE = re.compile(
+    r"\bis_(cuda|hip|npu|xpu|cpu|mps|musa|hpu|blackwell|hopper|sm\d+\w*|cuda_alike|flashinfer_available)\b|"
+    r"_is_(cuda|hip|npu|xpu|cpu|musa|hpu)\b|get_device_capability|device_capability|torch\.cuda\.is_available|"
+    r"is_sm\d+|sm_version|compute_capability|get_device_sm|is_fp8_fnuz|supports_fp8|_is_sm"
+)
+_REQUEST_RE = re.compile(r"\b(request|req|sampling_params|body|payload|messages|prompt)\b")
+
+
+def _is_instance_atom(expr: ast.expr) -> tuple[str, list[str], bool] | None:
+    """(subject source, type names, site runs when it *is* an instance) for isinstance atoms."""
+    positive = True
+    while isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+        expr, positive = expr.operand, not positive
+    if (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Name)
+        and expr.func.id == "isinstance"
+        and len(expr.args) == 2
+    ):
+        subj = _unparse(expr.args[0])
+        t = expr.args[1]
+        types = [_unparse(e) for e in t.elts] if isinstance(t, ast.Tuple) else [_unparse(t)]
+        if subj and all(types):
+            return subj, types, positive
+    return None
+
+
+@dataclass
+class _AtomView:
+    atom: GuardAtom
+    text: str
+    expr: ast.expr | None
+    reads: _Reads
+    constraint: _Constraint | None
+    model: bool
+    hardware: bool
+    request: bool
+    isinstance_: tuple[str, list[str], bool] | None
+
+    @property
+    def user_controlled(self) -> bool:
+        return bool(self.reads.flags or self.reads.envs or self.model or self.hardware or self.request)
+
+
+def _view(atom: GuardAtom, reads: _Reads, ctx: _Ctx) -> _AtomView:
+    expr = _effective(atom)
+    constraint = None
+    if atom.test is not None and (reads.flags or reads.envs):
+        try:
+            constraint = _constraint(atom.test, atom.negated, ctx)
+        except RecursionError:
+            constraint = None
+    text = atom.text
+    return _AtomView(
+        atom=atom,
+        text=text,
+        expr=expr,
+        reads=reads,
+        constraint=constraint,
+        model=bool(_MODEL_RE.search(text)),
+        hardware=bool(_HW_RE.search(text)),
+        request=bool(_REQUEST_RE.search(text)),
+        isinstance_=_is_instance_atom(expr) if expr is not None else None,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Classification: errorType, backgroundTag, severity, handlingStrategy
+# ---------------------------------------------------------------------------------------------
+
+_DEP_RE = re.compile(
+    r"pip install|not installed|is required but|please install|install (it|the)|no module named|"
+    r"requires? (the )?[\w.-]+ (package|library)|failed to import|cannot import|import error|"
+    r"version of [\w.-]+ (is|must)|>= ?\d+\.\d+",
+    re.I,
+)
+_HW_MSG_RE = re.compile(
+    r"\b(gpu|cuda|rocm|hip|npu|xpu|ascend|sm ?\d{2,3}|sm\d{2,3}|compute capability|hopper|blackwell|ampere|"
+    r"architecture not supported|device does not support|hardware|platform)\b",
+    re.I,
+)
+_RESOURCE_RE = re.compile(
+    r"out of memory|\boom\b|not enough (memory|space|blocks|slots|tokens|pages)|insufficient|exceed|"
+    r"too (large|many|long)|capacity|no (free|available) |exhausted|memory pool|run out",
+    re.I,
+)
+_TIMEOUT_RE = re.compile(r"time(d)? ?out|deadline|did not (respond|finish|start) within", re.I)
+_NET_RE = re.compile(
+    r"connect|socket|\bport\b|\bhttp\b|\burl\b|unreachable|network|\bzmq\b|rpc|handshake", re.I
+)
+_IO_RE = re.compile(
+    r"\bfile\b|director(y|ies)|\bpath\b|not found on disk|no such|cannot (open|read|write)|\.json|\.yaml|safetensors",
+    re.I,
+)
+_CONFLICT_RE = re.compile(
+    r"not (supported|compatible) (with|when|together)|cannot be (used|combined|enabled) (with|together)|"
+    r"incompatible|mutually exclusive|only one of|conflicts? with|together with|requires? --|"
+    r"only (supported|valid|available) (with|when)|must (also )?be (set|enabled) (when|with)|at the same time",
+    re.I,
+)
+_MODEL_MSG_RE = re.compile(
+    r"\bmodels?\b|architecture|checkpoint|hf_config|model_type|config\.json|does not support|not support(ed)? for",
+    re.I,
+)
+_FLAG_IN_MSG_RE = re.compile(r"--[a-z][a-z0-9-]+")
+
+_NOT_IMPL = {"NotImplementedError"}
+_DEP_CLASSES = {"ImportError", "ModuleNotFoundError"}
+_TIMEOUT_CLASSES = {"TimeoutError", "asyncio.TimeoutError", "Timeout", "ReadTimeout"}
+_NET_CLASSES = {
+    "ConnectionError",
+    "ConnectionRefusedError",
+    "ConnectionResetError",
+    "BrokenPipeError",
+    "socket.error",
+}
+_IO_CLASSES = {
+    "FileNotFoundError",
+    "OSError",
+    "IOError",
+    "IsADirectoryError",
+    "PermissionError",
+    "FileExistsError",
+}
+_RES_CLASSES = {"MemoryError", "OutOfMemoryError", "torch.cuda.OutOfMemoryError"}
+
+
+@dataclass(frozen=True)
+class _Kind:
+    error_type: str
+    background: str
+    handling: str
+    severity: str
+
+
+def _classify(site: Site, views: list[_AtomView], total: _Reads) -> _Kind:
+    cls = site.error_class
+    short = cls.rsplit(".", 1)[-1]
+    msg = site.message.template if site.message else ""
+    flags_in_msg = _FLAG_IN_MSG_RE.findall(msg)
+    n_flags = len(total.flags) + len({f for f in flags_in_msg if f not in {x.flag for x in total.flags}})
+    has_model = any(v.model for v in views) or bool(_MODEL_MSG_RE.search(msg))
+    has_hw = any(v.hardware for v in views) or bool(_HW_MSG_RE.search(msg))
+    severity = "error"
+    if short.endswith("Warning"):
+        severity = "warning"
+    elif short in ("StopIteration", "StopAsyncIteration", "GeneratorExit", "KeyboardInterrupt"):
+        severity = "info"
+    elif short in _RES_CLASSES or re.search(r"out of memory|corrupt|deadlock|data loss", msg, re.I):
+        severity = "critical"
+
+    if site.http_status is not None and 400 <= site.http_status < 500:
+        return _Kind("bad-request", "bad-request", "validation", severity)
+    if short in _NOT_IMPL or cls in _NOT_IMPL:
+        return _Kind("not-implemented", "not-implemented", "fallback", severity)
+    if short in _DEP_CLASSES or _DEP_RE.search(msg):
+        return _Kind("dependency", "missing-dependency", "configuration", severity)
+    if cls in _TIMEOUT_CLASSES or short in _TIMEOUT_CLASSES or _TIMEOUT_RE.search(msg):
+        return _Kind("timeout", "timeout", "retry", severity)
+    if cls in _RES_CLASSES or short in _RES_CLASSES or (_RESOURCE_RE.search(msg) and not total.flags):
+        return _Kind(
+            "resource", "resource-exhausted", "configuration" if total.flags else "fail-fast", severity
+        )
+    if short in _NET_CLASSES or (
+        short not in ("ValueError", "TypeError", "AssertionError") and _NET_RE.search(msg)
+    ):
+        return _Kind("network", "network-error", "retry", severity)
+    if short in _IO_CLASSES or (
+        short not in ("ValueError", "TypeError", "AssertionError") and _IO_RE.search(msg)
+    ):
+        return _Kind("io", "io-error", "fail-fast", severity)
+    if has_hw and (any(v.hardware for v in views) or not total.flags):
+        return _Kind("hardware", "hardware-unsupported", "fallback", severity)
+    if total.flags or flags_in_msg or total.envs:
+        if n_flags >= 2 or _CONFLICT_RE.search(msg):
+            if has_model and any(v.model for v in views):
+                return _Kind("validation", "model-feature-mismatch", "validation", severity)
+            return _Kind("configuration", "flag-conflict", "configuration", severity)
+        if has_model and any(v.model for v in views):
+            return _Kind("validation", "model-feature-mismatch", "validation", severity)
+        return _Kind("configuration", "invalid-value", "configuration", severity)
+    if any(v.model for v in views) and _MODEL_MSG_RE.search(msg):
+        return _Kind("validation", "model-feature-mismatch", "validation", severity)
+    if any(v.request for v in views) and short in ("ValueError", "TypeError", "KeyError"):
+        return _Kind("bad-request", "bad-request", "validation", severity)
+    if site.guard.handlers and short not in ("ValueError", "TypeError"):
+        return _Kind("runtime", "internal-invariant", "propagate", severity)
+    if short == "AssertionError":
+        return _Kind("internal-invariant", "internal-invariant", "fail-fast", severity)
+    if short in ("ValueError", "TypeError", "KeyError", "IndexError", "LookupError"):
+        return _Kind("validation", "invalid-value", "validation", severity)
+    return _Kind("runtime", "internal-invariant", "fail-fast", severity)
+
+
+# ---------------------------------------------------------------------------------------------
+# Words
+# ---------------------------------------------------------------------------------------------
+
+_OP_WORDS = {
+    "eq": "equals",
+    "ne": "differs from",
+    "lt": "is below",
+    "le": "is at most",
+    "gt": "is above",
+    "ge": "is at least",
+    "in": "is one of",
+    "not-in": "is none of",
+}
+
+
+def _fmt_values(values: Sequence[str]) -> str:
+    return "/".join(values)
+
+
+def _constraint_words(c: _Constraint) -> str:
+    who = f"`{c.name}`" if c.kind == "flag" else f"the environment variable `{c.name}`"
+    if c.op == "truthy":
+        if c.kind == "flag":
+            return f"{who} is given" if (c.info and c.info.is_bool) else f"{who} is set to a non-empty value"
+        return f"{who} is set to a true value"
+    if c.op == "falsy":
+        return f"{who} is not given" if c.kind == "flag" else f"{who} is unset or false"
+    if c.op == "is-none":
+        return f"{who} is left unset"
+    if c.op == "not-none":
+        return f"{who} is given a value"
+    return f"{who} {_OP_WORDS.get(c.op, c.op)} {_fmt_values(c.values)}"
+
+
+def _atom_words(v: _AtomView) -> str:
+    """A short gloss of one atom, naming the flags/env vars it reads."""
+    if v.atom.kind == "except":
+        return f"inside the handler `{v.text}`"
+    if v.constraint is not None:
+        return _constraint_words(v.constraint)
+    bits: list[str] = []
+    if v.isinstance_ is not None:
+        subj, types, positive = v.isinstance_
+        t = " or ".join(types)
+        bits.append(f"{subj} is {'a' if positive else 'not a'} {t}")
+    if v.reads.flags:
+        bits.append("reads " + ", ".join(f"`{f.flag}`" for f in v.reads.flags))
+    if v.reads.envs:
+        bits.append("reads " + ", ".join(f"`{e}`" for e in v.reads.envs))
+    return "; ".join(bits)
+
+
+def _scope_words(site: Site) -> str:
+    if site.qualname == "<module>" or not site.qualname:
+        return f"At module level of `{site.path}`"
+    kind = "method" if site.in_class else "function"
+    if "<locals>" in site.qualname:
+        kind = "nested function"
+    if site.is_async:
+        kind = "async " + kind
+    return f"In the {kind} `{site.qualname}` ({site.path})"
+
+
+def _short_path(path: str) -> str:
+    p = path
+    for prefix in ("python/sglang/", "python/"):
+        if p.startswith(prefix):
+            p = p[len(prefix) :]
+            break
+    return p
+
+
+def _message_words(site: Site) -> str:
+    if site.message is None or not site.message.template:
+        return "with no message"
+    t = " ".join(site.message.template.split())
+    if len(t) > 300:
+        t = t[:297] + "..."
+    return f'with "{t}"'
+
+
+_MAX_DOC_ATOMS = 8
+
+
+def _condition_sentence(views: list[_AtomView]) -> str:
+    conds = [v for v in views]
+    if not conds:
+        return "unconditionally: every call that reaches this line raises"
+    parts = []
+    for v in conds[:_MAX_DOC_ATOMS]:
+        gloss = _atom_words(v)
+        if v.atom.kind == "except":
+            parts.append(gloss)
+        else:
+            parts.append(f"`{v.text}`" + (f" ({gloss})" if gloss else ""))
+    more = len(conds) - _MAX_DOC_ATOMS
+    tail = (
+        f", and {more} further condition{'s' if more > 1 else ''} listed in validationCode"
+        if more > 0
+        else ""
+    )
+    if len(parts) == 1:
+        return "when " + parts[0] + tail
+    return "when all of these hold: " + "; ".join(parts) + tail
+
+
+def _documentation(site: Site, views: list[_AtomView], total: _Reads, kind: _Kind) -> str:
+    what = "fails the assertion" if site.kind == "assert" else f"raises `{site.error_class}`"
+    if site.kind == "assert":
+        what += f" (`AssertionError` {_message_words(site)})"
+    else:
+        what += f" {_message_words(site)}"
+    out = [f"{_scope_words(site)}, line {site.line} {what} {_condition_sentence(views)}."]
+    if site.http_status is not None:
+        out.append(f"The error maps to HTTP status {site.http_status}.")
+    if total.flags:
+        flag_bits = []
+        for f in total.flags:
+            bit = f"`{f.flag}`"
+            if f.help:
+                bit += f" ({f.help.rstrip('.')})"
+            flag_bits.append(bit)
+        out.append("Command-line flags involved: " + "; ".join(flag_bits) + ".")
+    if total.envs:
+        out.append("Environment variables involved: " + ", ".join(f"`{e}`" for e in total.envs) + ".")
+    if site.guard.handlers:
+        out.append("It is raised while handling " + ", ".join(f"`{h}`" for h in site.guard.handlers) + ".")
+    if site.comments:
+        c = " ".join(" ".join(x.split()) for x in site.comments if x.strip())
+        if c:
+            if len(c) > 400:
+                c = c[:397] + "..."
+            out.append(f'The code above the check says: "{c}"')
+    out.append(_BACKGROUND_SENTENCE[kind.background])
+    return " ".join(out)
+
+
+_BACKGROUND_SENTENCE = {
+    "model-feature-mismatch": "The requested feature depends on a property of the loaded model that this model lacks.",
+    "flag-conflict": "The launch configuration combines options that this code path does not accept together.",
+    "invalid-value": "A configured or passed value lies outside what this code accepts.",
+    "missing-dependency": "An optional package or a compatible version of it is missing from the environment.",
+    "hardware-unsupported": "The current device or platform lacks support for this path.",
+    "not-implemented": "This path is not implemented for the given combination.",
+    "resource-exhausted": "A capacity or memory limit was reached.",
+    "internal-invariant": "It guards an internal invariant; reaching it points to a bug or an unexpected state upstream.",
+    "io-error": "A file or path this code reads or writes is missing or unreadable.",
+    "network-error": "A connection or endpoint this code talks to failed.",
+    "timeout": "An operation did not finish within its time limit.",
+    "bad-request": "The request sent by a client is malformed or asks for something unsupported.",
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Command lines
+# ---------------------------------------------------------------------------------------------
+
+
+def _launcher(site: Site, knowledge: Knowledge) -> str:
+    ns = knowledge.namespace_of(site.path) or site.path
+    if "multimodal_gen" in ns:
+        return "sglang serve --model-path <model>"
+    return "python -m sglang.launch_server --model-path <model>"
+
+
+def _other_choice(info: FlagInfo | None, rejected: Sequence[str]) -> str | None:
+    if info is None:
+        return None
+    low = {r.lower() for r in rejected}
+    for c in info.choices:
+        if c.lower() not in low:
+            return c
+    return None
+
+
+def _num(s: str) -> float | None:
+    try:
+        return float(s)
+    except ValueError:
+        return None
+
+
+def _fmt_num(x: float, like: str) -> str:
+    if "." in like or "e" in like.lower():
+        return repr(x)
+    return str(int(x))
+
+
+def _flag_args(c: _Constraint, before: bool) -> list[str] | None:
+    """Command-line words for flag ``c`` in the failing (``before``) or fixed command; ``[]``
+    drops the flag, ``None`` means "no concrete words known"."""
+    info = c.info
+    is_bool = bool(info and info.is_bool)
+    flag = c.name
+    op = c.op if before else _FLIP[c.op]
+    if op == "truthy":
+        return [flag] if is_bool else [flag, "<value>"]
+    if op in ("falsy", "is-none"):
+        return []
+    if op == "not-none":
+        return [flag] if is_bool else [flag, "<value>"]
+    if op == "in":
+        return [flag, c.values[0]] if c.values else None
+    if op == "not-in":
+        other = _other_choice(info, c.values)
+        return [flag, other] if other else [flag, "<other-value>"]
+    if op == "eq":
+        v = c.values[0] if c.values else None
+        if v in ("True",):
+            return [flag] if is_bool else [flag, "true"]
+        if v in ("False", "None"):
+            return []
+        return [flag, v] if v is not None else None
+    if op == "ne":
+        v = c.values[0] if c.values else ""
+        if v in ("True",):
+            return []
+        if v in ("False", "None"):
+            return [flag] if is_bool else [flag, "<value>"]
+        other = _other_choice(info, c.values)
+        return [flag, other] if other else [flag, "<other-value>"]
+    if op in ("lt", "le", "gt", "ge") and c.values:
+        n = _num(c.values[0])
+        if n is None:
+            return None
+        pick = {"lt": n - 1, "le": n, "gt": n + 1, "ge": n}[op]
+        return [flag, _fmt_num(pick, c.values[0])]
+    return None
+
+
+def _env_assign(c: _Constraint, before: bool) -> str | None:
+    op = c.op if before else _FLIP[c.op]
+    if op == "truthy":
+        return f"{c.name}=1"
+    if op in ("falsy", "is-none"):
+        return ""
+    if op == "not-none":
+        return f"{c.name}=<value>"
+    if op in ("in", "eq") and c.values and c.values[0] not in ("None", "False"):
+        return f"{c.name}={c.values[0]}"
+    if op in ("in", "eq"):
+        return ""
+    if op in ("not-in", "ne"):
+        return f"{c.name}=<other-value>"
+    if op in ("lt", "le", "gt", "ge") and c.values:
+        n = _num(c.values[0])
+        if n is None:
+            return None
+        pick = {"lt": n - 1, "le": n, "gt": n + 1, "ge": n}[op]
+        return f"{c.name}={_fmt_num(pick, c.values[0])}"
+    return None
+
+
+def _command_fix(site: Site, knowledge: Knowledge, views: list[_AtomView], total: _Reads) -> str | None:
+    """Before/after command lines, changing one user-controlled value (the first one whose
+    change is known) and keeping the others that trigger the error."""
+    constraints = [v.constraint for v in views if v.constraint is not None]
+    if not constraints:
+        return None
+    base = _launcher(site, knowledge)
+    before_flags: list[str] = []
+    before_env: list[str] = []
+    after_flags: list[str] = []
+    after_env: list[str] = []
+    changed = False
+    # Change a boolean switch first (dropping a switch is the least invasive fix, as in the
+    # reference record); otherwise the first constraint.
+    order = sorted(
+        range(len(constraints)),
+        key=lambda i: (0 if constraints[i].kind == "flag" and constraints[i].op == "truthy" else 1, i),
+    )
+    fix_index = None
+    for i in order:
+        c = constraints[i]
+        if c.kind == "flag":
+            b, a = _flag_args(c, True), _flag_args(c, False)
+        else:
+            eb, ea = _env_assign(c, True), _env_assign(c, False)
+            b = [eb] if eb else ([] if eb == "" else None)
+            a = [ea] if ea else ([] if ea == "" else None)
+        if b is not None and a is not None and b != a:
+            fix_index = i
+            break
+    if fix_index is None:
+        return None
+    seen: set[str] = set()
+    for i, c in enumerate(constraints):
+        if c.name in seen:
+            continue
+        seen.add(c.name)
+        if c.kind == "flag":
+            b = _flag_args(c, True) or []
+            a = (_flag_args(c, False) or []) if i == fix_index else b
+            before_flags += b
+            after_flags += a
+        else:
+            eb = _env_assign(c, True) or ""
+            ea = (_env_assign(c, False) or "") if i == fix_index else eb
+            if eb:
+                before_env.append(eb)
+            if ea:
+                after_env.append(ea)
+        changed = changed or i == fix_index
+
+    def line(env: list[str], flags: list[str]) -> str:
+        return " ".join([*env, base, *flags])
+
+    before = line(before_env, before_flags)
+    after = line(after_env, after_flags)
+    if not changed or before == after:
+        return None
+    needs = "; ".join(_constraint_words(c).replace("`", "") for c in constraints)
+    others = [v.text for v in views if v.constraint is None and v.atom.kind != "except"]
+    if others:
+        needs += "; and " + "; ".join(others[:2])
+    return f"# fails when {needs}\n# before\n{before}\n# after\n{after}"
+
+
+def _call_of(site: Site) -> str:
+    """How a caller reaches the site, as one line of code."""
+    if site.qualname in ("", "<module>"):
+        mod = site.path[:-3].replace("/", ".") if site.path.endswith(".py") else site.path
+        mod = mod.removeprefix("python.")
+        return f"import {mod}"
+    name = site.qualname.replace(".<locals>.", ".")
+    if site.in_class and "." in name:
+        cls, _, meth = name.rpartition(".")
+        cls = cls.rsplit(".", 1)[-1]
+        if meth == "__init__":
+            return f"{cls}(...)"
+        return f"{_snake(cls) or 'obj'}.{meth}(...)"
+    return f"{name}(...)"
+
+
+def _snake(name: str) -> str:
+    return _kebab(name).replace("-", "_")
+
+
+def _code_fix(site: Site, views: list[_AtomView]) -> str:
+    call = _call_of(site)
+    plain = [v for v in views if v.expr is not None and v.atom.kind != "except"]
+    if not plain:
+        if site.guard.handlers:
+            h = ", ".join(site.guard.handlers)
+            return (
+                f"# before: {call} lets a {h} escape as {site.error_class}\n{call}\n"
+                f"# after: fix the cause of the {h} first (its traceback is chained as __cause__)\n"
+                f'try:\n    {call}\nexcept {site.error_class.rsplit(".", 1)[-1]} as e:\n    raise SystemExit(f"{{e}} (caused by {{e.__cause__!r}})")'
+            )
+        if site.error_class.endswith("NotImplementedError") and site.in_class:
+            meth = site.qualname.rsplit(".", 1)[-1]
+            return (
+                f"# before: {site.qualname} is not implemented here\n{call}\n"
+                f"# after: use a subclass that overrides {meth}\n"
+                f"class My{site.in_class.split('.')[-1]}({site.in_class.split('.')[-1]}):\n"
+                f"    def {meth}(self, *args, **kwargs):\n        ..."
+            )
+        return f"# before: {call} always raises {site.error_class} here\n{call}\n# after: avoid this call path (see solutions)"
+    cond = " and ".join(
+        _paren(_unparse(_negate(v.expr)) or f"not ({v.text})") for v in plain[:4] if v.expr is not None
+    )
+    first = plain[0].text
+    return f"# before: {call} is reached while `{first}` holds\n{call}\n# after: make the check pass first\nif {cond}:\n    {call}"
+
+
+def _paren(text: str) -> str:
+    if " or " in text or " and " in text or text.startswith("lambda"):
+        return f"({text})"
+    return text
+
+
+# ---------------------------------------------------------------------------------------------
+# Solutions, scenarios, tips
+# ---------------------------------------------------------------------------------------------
+
+
+def _flag_solution(c: _Constraint) -> str:
+    f = f"`{c.name}`"
+    info = c.info
+    if c.op == "truthy":
+        if info and info.is_bool:
+            return f"Drop {f} from the launch command"
+        return f"Leave {f} unset (remove it from the launch command)"
+    if c.op == "falsy":
+        return (
+            f"Add {f} to the launch command" if info and info.is_bool else f"Pass {f} with a non-empty value"
+        )
+    if c.op == "is-none":
+        return f"Pass {f} explicitly (it is unset when this error fires)"
+    if c.op == "not-none":
+        return f"Omit {f} so the default applies"
+    vals = _fmt_values(c.values)
+    if c.op == "in":
+        other = _other_choice(info, c.values)
+        hint = f", e.g. {c.name} {other}" if other else ""
+        return f"Set {f} to a value other than {vals}{hint}"
+    if c.op == "not-in":
+        return f"Set {f} to one of {vals}"
+    if c.op == "eq":
+        if c.values and c.values[0] in ("True", "False", "None"):
+            return f"Change {f} so it is not {c.values[0]}"
+        return f"Use a {f} value other than {vals}"
+    if c.op == "ne":
+        return f"Set {f} to {vals}"
+    bound = {"lt": "at least", "le": "above", "gt": "at most", "ge": "below"}.get(c.op)
+    if bound:
+        return f"Set {f} to a value {bound} {vals}"
+    return f"Change {f}"
+
+
+def _env_solution(c: _Constraint) -> str:
+    e = f"`{c.name}`"
+    if c.op == "truthy":
+        return f"Unset the environment variable {e} (or set it to 0/false)"
+    if c.op in ("falsy", "is-none"):
+        return f"Export {e} with a suitable value before launching"
+    if c.op == "not-none":
+        return f"Unset the environment variable {e}"
+    vals = _fmt_values(c.values)
+    if c.op in ("in", "eq"):
+        return f"Set {e} to something other than {vals}"
+    if c.op in ("not-in", "ne"):
+        return f"Set {e} to {vals}"
+    bound = {"lt": "at least", "le": "above", "gt": "at most", "ge": "below"}.get(c.op)
+    return f"Set {e} to a value {bound} {vals}" if bound else f"Change {e}"
+
+
+def _model_subject(v: _AtomView) -> str:
+    m = re.search(r"([A-Za-z_][A-Za-z0-9_]*)\((?:self\.)?(?:model_config|hf_config|config)", v.text)
+    if m:
+        return f"a checkpoint that `{m.group(1)}` recognises"
+    return "a model whose configuration satisfies the check"
+
+
+def _solutions(site: Site, views: list[_AtomView], kind: _Kind) -> list[str]:
+    out: list[str] = []
+    for v in views:
+        if v.constraint is not None:
+            out.append(
+                _flag_solution(v.constraint) if v.constraint.kind == "flag" else _env_solution(v.constraint)
+            )
+            continue
+        if v.reads.flags:
+            names = ", ".join(f"`{f.flag}`" for f in v.reads.flags)
+            out.append(f"Change {names} so that `{v.text}` no longer holds")
+            continue
+        if v.reads.envs:
+            names = ", ".join(f"`{e}`" for e in v.reads.envs)
+            out.append(f"Change the environment variable {names} so that `{v.text}` no longer holds")
+            continue
+        if v.model:
+            neg = _unparse(_negate(v.expr)) if v.expr is not None else ""
+            out.append(f"Use {_model_subject(v)} (one where `{neg or 'not ' + v.text}`)")
+            continue
+        if v.hardware:
+            out.append(
+                f"Run on a device/platform where `{v.text}` is false, or pick a backend that supports this one"
+            )
+            continue
+        if v.isinstance_ is not None:
+            subj, types, positive = v.isinstance_
+            t = " or ".join(types)
+            out.append(f"Pass `{subj}` as {'something other than' if positive else 'a'} {t}")
+            continue
+        if v.request:
+            neg = _unparse(_negate(v.expr)) if v.expr is not None else ""
+            out.append(f"Send requests for which `{neg or 'not ' + v.text}` holds")
+    # Flags named only in the message (the guard reads them through a helper).
+    if not any("`--" in s for s in out) and site.message is not None:
+        for f in dict.fromkeys(_FLAG_IN_MSG_RE.findall(site.message.template)):
+            out.append(f"Revisit `{f}` in the launch command (the message names it)")
+            if len(out) >= 3:
+                break
+    if not out:
+        out.extend(_fallback_solutions(site, views, kind))
+    return list(dict.fromkeys(out))[:8]
+
+
+def _fallback_solutions(site: Site, views: list[_AtomView], kind: _Kind) -> list[str]:
+    where = f"`{site.qualname}`" if site.qualname not in ("", "<module>") else f"`{site.path}`"
+    plain = [v for v in views if v.expr is not None and v.atom.kind != "except"]
+    out = []
+    if kind.background == "not-implemented":
+        out.append(f"Use a configuration, backend or subclass that implements {where} instead of this path")
+    elif kind.background == "missing-dependency":
+        out.append(f"Install the package or version that {where} needs, then restart")
+    elif kind.background == "io-error":
+        out.append(f"Check that the files and paths {where} reads exist and are readable")
+    elif kind.background == "network-error":
+        out.append(f"Check that the endpoint {where} connects to is up and reachable, then retry")
+    elif kind.background == "timeout":
+        out.append(f"Retry, or raise the timeout that {where} waits on")
+    elif kind.background == "resource-exhausted":
+        out.append(f"Lower the load or raise the capacity {where} allocates from")
+    if plain:
+        neg = _unparse(_negate(plain[-1].expr)) if plain[-1].expr is not None else ""
+        out.append(f"Make sure `{neg or 'not (' + plain[-1].text + ')'}` holds before {where} runs")
+    for h in site.guard.handlers[:1]:
+        out.append(f"Fix the underlying `{h}` raised inside {where}; it is chained as the cause")
+    if kind.background == "internal-invariant":
+        out.append(
+            f"Report it upstream with the traceback and launch command: {where} should not reach this state"
+        )
+    if not out:
+        out.append(f"Avoid calling {where} on this path, or catch `{site.error_class}` around it")
+    return out
+
+
+def _trigger(site: Site, views: list[_AtomView], total: _Reads, knowledge: Knowledge) -> str:
+    acts: list[str] = []
+    for v in views:
+        c = v.constraint
+        if c is not None:
+            if c.kind == "flag":
+                args = _flag_args(c, True)
+                if args:
+                    acts.append("launching with `" + " ".join(args) + "`")
+                elif args == []:
+                    acts.append(f"launching without `{c.name}`")
+                else:
+                    acts.append(f"launching with {_constraint_words(c)}")
+            else:
+                a = _env_assign(c, True)
+                acts.append(f"exporting `{a}`" if a else f"leaving `{c.name}` unset")
+        elif v.reads.flags:
+            acts.append(
+                "launching with " + ", ".join(f"`{f.flag}`" for f in v.reads.flags) + f" such that `{v.text}`"
+            )
+        elif v.reads.envs:
+            acts.append("setting " + ", ".join(f"`{e}`" for e in v.reads.envs) + f" such that `{v.text}`")
+        elif v.model:
+            acts.append(f"loading a model for which `{v.text}`")
+        elif v.hardware:
+            acts.append(f"running where `{v.text}`")
+        elif v.request:
+            acts.append(f"sending a request for which `{v.text}`")
+    where = _scope_ref(site)
+    if acts:
+        return f"Triggered by {', together with '.join(acts[:5])}; the check is in {where}."
+    if not views:
+        return f"Any call that reaches {where} (line {site.line}) raises; there is no guard in front of it."
+    if site.guard.handlers and all(v.atom.kind == "except" for v in views):
+        return f"An exception of type {', '.join(site.guard.handlers)} inside {where} is converted into {site.error_class}."
+    first = views[-1].text
+    return f"Code calls {where} in a state where `{first}` holds ({len(views)} condition{'s' if len(views) > 1 else ''} in all)."
+
+
+def _scope_ref(site: Site) -> str:
+    if site.qualname in ("", "<module>"):
+        return f"module-level code of {_short_path(site.path)}"
+    return f"{site.qualname} ({_short_path(site.path)}:{site.line})"
+
+
+_SITUATIONS = {
+    "model-feature-mismatch": "Reusing a launch command or feature written for one model family with a checkpoint of another family",
+    "flag-conflict": "Copying a launch script that enables options this path cannot combine, or adding one flag without its companions",
+    "invalid-value": "A value out of range or misspelled, set in the launch command, a config file or a caller",
+    "missing-dependency": "A fresh environment without the optional extra, or a package version that drifted",
+    "hardware-unsupported": "Running on a GPU generation or accelerator this kernel/backend path was not built for",
+    "not-implemented": "Selecting a backend, mode or model variant whose implementation of this path is still missing",
+    "resource-exhausted": "Large batches, long contexts or a memory fraction set too tight for the device",
+    "internal-invariant": "Unusual scheduling, a state race or a code change upstream that broke an assumption",
+    "io-error": "A wrong path, a partially downloaded checkpoint or missing permissions",
+    "network-error": "A peer process that died or has not started yet, a firewall, or a wrong host/port",
+    "timeout": "A slow or overloaded peer, first-time compilation/warm-up, or a timeout set too low",
+    "bad-request": "A client sending parameters the endpoint does not accept",
+}
+
+
+def _situations(site: Site, views: list[_AtomView], total: _Reads, kind: _Kind, tags: list[str]) -> str:
+    base = _SITUATIONS[kind.background]
+    bits = []
+    if total.flags:
+        bits.append("flags " + ", ".join(f.flag for f in total.flags[:4]))
+    if total.envs:
+        bits.append("environment " + ", ".join(total.envs[:3]))
+    area = tags[0] if tags else _short_path(site.path)
+    where = f" in the {area} code ({_short_path(site.path)})"
+    if bits:
+        return f"{base}{where}, involving {' and '.join(bits)}."
+    if views and views[-1].atom.kind != "except":
+        return f"{base}{where}; here it shows up as `{views[-1].text}`."
+    return f"{base}{where}, reached through {_scope_ref(site)}."
+
+
+def _prevention(site: Site, views: list[_AtomView], total: _Reads, kind: _Kind) -> list[str]:
+    tips = []
+    if total.flags:
+        names = ", ".join(f.flag for f in total.flags[:4])
+        tips.append(f"Check {names} together in your launch wrapper before starting the server")
+    if total.envs:
+        tips.append(
+            "Set "
+            + ", ".join(total.envs[:3])
+            + " explicitly in the deployment environment instead of inheriting it"
+        )
+    if any(v.model for v in views):
+        tips.append(f"Tie model-specific options to a model-family check before calling {_scope_ref(site)}")
+    if kind.background == "missing-dependency":
+        tips.append("Pin the optional dependencies in the image and import-test them at build time")
+    if kind.background == "hardware-unsupported":
+        tips.append("Select backends per device type in the launch script rather than hard-coding them")
+    if kind.background == "bad-request":
+        tips.append("Validate request parameters on the client side before sending")
+    isin = [v.isinstance_ for v in views if v.isinstance_ is not None]
+    if isin:
+        subj, types, _positive = isin[0]
+        tips.append(f"Type-annotate and check `{subj}` ({' or '.join(types)}) at the call boundary")
+    plain = [v for v in views if v.expr is not None and v.atom.kind != "except"]
+    if plain and not total.flags and not total.envs:
+        neg = _unparse(_negate(plain[-1].expr)) if plain[-1].expr is not None else ""
+        if neg:
+            tips.append(
+                f"Assert `{neg}` where the inputs of {site.qualname if site.qualname != '<module>' else 'this module'} are built"
+            )
+    if not tips:
+        tips.append(f"Add a test that exercises {_scope_ref(site)} with the inputs your deployment uses")
+    return list(dict.fromkeys(tips))
+
+
+# ---------------------------------------------------------------------------------------------
+# Tags, typeGuard, tryCatchPattern
+# ---------------------------------------------------------------------------------------------
+
+_FEATURES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("speculative-decoding", re.compile(r"specul|eagle|dflash|dspark|draft|mtp\b|ngram|lookahead", re.I)),
+    ("lora", re.compile(r"\blora|_lora|lora_", re.I)),
+    ("quantization", re.compile(r"quant|fp8|fp4|int8|int4|awq|gptq|mxfp|nvfp4|w8a8|w4a|marlin|gguf", re.I)),
+    ("multimodal", re.compile(r"multimodal|\bmm_|vision|image|video|audio|\bvit\b|_vit|processor", re.I)),
+    ("disaggregation", re.compile(r"disagg|prefill_only|decode_only|kv_transfer|mooncake|nixl", re.I)),
+    ("moe", re.compile(r"\bmoe|_moe|expert|\bep_|deepep|eplb", re.I)),
+    ("attention", re.compile(r"attention|attn|flashinfer|flash_attn|\bmla\b", re.I)),
+    (
+        "distributed",
+        re.compile(
+            r"tp_size|pp_size|dp_size|tensor.parallel|pipeline.parallel|nccl|distributed|world_size|all_reduce|allreduce",
+            re.I,
+        ),
+    ),
+    ("cuda-graph", re.compile(r"cuda.graph|graph_runner|npugraph", re.I)),
+    ("kv-cache", re.compile(r"kv.cache|token_to_kv|req_to_token|radix|hicache|mem_cache", re.I)),
+    ("tokenizer", re.compile(r"tokeniz|detokeniz", re.I)),
+    ("diffusion", re.compile(r"multimodal_gen|diffusion|denois|\bdit\b|vae", re.I)),
+    ("structured-output", re.compile(r"grammar|xgrammar|outlines|json_schema|regex", re.I)),
+    ("openai-api", re.compile(r"openai|chat_template|serving_", re.I)),
+    ("npu", re.compile(r"\bnpu|_npu|ascend", re.I)),
+    ("rocm", re.compile(r"\bhip\b|_hip|rocm|aiter", re.I)),
+    ("mamba", re.compile(r"mamba|ssm|linear_attn|kda|gdn", re.I)),
+)
+
+
+def _kebab(name: str) -> str:
+    s = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", name)
+    s = re.sub(r"[^A-Za-z0-9]+", "-", s).strip("-").lower()
+    return s
+
+
+def _tags(site: Site, views: list[_AtomView], total: _Reads, kind: _Kind) -> list[str]:
+    tags: list[str] = []
+    rel = _short_path(site.path)
+    parts = rel.split("/")[:-1]
+    if parts:
+        top = parts[0]
+        if top == "srt" and len(parts) > 1:
+            tags.append(_kebab(parts[1]))
+        else:
+            tags.append(_kebab(top))
+            if len(parts) > 1 and top != "srt":
+                tags.append(_kebab(parts[1]))
+    else:
+        tags.append(_kebab(rel.rsplit(".", 1)[0]) or "sglang")
+    if site.in_class:
+        tags.append(_kebab(site.in_class.split(".")[-1]))
+    tags.extend(f.flag.lstrip("-") for f in total.flags[:4])
+    tags.extend(_kebab(e) for e in total.envs[:2])
+    hay = " ".join(
+        [site.path, site.qualname, site.message.template if site.message else "", *(v.text for v in views)]
+    )
+    tags.extend(name for name, rx in _FEATURES if rx.search(hay))
+    tags.append(kind.background)
+    return [t for t in dict.fromkeys(tags) if t][:12]
+
+
+def _type_guard(views: list[_AtomView]) -> str | None:
+    for v in views:
+        if v.isinstance_ is None:
+            continue
+        subj, types, positive = v.isinstance_
+        param = re.sub(r"\W+", "_", subj).strip("_") or "value"
+        if param[0].isdigit():
+            param = "v_" + param
+        t = " | ".join(types)
+        if not positive:
+            # The site runs when the value is *not* one of the types: the guard that avoids it
+            # narrows to them.
+            return (
+                "from typing import TypeGuard\n\n"
+                f"def is_valid_{param}({param}: object) -> TypeGuard[{t}]:\n"
+                f"    return isinstance({param}, {_isinstance_arg(types)})"
+            )
+        return (
+            f"def is_valid_{param}({param}: object) -> bool:\n"
+            f"    # {subj} must not be {' or '.join(types)} here\n"
+            f"    return not isinstance({param}, {_isinstance_arg(types)})"
+        )
+    return None
+
+
+def _isinstance_arg(types: list[str]) -> str:
+    return types[0] if len(types) == 1 else "(" + ", ".join(types) + ")"
+
+
+def _try_catch(site: Site) -> str:
+    cls = site.error_class
+    short = cls.rsplit(".", 1)[-1]
+    call = _call_of(site)
+    lines = []
+    if site.message is not None and site.message.pattern:
+        lines.append("import re\n")
+        lines.append(f"try:\n    {call}\nexcept {short} as e:")
+        lines.append(f"    if re.fullmatch({site.message.pattern!r}, str(e)):")
+        lines.append("        ...  # this check fired: apply one of the solutions")
+        lines.append("    else:\n        raise")
+    else:
+        lines.append(f"try:\n    {call}\nexcept {short}:")
+        lines.append(
+            f"    ...  # raised by {site.qualname if site.qualname != '<module>' else site.path} without a message"
+        )
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# The whole record's prose
+# ---------------------------------------------------------------------------------------------
+
+
+def enrich(site: Site, knowledge: Knowledge, constants: Mapping[str, str] | None = None) -> Prose:
+    """The prose fields for ``site``. ``constants`` are the module-level string constants of the
+    site's file (:func:`extractor.knowledge.module_constants`), used to resolve env names."""
+    try:
+        return _enrich(site, knowledge, constants)
+    except Exception:
+        return _minimal(site)
+
+
+def _enrich(site: Site, knowledge: Knowledge, constants: Mapping[str, str] | None) -> Prose:
+    ctx = _context(site, knowledge, constants)
+    per_atom, total = _site_reads(site, ctx)
+    views = [_view(a, r, ctx) for a, r in zip(site.guard.atoms, per_atom, strict=True)]
+    kind = _classify(site, views, total)
+    tags = _tags(site, views, total, kind)
+    fix = _command_fix(site, knowledge, views, total) or _code_fix(site, views)
+    return Prose(
+        errorType=kind.error_type,
+        severity=kind.severity,
+        documentation=_documentation(site, views, total, kind),
+        triggerScenarios=_trigger(site, views, total, knowledge),
+        commonSituations=_situations(site, views, total, kind, tags),
+        solutions=_solutions(site, views, kind),
+        exampleFix=fix,
+        handlingStrategy=kind.handling,
+        validationCode=site.guard.validation_code(),
+        typeGuard=_type_guard(views),
+        tryCatchPattern=_try_catch(site),
+        preventionTips=_prevention(site, views, total, kind),
+        tags=tags,
+        backgroundTag=kind.background,
+        errorCode=site.error_code,
+    )
+
+
+def _minimal(site: Site) -> Prose:
+    where = site.qualname or "<module>"
+    try:
+        validation = site.guard.validation_code()
+    except Exception:
+        validation = "True"
+    return Prose(
+        errorType="runtime",
+        severity="error",
+        documentation=f"In `{where}` ({site.path}, line {site.line}) the code raises `{site.error_class}`.",
+        triggerScenarios=f"Reaching line {site.line} of {site.path}.",
+        commonSituations=f"Calls into {where} with inputs it does not accept.",
+        solutions=[f"Avoid the inputs that make {where} raise {site.error_class}"],
+        exampleFix=f"# before\n{where}(...)\n# after\n# call {where} only with accepted inputs",
+        handlingStrategy="fail-fast",
+        validationCode=validation,
+        typeGuard=None,
+        tryCatchPattern=None,
+        preventionTips=[f"Cover {where} with a test for the failing inputs"],
+        tags=[_kebab(site.path.rsplit("/", 1)[-1].removesuffix(".py")) or "sglang"],
+        backgroundTag="internal-invariant",
+        errorCode=site.error_code,
+    )
