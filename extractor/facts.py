@@ -32,9 +32,14 @@ class Message:
 
 @dataclass(frozen=True)
 class Placeholder:
-    """A dynamic part of a message: its source text as written, e.g. ``dtype!r`` or ``x:.2f``."""
+    """A dynamic part of a message: its source text as written, e.g. ``dtype!r`` or ``x:.2f``.
+
+    ``prefix`` is literal text the runtime prints before the value: for a self-documenting
+    ``{x=}`` it is ``x=``.
+    """
 
     source: str
+    prefix: str = ""
 
 
 @dataclass(frozen=True)
@@ -74,6 +79,11 @@ class Guard:
     """The exception types of enclosing ``except`` handlers, as written (``jinja2.TemplateError``)."""
 
     @property
+    def handler_atoms(self) -> list[str]:
+        """The ``except E`` atoms, outermost first."""
+        return [a.text for a in self.atoms if a.kind == "except"]
+
+    @property
     def expression(self) -> str:
         """The whole guard as one Python expression (``True`` when unconditional)."""
         parts = [a.text for a in self.atoms if a.kind != "except"]
@@ -84,8 +94,12 @@ class Guard:
         return " and ".join(_paren_for_and(p) for p in parts)
 
     def validation_code(self) -> str:
-        """Assignments of the local names the guard reads, then the guard as one expression."""
-        lines = [b.source for b in self.bindings]
+        """Assignments of the local names the guard reads, then the guard as one expression.
+
+        Enclosing ``except`` handlers cannot be written as an expression; they lead as comments.
+        """
+        lines = [f"# reached in: {h}" for h in self.handler_atoms]
+        lines.extend(b.source for b in self.bindings)
         lines.append(self.expression)
         return "\n".join(lines)
 

@@ -1,0 +1,287 @@
+"""The guard path to a site: every atom that must hold for it to run, outermost first.
+
+Rules (the ones our labels follow, see ``shared/eval/LABELING.md``), inside the innermost scope:
+
+* an ``if`` body contributes its test, split into ``and`` atoms; an ``else`` branch ``not (test)``;
+  an ``elif`` body the negation of every earlier test, then its own test;
+* a statement before the site whose branches all exit (``return``/``raise``/``continue``/``break``)
+  but one contributes the path into that one branch (``if c: return`` gives ``not c``);
+* an enclosing ``except E`` handler contributes the atom ``except E``;
+* a ``match`` case contributes its pattern as the equivalent comparison, after the negations of
+  the earlier cases;
+* an ``assert`` contributes ``not (test)``; loops and earlier asserts contribute nothing.
+
+Atoms are printed the way ``ast.unparse`` prints them, negations as
+``ast.unparse(ast.parse("not (" + test + ")"))`` does.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from extractor.facts import AtomKind, Guard, GuardAtom, LocalBinding
+from extractor.sites import Frame, RawSite, ScopeNode, block_of
+
+_EXIT_CALLS = {"sys.exit", "exit", "quit", "os._exit"}
+
+
+def unparse(node: ast.AST) -> str:
+    return ast.unparse(node)
+
+
+def negate(node: ast.expr) -> str:
+    """``not (test)`` as ``ast.unparse`` prints it."""
+    return unparse(ast.UnaryOp(op=ast.Not(), operand=node))
+
+
+def split_and(node: ast.expr) -> list[ast.expr]:
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+        out: list[ast.expr] = []
+        for value in node.values:
+            out.extend(split_and(value))
+        return out
+    return [node]
+
+
+def _positive(test: ast.expr, kind: AtomKind) -> list[GuardAtom]:
+    return [GuardAtom(unparse(t), kind, t, False, t.lineno) for t in split_and(test)]
+
+
+def _negative(test: ast.expr, kind: AtomKind) -> GuardAtom:
+    return GuardAtom(negate(test), kind, test, True, test.lineno)
+
+
+def terminates(block: list[ast.stmt]) -> bool:
+    """Whether every path through ``block`` leaves it (return, raise, continue, break, exit())."""
+    if not block:
+        return False
+    last = block[-1]
+    if isinstance(last, ast.Return | ast.Raise | ast.Continue | ast.Break):
+        return True
+    if isinstance(last, ast.Expr) and isinstance(last.value, ast.Call):
+        return unparse(last.value.func) in _EXIT_CALLS
+    if isinstance(last, ast.If):
+        return terminates(last.body) and terminates(last.orelse)
+    if isinstance(last, ast.With | ast.AsyncWith):
+        return terminates(last.body)
+    if isinstance(last, ast.Try | ast.TryStar):
+        if last.finalbody and terminates(last.finalbody):
+            return True
+        return (terminates(last.body) or terminates(last.orelse)) and all(
+            terminates(h.body) for h in last.handlers
+        )
+    return False
+
+
+def _if_chain(stmt: ast.If) -> tuple[list[tuple[ast.expr, list[ast.stmt]]], list[ast.stmt]]:
+    """``if/elif/.../else`` as a list of (test, body) and the final else block."""
+    branches: list[tuple[ast.expr, list[ast.stmt]]] = []
+    node: ast.If = stmt
+    while True:
+        branches.append((node.test, node.body))
+        if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+            node = node.orelse[0]
+            continue
+        return branches, node.orelse
+
+
+def early_exit_atoms(stmt: ast.stmt) -> list[GuardAtom]:
+    """Atoms that hold after ``stmt`` when all of its branches but one leave the block."""
+    if not isinstance(stmt, ast.If):
+        return []
+    branches, orelse = _if_chain(stmt)
+    falls = [not terminates(body) for _, body in branches]
+    falls.append(not terminates(orelse))
+    if falls.count(True) != 1:
+        return []
+    j = falls.index(True)
+    atoms = [_negative(test, "early-exit") for test, _ in branches[:j]]
+    if j < len(branches):
+        atoms.extend(_positive(branches[j][0], "early-exit"))
+    return atoms
+
+
+def _branch_atoms(frame: Frame) -> list[GuardAtom]:
+    stmt, branch = frame.stmt, frame.branch
+    if isinstance(stmt, ast.If):
+        if branch == "body":
+            return _positive(stmt.test, "if")
+        if branch == "orelse":
+            # An elif is the If alone in orelse: the next frame adds its own test.
+            return [_negative(stmt.test, "else")]
+    if isinstance(stmt, ast.Try | ast.TryStar) and branch.startswith("handler:"):
+        handler = stmt.handlers[int(branch.split(":")[1])]
+        text = "except " + unparse(handler.type) if handler.type is not None else "except"
+        return [GuardAtom(text, "except", None, False, handler.lineno)]
+    if isinstance(stmt, ast.Match) and branch.startswith("case:"):
+        return _case_atoms(stmt, int(branch.split(":")[1]))
+    return []
+
+
+def _case_atoms(stmt: ast.Match, k: int) -> list[GuardAtom]:
+    atoms: list[GuardAtom] = []
+    for i, case in enumerate(stmt.cases[: k + 1]):
+        test = pattern_test(stmt.subject, case.pattern)
+        if case.guard is not None:
+            test = case.guard if test is None else ast.BoolOp(op=ast.And(), values=[test, case.guard])
+        if test is None:
+            continue
+        ast.copy_location(test, case.pattern)
+        if i < k:
+            atoms.append(_negative(test, "match"))
+        else:
+            atoms.extend(_positive(test, "match"))
+    return atoms
+
+
+def pattern_test(subject: ast.expr, pattern: ast.pattern) -> ast.expr | None:
+    """A ``match`` pattern as the equivalent test on the subject; ``None`` for a wildcard or capture."""
+    if isinstance(pattern, ast.MatchValue):
+        return ast.Compare(left=subject, ops=[ast.Eq()], comparators=[pattern.value])
+    if isinstance(pattern, ast.MatchSingleton):
+        return ast.Compare(left=subject, ops=[ast.Is()], comparators=[ast.Constant(pattern.value)])
+    if isinstance(pattern, ast.MatchOr):
+        values = [p.value for p in pattern.patterns if isinstance(p, ast.MatchValue)]
+        if len(values) == len(pattern.patterns):
+            return ast.Compare(left=subject, ops=[ast.In()], comparators=[ast.Tuple(elts=values, ctx=ast.Load())])
+        tests = [pattern_test(subject, p) for p in pattern.patterns]
+        if any(t is None for t in tests):
+            return None
+        return ast.BoolOp(op=ast.Or(), values=[t for t in tests if t is not None])
+    if isinstance(pattern, ast.MatchClass):
+        return ast.Call(func=ast.Name("isinstance", ast.Load()), args=[subject, pattern.cls], keywords=[])
+    if isinstance(pattern, ast.MatchAs) and pattern.pattern is not None:
+        return pattern_test(subject, pattern.pattern)
+    return None
+
+
+def guard_atoms(site: RawSite) -> list[GuardAtom]:
+    """Every atom on the path to ``site`` inside its innermost scope, outermost first."""
+    atoms: list[GuardAtom] = []
+    for frame in site.frames:
+        for before in frame.block[: frame.index]:
+            atoms.extend(early_exit_atoms(before))
+        if frame.stmt is site.node:
+            if isinstance(site.node, ast.Assert):
+                atoms.append(_negative(site.node.test, "assert"))
+            break
+        atoms.extend(_branch_atoms(frame))
+    return atoms
+
+
+# --------------------------------------------------------------------------- local bindings
+
+
+def _assigned_names(stmt: ast.stmt) -> list[str]:
+    targets: list[ast.expr] = []
+    if isinstance(stmt, ast.Assign):
+        targets = stmt.targets
+    elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+        targets = [stmt.target]
+    elif isinstance(stmt, ast.AugAssign):
+        targets = [stmt.target]
+    names: list[str] = []
+    for target in targets:
+        for node in ast.walk(target):
+            if isinstance(node, ast.Name):
+                names.append(node.id)
+    return names
+
+
+def scope_statements(scope: ScopeNode) -> Iterable[ast.stmt]:
+    """Every statement of a scope's own body, nested blocks included, nested scopes excluded."""
+    stack = list(reversed(scope.body))
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        children: list[ast.stmt] = []
+        for name in ("body", "orelse", "finalbody"):
+            value = getattr(stmt, name, None)
+            if isinstance(value, list):
+                children.extend(value)
+        for handler in getattr(stmt, "handlers", []) or []:
+            children.extend(handler.body)
+        for case in getattr(stmt, "cases", []) or []:
+            children.extend(case.body)
+        stack.extend(reversed(children))
+
+
+def assignments_before(scope: ScopeNode, line: int) -> dict[str, list[ast.stmt]]:
+    """Assignments to plain names in ``scope`` that start before ``line``, in source order."""
+    found: dict[str, list[ast.stmt]] = {}
+    for stmt in scope_statements(scope):
+        if stmt.lineno >= line:
+            continue
+        for name in _assigned_names(stmt):
+            found.setdefault(name, []).append(stmt)
+    for stmts in found.values():
+        stmts.sort(key=lambda s: (s.lineno, s.col_offset))
+    return found
+
+
+def _names_read(nodes: Iterable[ast.AST]) -> list[str]:
+    seen: list[str] = []
+    for root in nodes:
+        for node in ast.walk(root):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in seen:
+                seen.append(node.id)
+    return seen
+
+
+def local_bindings(site: RawSite, atoms: list[GuardAtom]) -> list[LocalBinding]:
+    """The last assignment before the site of each local name the guard reads (two levels deep)."""
+    assigned = assignments_before(site.scope, site.node.lineno)
+    chosen: dict[int, tuple[str, ast.stmt]] = {}
+    frontier = _names_read([a.test for a in atoms if a.test is not None])
+    for _ in range(2):
+        next_frontier: list[str] = []
+        for name in frontier:
+            stmts = assigned.get(name)
+            if not stmts:
+                continue
+            stmt = stmts[-1]
+            if id(stmt) in chosen:
+                continue
+            chosen[id(stmt)] = (name, stmt)
+            value = getattr(stmt, "value", None)
+            if value is not None:
+                next_frontier.extend(_names_read([value]))
+        frontier = next_frontier
+    out = []
+    for name, stmt in sorted(chosen.values(), key=lambda p: (p[1].lineno, p[1].col_offset)):
+        value = getattr(stmt, "value", None)
+        out.append(LocalBinding(name, unparse(stmt), value if isinstance(value, ast.expr) else None, stmt.lineno))
+    return out
+
+
+def guard_of(site: RawSite) -> Guard:
+    atoms = guard_atoms(site)
+    bindings = local_bindings(site, atoms)
+    handlers = tuple(a.text[len("except ") :] for a in atoms if a.kind == "except" and a.text != "except")
+    return Guard(atoms=tuple(atoms), bindings=tuple(bindings), handlers=handlers)
+
+
+def innermost_guard_statement(site: RawSite) -> ast.stmt | None:
+    """The innermost ``if``/``try``/``match`` on the path (the statement a reader sees as the guard)."""
+    for frame in reversed(site.frames[:-1]):
+        if isinstance(frame.stmt, ast.If | ast.Match | ast.Try | ast.TryStar):
+            return frame.stmt
+        if isinstance(frame.stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            return None
+    return None
+
+
+__all__ = [
+    "block_of",
+    "early_exit_atoms",
+    "guard_atoms",
+    "guard_of",
+    "innermost_guard_statement",
+    "local_bindings",
+    "negate",
+    "pattern_test",
+    "terminates",
+]

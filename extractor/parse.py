@@ -1,0 +1,103 @@
+"""Target bytes to a syntax tree, returning a failure value instead of raising.
+
+The hot path parses with the C parser (:mod:`ast`) to find sites, guards and line ranges; LibCST
+re-parses only the message expressions whose exact source text matters (f-strings), which keeps a
+whole-tree run within a small factor of a bare ``ast.parse``.
+"""
+
+from __future__ import annotations
+
+import ast
+import codecs
+import io
+import re
+import tokenize
+import warnings
+from dataclasses import dataclass, field
+
+# Python's tokenizer breaks lines on \r\n, \r and \n only (str.splitlines also breaks on \x0c,
+# \x1c, \u2028 and others, which would shift every line number after them).
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass
+class ParsedFile:
+    """A parsed target file: its tree, decoded text split into lines, and a byte view for offsets."""
+
+    path: str
+    tree: ast.Module
+    lines: list[str]
+    _bytes_lines: dict[int, bytes] = field(default_factory=dict, repr=False)
+
+    def line(self, number: int) -> str:
+        """Line ``number`` (1-based) without its line break, or ``""`` past the end."""
+        if 1 <= number <= len(self.lines):
+            return self.lines[number - 1]
+        return ""
+
+    def _encoded(self, number: int) -> bytes:
+        cached = self._bytes_lines.get(number)
+        if cached is None:
+            cached = self.line(number).encode("utf-8")
+            self._bytes_lines[number] = cached
+        return cached
+
+    def segment(self, node: ast.AST) -> str:
+        """The exact source text of ``node`` (ast column offsets are UTF-8 byte offsets)."""
+        lineno = getattr(node, "lineno", None)
+        end_lineno = getattr(node, "end_lineno", None)
+        col = getattr(node, "col_offset", None)
+        end_col = getattr(node, "end_col_offset", None)
+        if lineno is None or end_lineno is None or col is None or end_col is None:
+            return ast.unparse(node)
+        if lineno == end_lineno:
+            return self._encoded(lineno)[col:end_col].decode("utf-8", "replace")
+        parts = [self._encoded(lineno)[col:].decode("utf-8", "replace")]
+        parts.extend(self.line(n) for n in range(lineno + 1, end_lineno))
+        parts.append(self._encoded(end_lineno)[:end_col].decode("utf-8", "replace"))
+        return "\n".join(parts)
+
+
+@dataclass(frozen=True)
+class ParseFailure:
+    """A file that could not be parsed, and why (reported and skipped, never fatal)."""
+
+    path: str
+    reason: str
+
+
+def decode_source(data: bytes) -> str:
+    """Decode Python source the way the interpreter does: BOM, then coding cookie, then UTF-8."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        raise UnicodeDecodeError("utf-8", data[:1], 0, 1, str(exc)) from exc
+    try:
+        codecs.lookup(encoding)
+    except LookupError as exc:
+        raise UnicodeDecodeError("utf-8", data[:1], 0, 1, f"unknown encoding {encoding!r}") from exc
+    text = data.decode(encoding)
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text
+
+
+def parse_source(path: str, data: bytes) -> ParsedFile | ParseFailure:
+    """Parse one target file; any failure becomes a :class:`ParseFailure` naming the reason."""
+    if b"\x00" in data:
+        return ParseFailure(path, "source contains NUL bytes (binary content?)")
+    try:
+        text = decode_source(data)
+    except UnicodeDecodeError as exc:
+        return ParseFailure(path, f"cannot decode source: {exc.reason}")
+    try:
+        with warnings.catch_warnings():
+            # Invalid escape sequences in the target are its business, not ours.
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text, filename=path, type_comments=False)
+    except SyntaxError as exc:
+        where = f"line {exc.lineno}" if exc.lineno else "unknown line"
+        return ParseFailure(path, f"syntax error at {where}: {exc.msg}")
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return ParseFailure(path, f"cannot parse: {type(exc).__name__}: {exc}")
+    return ParsedFile(path=path, tree=tree, lines=_LINE_BREAK.split(text))

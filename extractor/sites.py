@@ -1,0 +1,144 @@
+"""Find every ``raise`` and ``assert`` site of a module, with its scope and the block path to it.
+
+One walk over the statement tree records, for each site, the chain of blocks from the innermost
+scope's body down to the site (:class:`Frame`), which is all the guard analysis needs: the ``if``
+branches and ``except`` handlers it sits in, and the statements that run before it in each block.
+
+Which sites make a record follows the census our labels use: every ``raise`` with an exception,
+except the re-raise of the name an enclosing ``except ... as name`` bound; every ``assert`` that has
+a message.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+ScopeNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Module
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One level of block nesting on the way to a site.
+
+    ``block[index]`` is ``stmt``, the statement that contains the site (or is the site, in the last
+    frame); ``branch`` names which of ``stmt``'s blocks the path enters next: ``body``, ``orelse``,
+    ``finalbody``, ``handler:<k>`` or ``case:<k>`` (empty in the last frame).
+    """
+
+    block: list[ast.stmt]
+    index: int
+    stmt: ast.stmt
+    branch: str
+
+
+@dataclass
+class RawSite:
+    """A site as the walk finds it, before messages and guards are worked out."""
+
+    node: ast.Raise | ast.Assert
+    frames: list[Frame]
+    qualname: str
+    scope: ScopeNode
+    class_name: str | None
+    class_node: ast.ClassDef | None
+    handler_names: frozenset[str] = field(default_factory=frozenset)
+
+
+_EMPTY: frozenset[str] = frozenset()
+
+
+class SiteFinder:
+    """Walks a module's statements and collects :class:`RawSite` objects in source order."""
+
+    def __init__(self, module: ast.Module) -> None:
+        self.module = module
+        self.sites: list[RawSite] = []
+
+    def run(self) -> list[RawSite]:
+        self._block(self.module.body, [], "<module>", "", self.module, None, _EMPTY)
+        self.sites.sort(key=lambda s: (s.node.lineno, s.node.col_offset))
+        return self.sites
+
+    def _block(
+        self,
+        stmts: list[ast.stmt],
+        frames: list[Frame],
+        qualname: str,
+        prefix: str,
+        scope: ScopeNode,
+        class_node: ast.ClassDef | None,
+        handlers: frozenset[str],
+    ) -> None:
+        """Walk ``stmts``; ``qualname`` names this scope, ``prefix`` is what nested names start with."""
+        class_name = class_node.name if class_node is not None else None
+        for index, stmt in enumerate(stmts):
+            here = [*frames, Frame(stmts, index, stmt, "")]
+            if isinstance(stmt, ast.Raise):
+                if stmt.exc is None:
+                    continue
+                if isinstance(stmt.exc, ast.Name) and stmt.exc.id in handlers:
+                    continue
+                self.sites.append(RawSite(stmt, here, qualname, scope, class_name, class_node, handlers))
+            elif isinstance(stmt, ast.Assert):
+                if stmt.msg is not None:
+                    self.sites.append(RawSite(stmt, here, qualname, scope, class_name, class_node, handlers))
+            elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+                name = f"{prefix}.{stmt.name}" if prefix else stmt.name
+                # A new scope: conditions never cross a function boundary. Handler names do carry
+                # over: a closure inside ``except E as e`` that raises ``e`` still re-raises it.
+                self._block(stmt.body, [], name, f"{name}.<locals>", stmt, class_node, handlers)
+            elif isinstance(stmt, ast.ClassDef):
+                name = f"{prefix}.{stmt.name}" if prefix else stmt.name
+                self._block(
+                    stmt.body, [*frames, Frame(stmts, index, stmt, "body")], name, name, scope, stmt, handlers
+                )
+            else:
+                for branch, child, extra in _child_blocks(stmt):
+                    self._block(
+                        child,
+                        [*frames, Frame(stmts, index, stmt, branch)],
+                        qualname,
+                        prefix,
+                        scope,
+                        class_node,
+                        handlers | extra,
+                    )
+
+
+def _child_blocks(stmt: ast.stmt) -> Iterator[tuple[str, list[ast.stmt], frozenset[str]]]:
+    if isinstance(stmt, ast.If | ast.For | ast.AsyncFor | ast.While):
+        yield "body", stmt.body, _EMPTY
+        if stmt.orelse:
+            yield "orelse", stmt.orelse, _EMPTY
+    elif isinstance(stmt, ast.With | ast.AsyncWith):
+        yield "body", stmt.body, _EMPTY
+    elif isinstance(stmt, ast.Try | ast.TryStar):
+        yield "body", stmt.body, _EMPTY
+        for k, handler in enumerate(stmt.handlers):
+            bound = frozenset([handler.name]) if handler.name else _EMPTY
+            yield f"handler:{k}", handler.body, bound
+        if stmt.orelse:
+            yield "orelse", stmt.orelse, _EMPTY
+        if stmt.finalbody:
+            yield "finalbody", stmt.finalbody, _EMPTY
+    elif isinstance(stmt, ast.Match):
+        for k, case in enumerate(stmt.cases):
+            yield f"case:{k}", case.body, _EMPTY
+
+
+def find_sites(module: ast.Module) -> list[RawSite]:
+    """Every site of ``module`` that makes a record, in source order."""
+    return SiteFinder(module).run()
+
+
+def block_of(frame: Frame) -> list[ast.stmt]:
+    """The block of ``frame.stmt`` that ``frame.branch`` names."""
+    stmt, branch = frame.stmt, frame.branch
+    if branch.startswith("handler:") and isinstance(stmt, ast.Try | ast.TryStar):
+        return stmt.handlers[int(branch.split(":")[1])].body
+    if branch.startswith("case:") and isinstance(stmt, ast.Match):
+        return stmt.cases[int(branch.split(":")[1])].body
+    value = getattr(stmt, branch, None)
+    return value if isinstance(value, list) else []
