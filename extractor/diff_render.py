@@ -90,11 +90,11 @@ def render_markdown(result: DiffResult) -> str:
     groups: dict[str, dict[str, list[str]]] = defaultdict(lambda: {"Added": [], "Removed": [], "Changed": []})
     for record in result.added:
         groups[subsystem(record.filePath)]["Added"].append(
-            f"- `{record.errorClass}` {_code(_one_line(record.errorMessage))} ({_where(record)})"
+            f"- `{record.errorClass}` {_code(_one_line(record.errorMessage))} (`{_where(record)}`)"
         )
     for record in result.removed:
         groups[subsystem(record.filePath)]["Removed"].append(
-            f"- `{record.errorClass}` {_code(_one_line(record.errorMessage))} ({_where(record)})"
+            f"- `{record.errorClass}` {_code(_one_line(record.errorMessage))} (`{_where(record)}`)"
         )
     for change in result.changed:
         groups[subsystem(change.new.filePath)]["Changed"].extend(_changed_item(change))
@@ -108,7 +108,7 @@ def render_markdown(result: DiffResult) -> str:
 
 def _changed_item(change: Change) -> list[str]:
     new = change.new
-    head = f"- `{new.errorClass}` {_code(_one_line(new.errorMessage))} ({_where(new)}): " + ", ".join(
+    head = f"- `{new.errorClass}` {_code(_one_line(new.errorMessage))} (`{_where(new)}`): " + ", ".join(
         change.fields
     )
     out = [head]
