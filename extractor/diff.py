@@ -278,6 +278,7 @@ def diff_records(
     to_sha: str | None = None,
     old_label: str = "old",
     new_label: str = "new",
+    trust_unchanged_files: bool = False,
 ) -> DiffResult:
     """Pair ``old`` with ``new`` and classify every record exactly once.
 
@@ -285,10 +286,17 @@ def diff_records(
     deleted file), as ``git diff --find-renames`` reports it; records of a renamed file then pair
     as if the file had kept its name. ``from_sha``/``to_sha`` default to the ``analyzedSha`` the
     records carry. Ids must be unique on each side (:class:`ExtractorError` names the side).
+
+    With ``trust_unchanged_files`` (only when ``renames`` is git's *complete* list of paths that
+    differ between the two commits, as in :func:`diff_commits`), two records with the same id in
+    the same file that git reports unchanged are unchanged by definition: the site's code is
+    byte-identical, and any difference in their prose comes from knowledge read in *other* files
+    (a flag's help text in the server-args module), which is not a change to this error.
     """
     _check_unique(old, old_label)
     _check_unique(new, new_label)
-    rename_map = {k: v for k, v in (renames or {}).items() if v is not None}
+    changed_paths = renames or {}
+    rename_map = {k: v for k, v in changed_paths.items() if v is not None}
 
     changes: list[Change] = []
     unchanged: list[tuple[ErrorRecord, ErrorRecord]] = []
@@ -307,6 +315,12 @@ def diff_records(
         match = new_by_id.pop(record.id, None)
         if match is None:
             left.append(_sig(i, record))
+        elif (
+            trust_unchanged_files
+            and record.filePath == match.filePath
+            and record.filePath not in changed_paths
+        ):
+            unchanged.append((record, match))
         else:
             settle(record, match, "id")
     right = [_sig(i, r) for i, r in enumerate(new) if r.id in new_by_id]
@@ -415,6 +429,7 @@ def diff_commits(
         renames=renames,
         from_sha=old.sha,
         to_sha=new.sha,
+        trust_unchanged_files=True,
         old_label=f"{from_ref} ({old.sha[:12]})",
         new_label=f"{to_ref} ({new.sha[:12]})",
     )

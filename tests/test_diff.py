@@ -471,3 +471,19 @@ def test_cli_missing_file_exits_2(files: tuple[Path, Path], tmp_path: Path) -> N
     run = cli(files[0], tmp_path / "nope.jsonl")
     assert run.returncode == 2
     assert "nope.jsonl" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_trusted_unchanged_file_hides_prose_drift_only() -> None:
+    old = make_record(file=SCHED)
+    # Same site, same file; only prose differs (a flag's help text changed in another file).
+    drifted = regenerate(old).model_copy(
+        update={"documentation": "Raised when --tp-size (now: tensor parallel) <= 0."}
+    )
+    gone = make_record(file=SCHED, scope="other", message="another message entirely", line=60)
+    assert kinds(diff_records([old], [drifted])) == (0, 0, 1, 0)
+    trusted = diff_records([old, gone], [drifted], renames={}, trust_unchanged_files=True)
+    assert kinds(trusted) == (0, 1, 0, 1)  # an unpaired record is still reported
+    # Once git says the file changed, the drift is a change again.
+    touched = diff_records([old], [drifted], renames={SCHED: SCHED}, trust_unchanged_files=True)
+    assert kinds(touched) == (0, 0, 1, 0)
+    assert touched.changed[0].fields == ("documentation",)
