@@ -278,11 +278,21 @@ def _git_message(exc: git.GitCommandError) -> str:
     return text or f"git exited with status {exc.status}"
 
 
+def _git_options(git_dir: str) -> list[str]:
+    """Global options for every git command run on a target repository.
+
+    ``--git-dir``: name the repository instead of letting git discover it from a working
+    directory; GitPython guesses that directory from the config, and a bare mirror with no config
+    file (a copied object store) would send every command to its parent folder.
+    ``--bare`` and ``core.fsmonitor=false``: only objects are read, so the work tree and index of
+    a local clone are irrelevant, and must stay so: ``git diff-tree`` in a work tree runs the
+    repository's ``core.fsmonitor`` command, a program named by a config we did not write.
+    """
+    return [f"--git-dir={git_dir}", "--bare", "-c", "core.fsmonitor=false"]
+
+
 def _bind(repo: git.Repo) -> git.Repo:
-    # Name the git directory on every command instead of letting git discover it from a working
-    # directory: GitPython guesses the working directory from the config, and a bare mirror with
-    # no config file (like a copied object store) would send every command to its parent folder.
-    repo.git.set_persistent_git_options(git_dir=repo.git_dir)
+    repo.git.set_persistent_git_options(git_dir=repo.git_dir, bare=True, c="core.fsmonitor=false")
     return repo
 
 
@@ -311,7 +321,7 @@ def _clone(url: str, dest: Path) -> git.Repo:
     try:
         # The URL was validated above; GitPython's own protocol/option checks stay on (no
         # allow_unsafe_*), and no multi_options are passed.
-        git.Repo.clone_from(url, tmp, bare=True, env=dict(_GIT_NETWORK_ENV))
+        git.Repo.clone_from(url, tmp, bare=True, env=dict(_GIT_NETWORK_ENV)).close()
     except git.GitCommandError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         raise ExtractorError(url, f"could not clone: {_git_message(exc)}") from None
@@ -424,6 +434,7 @@ class Target:
         self.source = source
         self.sha = sha
         self._repo = repo
+        self._classified: dict[Scope, tuple[list[TargetFile], list[tuple[str, str]]]] = {}
 
     def __repr__(self) -> str:
         return f"Target(source={self.source!r}, sha={self.sha!r})"
@@ -479,6 +490,12 @@ class Target:
         return {e.path: e for e in self._tree}
 
     def _classify(self, scope: Scope) -> tuple[list[TargetFile], list[tuple[str, str]]]:
+        cached = self._classified.get(scope)
+        if cached is None:
+            cached = self._classified[scope] = self._classify_uncached(scope)
+        return cached
+
+    def _classify_uncached(self, scope: Scope) -> tuple[list[TargetFile], list[tuple[str, str]]]:
         files: list[TargetFile] = []
         skipped: list[tuple[str, str]] = []
         for e in self._tree:
@@ -508,11 +525,11 @@ class Target:
 
         Scope globs decide what is in scope (default: ``.py`` files under the package folders).
         """
-        return self._classify(scope)[0]
+        return list(self._classify(scope)[0])
 
     def skipped(self, scope: Scope) -> list[tuple[str, str]]:
         """In-scope paths that are not analysed, with why: ``symlink``, ``submodule``, ..."""
-        return self._classify(scope)[1]
+        return list(self._classify(scope)[1])
 
     def read(self, blob_sha: str) -> bytes:
         """The raw bytes of one blob."""
@@ -538,7 +555,7 @@ class Target:
         proc = subprocess.Popen(
             [
                 git.Git.GIT_PYTHON_GIT_EXECUTABLE or "git",
-                f"--git-dir={self._repo.git_dir}",
+                *_git_options(self._repo.git_dir),
                 "cat-file",
                 "--batch",
             ],

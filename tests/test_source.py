@@ -463,6 +463,47 @@ def test_read_many_closed_early_and_bad_ids(mirror: Path) -> None:
             target.read("--batch")
 
 
+def test_read_many_more_ids_than_a_pipe_holds(mirror: Path) -> None:
+    # 2,000 ids are ~80 KB on git's stdin, more than a pipe buffers: the writer must not block
+    # the reader (or the other way round).
+    with open_target(str(mirror), "HEAD") as target:
+        files = target.files(Scope())
+        shas = [f.blob_sha for f in files] * 400
+        sizes = {f.blob_sha: f.size for f in files}
+        count = 0
+        for sha, data in target.read_many(shas):
+            assert len(data) == sizes[sha]
+            count += 1
+        assert count == len(shas)
+
+
+def test_hostile_local_repository_config_runs_nothing(origin: tuple[Path, list[str]], tmp_path: Path) -> None:
+    # A local clone is read in place, config and all: none of the commands used may run a program
+    # that the repository's own config names.
+    marker = tmp_path / "ran"
+    repo_path = copy_repo(origin[0], tmp_path / "hostile")
+    command = f"touch {marker}"
+    with git.Repo(repo_path) as repo, repo.config_writer() as cfg:
+        cfg.set_value("core", "fsmonitor", command)
+        cfg.set_value("core", "sshCommand", command)
+        cfg.set_value("core", "pager", command)
+        cfg.set_value("diff", "external", command)
+        cfg.set_value('diff "py"', "textconv", command)
+        cfg.set_value("uploadpack", "packObjectsHook", command)
+    (repo_path / ".git" / "info" / "attributes").write_text("*.py diff=py\n")
+    hook = repo_path / ".git" / "hooks" / "post-checkout"
+    hook.write_text(f"#!/bin/sh\n{command}\n")
+    hook.chmod(0o755)
+    with open_target(str(repo_path), "HEAD~2") as target:
+        files = target.files(Scope())
+        dict(target.read_many(f.blob_sha for f in files))
+        target.read(files[0].blob_sha)
+        target.read_path("python/sglang/a.py")
+        target.resolve("v0.2")
+        target.tree_changes("HEAD")
+    assert not marker.exists()
+
+
 def test_read_path(origin: tuple[Path, list[str]], mirror: Path) -> None:
     _, shas = origin
     with open_target(str(mirror), shas[0]) as old:
