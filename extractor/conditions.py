@@ -182,10 +182,16 @@ def _assigned_names(stmt: ast.stmt) -> list[str]:
     elif isinstance(stmt, ast.AugAssign):
         targets = [stmt.target]
     names: list[str] = []
-    for target in targets:
-        for node in ast.walk(target):
-            if isinstance(node, ast.Name):
-                names.append(node.id)
+    stack = list(targets)
+    while stack:
+        target = stack.pop()
+        # Only names are bound: ``x.attr = v`` and ``x[k] = v`` change an object, not ``x``.
+        if isinstance(target, ast.Name):
+            names.append(target.id)
+        elif isinstance(target, ast.Tuple | ast.List):
+            stack.extend(target.elts)
+        elif isinstance(target, ast.Starred):
+            stack.append(target.value)
     return names
 
 
