@@ -555,7 +555,7 @@ class Target:
         proc = subprocess.Popen(
             [
                 git.Git.GIT_PYTHON_GIT_EXECUTABLE or "git",
-                *_git_options(self._repo.git_dir),
+                *_git_options(str(self._repo.git_dir)),
                 "cat-file",
                 "--batch",
             ],
