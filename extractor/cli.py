@@ -301,6 +301,51 @@ def nightly(
 # -- match command (issue 8) goes below this line --
 
 
+@app.command()
+def match(
+    text: Annotated[
+        str | None,
+        typer.Argument(
+            help="Error message, `Class: message` line, traceback or log (default: stdin).", show_default=False
+        ),
+    ] = None,
+    dataset: Annotated[
+        Path | None,
+        typer.Option("--dataset", "-d", help="Dataset to search (default: the newest *.jsonl under output/)."),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help='Print [{"score": s, "record": {...}}, ...] best first.')
+    ] = False,
+    top: Annotated[int, typer.Option("--top", "-n", min=1, help="How many matches to show.")] = 10,
+) -> None:
+    """Find the sites that raise a runtime error: from a message, a traceback or a server log."""
+    import orjson
+
+    from extractor.config import DEFAULT_OUTPUT_DIR
+    from extractor.match import Matcher, matches_table, newest_dataset
+
+    try:
+        if text is None and sys.stdin.isatty():
+            raise ExtractorError("input", "nothing to match: pass a message or pipe a traceback on stdin")
+        # Logs may hold stray bytes; a replacement character beats a crash.
+        query = text if text is not None else sys.stdin.buffer.read().decode("utf-8", "replace")
+        if not query.strip():
+            raise ExtractorError("input", "nothing to match: pass a message or pipe a traceback on stdin")
+        path = dataset if dataset is not None else newest_dataset(Path(DEFAULT_OUTPUT_DIR))
+        found = Matcher.from_path(path).match(query, top=top)
+    except ExtractorError as exc:
+        fail(exc)
+    if as_json:
+        rows = [{"score": m.score, "record": m.record.model_dump(mode="json")} for m in found]
+        sys.stdout.write(orjson.dumps(rows, option=orjson.OPT_INDENT_2).decode() + "\n")
+    elif found:
+        # A pipe gets a readable width rather than rich's 80-column default.
+        out.print(matches_table(found, title=f"matches in {path}"), width=None if out.is_terminal else 180)
+    if not found:
+        err.print(f"no match: no site in {path} fits this error", highlight=False, markup=False)
+        raise typer.Exit(1)
+
+
 def main() -> None:
     """Console-script entry point."""
     try:

@@ -1,0 +1,76 @@
+"""A small factory of valid schema-v2 records for the match tests (synthetic, sglang-shaped)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+from extractor.models import ErrorRecord
+from extractor.output import write_dataset
+
+SHA = "8905cbd42f4a27dbecad6487cd3904278756fef8"
+VERSION = "2026-01-01T00:00:00.000Z"
+
+
+def template_pattern(template: str) -> str:
+    """``"got {x} for {y}"`` -> a fullmatch regex whose placeholders match any text."""
+    parts = re.split(r"\{[^{}]*\}", template)
+    return r"(?s:.*)".join(re.escape(p) for p in parts)
+
+
+def make_record(
+    file_path: str,
+    line: int,
+    error_class: str,
+    template: str,
+    *,
+    pattern: str | None = None,
+    source_code: str | None = None,
+    solution: str = "Fix the configuration.",
+) -> ErrorRecord:
+    """One record at ``file_path:line`` raising ``error_class`` with a message ``template``."""
+    digest = hashlib.sha256(f"{file_path}:{line}:{error_class}:{template}".encode()).hexdigest()[:16]
+    code = source_code if source_code is not None else f"raise {error_class}(f{template!r})"
+    n_lines = code.count("\n") + 1
+    start = line
+    end = start + n_lines - 1
+    slug = re.sub(r"[^a-z0-9]+", "-", template.lower()).strip("-")[:40].strip("-") or "error"
+    return ErrorRecord(
+        id=digest,
+        repo="sgl-project/sglang",
+        slug=slug,
+        errorCode=None,
+        errorMessage=template,
+        messagePattern=pattern if pattern is not None else template_pattern(template),
+        errorType="validation",
+        errorClass=error_class,
+        httpStatus=None,
+        severity="error",
+        filePath=file_path,
+        lineNumber=line,
+        sourceCode=code,
+        sourceCodeStart=start,
+        sourceCodeEnd=end,
+        githubUrl=f"https://github.com/sgl-project/sglang/blob/{SHA}/{file_path}#L{start}-L{end}",
+        documentation="Raised when the check fails.",
+        triggerScenarios="A bad launch option.",
+        commonSituations="Copying flags between models.",
+        solutions=[solution],
+        exampleFix="# before\n--bad\n# after\n--good",
+        handlingStrategy="validation",
+        validationCode="",
+        typeGuard=None,
+        tryCatchPattern=None,
+        preventionTips=[],
+        tags=["test"],
+        backgroundTag="invalid-value",
+        analyzedSha=SHA,
+        analyzedAt=VERSION,
+        schemaVersion=2,
+    )
+
+
+def write(path: Path, records: list[ErrorRecord]) -> Path:
+    write_dataset(path, records, VERSION)
+    return path
