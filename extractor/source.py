@@ -336,11 +336,11 @@ def _clone(url: str, dest: Path) -> git.Repo:
         # Publish the finished clone in one step: a crash leaves a ".partial" folder, never a
         # half-cloned repository under the name later runs reuse.
         os.rename(tmp, dest)
-    except OSError:
-        # Another process published the same clone first: use theirs.
+    except OSError as exc:
+        # Usually another process published the same clone first: then use theirs.
         shutil.rmtree(tmp, ignore_errors=True)
         if not dest.is_dir():
-            raise
+            raise ExtractorError(str(dest), f"cannot store the clone: {exc.strerror or exc}") from None
     return _bind(git.Repo(dest, expand_vars=False))
 
 
@@ -407,14 +407,16 @@ def open_target(source: str, sha: str, *, cache_dir: Path | None = None) -> Targ
         return Target(source, full, repo)
     repo, fresh = _open_cached_clone(source, cache_dir if cache_dir is not None else default_cache_dir())
     full, complaint = _rev_parse(repo, sha)
-    # A branch or tag may have moved since the clone; a plain hex id that resolves cannot have.
+    # Fetch only for a commit the clone lacks: a branch or tag name that resolves uses the clone's
+    # copy of it, so a cached run needs no network (pass a full sha to pin a commit exactly).
+    up_to_date = fresh
     if full is None and not fresh:
         _fetch(repo, source, sha)
         full, complaint = _rev_parse(repo, sha)
-        fresh = True
+        up_to_date = True
     if full is None:
         repo.close()
-        raise _unknown(sha, source, complaint, fetched=fresh)
+        raise _unknown(sha, source, complaint, fetched=up_to_date)
     return Target(source, full, repo)
 
 
