@@ -388,11 +388,12 @@ def _unknown(commitish: str, source: str, complaint: str, *, fetched: bool) -> E
     return ExtractorError(commitish, f"no such commit in {source}{where}{detail}")
 
 
-def open_target(source: str, sha: str, *, cache_dir: Path | None = None) -> Target:
+def open_target(source: str, sha: str, *, cache_dir: Path | None = None, refresh: bool = False) -> Target:
     """Open ``source`` at commit-ish ``sha``, resolved to a full commit sha.
 
     Local paths are read in place; URLs are cloned (bare) into ``cache_dir`` (default
-    :func:`default_cache_dir`) once and fetched only when the commit is missing. Every failure
+    :func:`default_cache_dir`) once and fetched only when the commit is missing, or always with
+    ``refresh=True`` (for a moving name such as ``main`` that must be current). Every failure
     (refused source or commit-ish, missing path, not a repository, network error, unknown
     commit) is an :class:`ExtractorError`.
     """
@@ -410,7 +411,7 @@ def open_target(source: str, sha: str, *, cache_dir: Path | None = None) -> Targ
     # Fetch only for a commit the clone lacks: a branch or tag name that resolves uses the clone's
     # copy of it, so a cached run needs no network (pass a full sha to pin a commit exactly).
     up_to_date = fresh
-    if full is None and not fresh:
+    if (full is None or refresh) and not fresh:
         _fetch(repo, source, sha)
         full, complaint = _rev_parse(repo, sha)
         up_to_date = True

@@ -206,6 +206,19 @@ def test_cached_clone_fetches_a_commit_it_lacks(origin: tuple[Path, list[str]], 
     assert url in info.value.what
 
 
+def test_refresh_fetches_a_moved_branch(origin: tuple[Path, list[str]], tmp_path: Path) -> None:
+    work = copy_repo(origin[0], tmp_path / "work")
+    url = f"file://{work}"
+    cache = tmp_path / "cache"
+    with open_target(url, "main", cache_dir=cache) as first:
+        assert first.sha == origin[1][-1]
+    newer = add_commit(work, {"python/sglang/late.py": b"assert late\n"})
+    with open_target(url, "main", cache_dir=cache) as cached:
+        assert cached.sha == origin[1][-1]  # a name that resolves is taken from the cache
+    with open_target(url, "main", cache_dir=cache, refresh=True) as fresh:
+        assert fresh.sha == newer
+
+
 def test_clone_of_missing_url_fails_cleanly(tmp_path: Path) -> None:
     url = f"file://{tmp_path / 'absent.git'}"
     with pytest.raises(ExtractorError) as info:
