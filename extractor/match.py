@@ -34,6 +34,8 @@ import builtins
 import importlib
 import math
 import re
+import signal
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -49,6 +51,8 @@ from extractor.output import load_records
 # importlib avoids the deprecation warning of the old name and keeps the exact parse Python uses.
 _sre: Any = importlib.import_module("re._parser")
 
+REGEX_SECONDS = 0.02
+"""Longest one candidate regex may run on one message before it counts as no match."""
 MAX_REGEX_CHARS = 2000
 """Longest message a candidate regex is run on; longer text is judged by literal runs and words."""
 MAX_MESSAGE_LINES = 40
@@ -58,6 +62,8 @@ MAX_LOG_LINES = 60
 W_MESSAGE, W_CLASS, W_FRAME = 0.55, 0.15, 0.30
 CHAIN_EARLIER_WEIGHT = 0.6
 EMBEDDED_WEIGHT = 0.85
+MIN_SPECIFICITY = 0.2
+"""Below this a pattern (``{a}: {b}``) is too generic to name a site from its message alone."""
 
 _WORD_RE = re.compile(r"\w+")
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -74,6 +80,8 @@ class PatternInfo:
     placeholders: int
     safe_words: frozenset[str]
     ignore_case: bool
+    starts_with_run: bool = False  # the first run begins every full match
+    ends_with_run: bool = False  # the last run ends every full match
 
     @property
     def specificity(self) -> float:
@@ -108,6 +116,8 @@ def analyse_pattern(pattern: str) -> PatternInfo:
         placeholders=walker.placeholders,
         safe_words=frozenset(words),
         ignore_case=ignore_case,
+        starts_with_run=bool(walker.runs) and walker.runs[0][1],
+        ends_with_run=bool(walker.runs) and walker.runs[-1][2],
     )
 
 
@@ -178,6 +188,58 @@ def _runs_in_order(runs: Sequence[str], text_lower: str) -> bool:
             return False
         pos = found + len(run)
     return True
+
+
+class _RegexGuard:
+    """Stops a regex that backtracks too long, where the platform allows it.
+
+    ``re`` checks for signals while it matches, so a short ``SIGALRM`` interval ends a runaway
+    match; a timed-out match counts as no match. It is armed only in the main thread and only
+    when no other interval timer is running (the caller's own alarm is never disturbed);
+    elsewhere the message-length cap alone bounds the work.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.armed = False
+        self.timeouts = 0
+        self._old_handler: Any = None
+
+    def __enter__(self) -> _RegexGuard:
+        self.armed = (
+            hasattr(signal, "setitimer")
+            and threading.current_thread() is threading.main_thread()
+            and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+        )
+        if self.armed:
+            self._old_handler = signal.signal(signal.SIGALRM, _raise_timeout)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.armed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self._old_handler)
+            self.armed = False
+
+    def fullmatch(self, rx: re.Pattern[str], text: str) -> bool:
+        if not self.armed:
+            return rx.fullmatch(text) is not None
+        signal.setitimer(signal.ITIMER_REAL, self.seconds)
+        try:
+            return rx.fullmatch(text) is not None
+        except _RegexTimeout:
+            self.timeouts += 1
+            return False
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+class _RegexTimeout(Exception):
+    pass
+
+
+def _raise_timeout(_signum: int, _frame: object) -> None:
+    raise _RegexTimeout()
 
 
 # -- class hierarchy -----------------------------------------------------------------------------
@@ -593,13 +655,35 @@ class Match:
 class _Evidence:
     message: float = 0.0
     message_why: str = ""
+    message_kind: str = ""  # "full", "contain" or "fuzzy"
     cls: float = 0.0
     frame: float = 0.0
     frame_why: str = ""
-    qualifies: bool = False
+    frame_close: bool = False  # a frame within a few lines of the site
 
     def total(self, weight: float) -> float:
         return weight * max(0.0, W_MESSAGE * self.message + W_CLASS * self.cls + W_FRAME * self.frame)
+
+
+_WHY = {
+    "full": "pattern fully matches",
+    "weak": "pattern fully matches (mostly placeholders)",
+    "contain": "its literal text occurs in the message",
+    "fuzzy": "most of its words occur in the message",
+}
+
+
+def _qualifies(e: _Evidence, custom_class: bool) -> bool:
+    """Whether the evidence names this site at all (the score then says how well)."""
+    if e.frame_close:
+        return True
+    if custom_class and e.cls == 1.0:
+        return True  # an sglang-specific class is evidence on its own; ValueError is not
+    if e.message_kind in ("full", "contain"):
+        return True
+    # Word overlap is loose: not against a conflicting class. A pattern that is mostly
+    # placeholders matches almost any text: only a frame or an sglang class backs it up.
+    return e.message_kind == "fuzzy" and e.cls >= 0
 
 
 _PACKAGE_ROOTS = frozenset({"sglang", "sgl_kernel"})
@@ -618,6 +702,7 @@ class Matcher:
         self.infos = [analyse_pattern(r.messagePattern) for r in self.records]
         self._lower_runs = [tuple(run.lower() for run in info.runs) for info in self.infos]
         self._compiled: dict[int, re.Pattern[str] | None] = {}
+        self._guard = _RegexGuard(REGEX_SECONDS)
         self.classes = [last_name(r.errorClass) for r in self.records]
         df: dict[str, int] = defaultdict(int)
         for info in self.infos:
@@ -681,26 +766,32 @@ class Matcher:
         return best
 
     def _message_level(self, i: int, text: str, lower: str) -> tuple[float, str]:
+        """How well the site's pattern explains ``text``: a level in 0..1 and its kind."""
         info = self.infos[i]
-        runs = self._lower_runs[i]
         if info.literal_chars == 0:
             if len(text) <= MAX_REGEX_CHARS:
                 rx = self._regex(i)
-                if rx is not None and rx.fullmatch(text):
-                    return (0.1 if not text else 0.05), "pattern fully matches (placeholder only)"
+                if rx is not None and self._guard.fullmatch(rx, text):
+                    return (0.1 if not text else 0.05), "weak"
             return 0.0, ""
+        runs = self._lower_runs[i]
         if not _runs_in_order(runs, lower):
             return 0.0, ""
         full = 0.3 + 0.7 * info.specificity
-        if len(text) <= MAX_REGEX_CHARS:
+        weak = info.specificity < MIN_SPECIFICITY
+        # Cheap necessary conditions first: most failing full matches never reach the regex.
+        anchored = (not info.starts_with_run or lower.startswith(runs[0])) and (
+            not info.ends_with_run or lower.endswith(runs[-1])
+        )
+        if anchored and len(text) <= MAX_REGEX_CHARS:
             rx = self._regex(i)
-            if rx is not None and rx.fullmatch(text):
-                return full, "pattern fully matches"
-        if info.literal_chars >= 6:
+            if rx is not None and self._guard.fullmatch(rx, text):
+                return full, "weak" if weak else "full"
+        if info.literal_chars >= 6 and not weak:
             # The site's text is only part of the message (a wrapper added its own words): the
             # less of the message the pattern's literals explain, the weaker the evidence.
             covered = min(1.0, info.literal_chars / max(1, len(text.strip())))
-            return 0.7 * full * (0.4 + 0.6 * covered), "literal text found in message"
+            return 0.7 * full * (0.4 + 0.6 * covered), "contain"
         return 0.0, ""
 
     def _fuzzy_level(self, i: int, words: set[str], query_weight: float) -> float:
@@ -737,57 +828,48 @@ class Matcher:
                     e.frame = score
                     e.frame_why = f"traceback frame {'/'.join(need)}:{fr.line} ({d} lines away)"
                 if d <= 2 or (d <= 5 and weight >= 0.8):
-                    e.qualifies = True
+                    e.frame_close = True
 
     def _evidence(self, q: QueryException) -> dict[int, _Evidence]:
         ev: dict[int, _Evidence] = {}
         qcls = last_name(q.cls) if q.cls else None
+
+        def note(i: int, level: float, kind: str) -> None:
+            e = ev.setdefault(i, _Evidence())
+            if level > e.message:
+                e.message, e.message_kind, e.message_why = level, kind, _WHY[kind]
+
         for text, vweight in q.variants:
             lower = text.lower()
             words = set(_WORD_RE.findall(lower))
             for i in self._message_candidates(words):
-                level, why = self._message_level(i, text, lower)
-                level *= vweight
+                level, kind = self._message_level(i, text, lower)
                 if level > 0:
-                    e = ev.setdefault(i, _Evidence())
-                    if level > e.message:
-                        e.message, e.message_why = level, why
-                    if self.infos[i].literal_chars > 0:
-                        e.qualifies = True
+                    note(i, level * vweight, kind)
             known = {w for w in words if w in self.idf}
             qweight = sum(self.idf[w] for w in known)
             for i, _shared in self._fuzzy_candidates(known):
-                level = self._fuzzy_level(i, known, qweight) * vweight
+                level = self._fuzzy_level(i, known, qweight)
                 if level > 0:
-                    e = ev.setdefault(i, _Evidence())
-                    if level > e.message:
-                        e.message, e.message_why = level, "most of its words occur in the message"
-                    e.qualifies = True
+                    note(i, level * vweight, "fuzzy")
         self._frame_evidence(q.frames, ev)
-        if qcls is not None and qcls not in _BUILTIN_PARENTS and qcls in self.by_class:
-            # An sglang-specific class is evidence on its own; a builtin one (ValueError) is not.
-            for i in self.by_class.get(qcls, ())[:200]:
-                ev.setdefault(i, _Evidence()).qualifies = True
+        custom_class = qcls is not None and qcls not in _BUILTIN_PARENTS and qcls in self.by_class
+        if custom_class and qcls is not None:
+            for i in self.by_class[qcls][:200]:
+                ev.setdefault(i, _Evidence())
         if qcls is not None:
             for i, e in ev.items():
                 e.cls = self.hierarchy.relation(qcls, self.classes[i])
-        custom_class = qcls is not None and qcls not in _BUILTIN_PARENTS
-        # Placeholder-only patterns match any text: only a frame or an sglang class backs them up.
-        for i, e in ev.items():
-            if self.infos[i].literal_chars == 0 and e.frame == 0 and not (custom_class and e.cls == 1.0):
-                e.qualifies = False
-            if e.frame == 0 and e.message == 0 and (qcls is None or e.cls < 1.0):
-                e.qualifies = False
-        return ev
+        return {i: e for i, e in ev.items() if _qualifies(e, custom_class)}
 
     def match(self, text: str, top: int | None = 10) -> list[Match]:
         """Rank the records that may have raised the error in ``text``, best first."""
         queries = parse_query(text, self.hierarchy)
         best: dict[int, tuple[float, tuple[str, ...]]] = {}
-        for q in queries:
-            for i, e in self._evidence(q).items():
-                if not e.qualifies:
-                    continue
+        with self._guard:
+            evidence = [(q, self._evidence(q)) for q in queries]
+        for q, found in evidence:
+            for i, e in found.items():
                 score = e.total(q.weight)
                 if score > best.get(i, (-1.0, ()))[0]:
                     why = tuple(x for x in (e.message_why, e.frame_why) if x)
