@@ -128,7 +128,7 @@ def validate(path: Path) -> ValidationReport:
 
 
 def schema_bytes() -> bytes:
-    return orjson.dumps(json_schema(), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+    return orjson.dumps(json_schema(), option=orjson.OPT_INDENT_2) + b"\n"
 
 
 def write_schema(path: Path) -> None:
