@@ -59,9 +59,8 @@ def _chain_start(site: RawSite, stmt: ast.stmt) -> int:
 
 
 def _first_line(stmt: ast.stmt) -> int:
-    decorators = getattr(stmt, "decorator_list", None)
-    if decorators:
-        return min(d.lineno for d in decorators)
+    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and stmt.decorator_list:
+        return min(d.lineno for d in stmt.decorator_list)
     return stmt.lineno
 
 
