@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -88,10 +89,18 @@ def _call_name(node: ast.expr) -> str:
     return ""
 
 
-def _is_args_receiver(node: ast.expr) -> bool:
+def _is_args_receiver(node: ast.expr, ctx: _Ctx | None = None, depth: int = 0) -> bool:
     """Whether ``node.x`` reads a server-args value."""
     if isinstance(node, ast.Name):
-        return _is_server_args_name(node.id)
+        if _is_server_args_name(node.id):
+            return True
+        if node.id == "self":
+            return bool(ctx and ctx.self_is_args)
+        # ``view = resolved_view(server_args)`` / ``sa = self.server_args``: the local is the args.
+        if ctx is not None and depth < _BINDING_DEPTH:
+            values = ctx.bindings.get(node.id, ())
+            return len(values) == 1 and _is_args_receiver(values[0], ctx, depth + 1)
+        return False
     if isinstance(node, ast.Attribute):
         if _is_server_args_name(node.attr):
             return True
@@ -105,7 +114,16 @@ def _is_args_receiver(node: ast.expr) -> bool:
                 return _is_accessor_call(inner)
         return False
     if isinstance(node, ast.Call):
-        return _is_accessor_call(node) or bool(_SERVER_ARGS_CALL_RE.match(_call_name(node)))
+        if _is_accessor_call(node) or _SERVER_ARGS_CALL_RE.match(_call_name(node)):
+            return True
+        # A resolved view of the args: ``resolved_view(server_args)``, ``self._resolved()``.
+        name = _call_name(node)
+        if "resolved" in name or name.endswith("_view"):
+            if len(node.args) == 1 and not node.keywords:
+                return _is_args_receiver(node.args[0], ctx, depth + 1)
+            if not node.args and isinstance(node.func, ast.Attribute):
+                return _is_args_receiver(node.func.value, ctx, depth + 1)
+        return False
     return False
 
 
@@ -129,7 +147,12 @@ class _Ctx:
     flags: Mapping[str, FlagInfo]
     self_is_args: bool
     bindings: Mapping[str, Sequence[ast.expr]]
+    """Local name -> the values assigned to it."""
+    attr_bindings: Mapping[str, Sequence[ast.expr]]
+    """Dotted target (``self.tp_size``) -> the values assigned to it."""
     constants: Mapping[str, str]
+    module_values: Mapping[str, ast.expr]
+    """Module-level name -> its value (``FLA_CI_ENV = os.getenv("FLA_CI_ENV") == "1"``)."""
 
 
 def _str_value(node: ast.expr | None, ctx: _Ctx) -> str | None:
@@ -153,12 +176,7 @@ def _flag_of_node(node: ast.AST, ctx: _Ctx) -> FlagInfo | None:
         info = ctx.flags.get(node.attr)
         if info is None:
             return None
-        recv = node.value
-        if ctx.self_is_args and isinstance(recv, ast.Name) and recv.id == "self":
-            return info
-        if _is_args_receiver(recv):
-            return info
-        return None
+        return info if _is_args_receiver(node.value, ctx) else None
     if isinstance(node, ast.Subscript):
         recv = node.value
         if isinstance(recv, ast.Name | ast.Attribute) and "server_args" in (
@@ -176,9 +194,7 @@ def _flag_of_node(node: ast.AST, ctx: _Ctx) -> FlagInfo | None:
     ):
         recv = node.args[0]
         key = _str_value(node.args[1], ctx)
-        if key is not None and (
-            _is_args_receiver(recv) or (ctx.self_is_args and isinstance(recv, ast.Name) and recv.id == "self")
-        ):
+        if key is not None and _is_args_receiver(recv, ctx):
             return ctx.flags.get(key)
     return None
 
@@ -234,10 +250,47 @@ class _Reads:
             self.envs.append(name)
 
 
+def _dotted(node: ast.expr) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _children(node: ast.AST, strict: bool) -> list[ast.AST]:
+    """Sub-nodes to search. In ``strict`` mode (a binding's value) the arguments of a call that
+    takes several are skipped: ``result = run(batch, server_args.model_path)`` does not make a
+    guard on ``result`` a guard on ``--model-path``, while ``algo = from_string(server_args.x)``
+    does."""
+    if strict and isinstance(node, ast.Call):
+        n_args = len(node.args) + len(node.keywords)
+        if n_args != 1 or any(isinstance(a, ast.Starred) for a in node.args):
+            return [node.func]
+    return list(ast.iter_child_nodes(node))
+
+
+# The only node types that can themselves be a flag or env read (or a name bound to one).
+_READ_NODES = (ast.Attribute, ast.Subscript, ast.Call, ast.Compare, ast.Name)
+
+
 def _collect(
-    expr: ast.AST, ctx: _Ctx, out: _Reads, depth: int = 0, seen: frozenset[str] = frozenset()
+    expr: ast.AST,
+    ctx: _Ctx,
+    out: _Reads,
+    depth: int = 0,
+    seen: frozenset[str] = frozenset(),
+    strict: bool = False,
 ) -> None:
-    for node in ast.walk(expr):
+    stack: list[ast.AST] = [expr]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, _READ_NODES):
+            stack.extend(reversed(_children(node, strict)))
+            continue
         info = _flag_of_node(node, ctx)
         if info is not None:
             out.add_flag(info)
@@ -246,27 +299,47 @@ def _collect(
         if env is not None:
             out.add_env(env)
             continue
-        if (
-            isinstance(node, ast.Name)
-            and isinstance(node.ctx, ast.Load)
-            and depth < _BINDING_DEPTH
-            and node.id in ctx.bindings
-            and node.id not in seen
-        ):
-            for value in ctx.bindings[node.id]:
-                _collect(value, ctx, out, depth + 1, seen | {node.id})
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            if depth < _BINDING_DEPTH and node.id in ctx.bindings and node.id not in seen:
+                for value in ctx.bindings[node.id]:
+                    _collect(value, ctx, out, depth + 1, seen | {node.id}, strict=True)
+            elif depth < _BINDING_DEPTH and node.id in ctx.module_values and node.id not in seen:
+                _collect(ctx.module_values[node.id], ctx, out, depth + 1, seen | {node.id}, strict=True)
+            continue
+        if isinstance(node, ast.Attribute) and ctx.attr_bindings and depth < _BINDING_DEPTH:
+            key = _dotted(node)
+            if key is not None and key in ctx.attr_bindings and key not in seen:
+                for value in ctx.attr_bindings[key]:
+                    _collect(value, ctx, out, depth + 1, seen | {key}, strict=True)
+                continue
+        # Reverse so the stack pops children in source order (flags are listed in reading order).
+        stack.extend(reversed(_children(node, strict)))
+
+
+_TARGET_RE = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(?::[^=]*)?=(?!=)")
 
 
 def _context(site: Site, knowledge: Knowledge, constants: Mapping[str, str] | None) -> _Ctx:
     bindings: dict[str, list[ast.expr]] = {}
+    attr_bindings: dict[str, list[ast.expr]] = {}
     for b in site.guard.bindings:
-        if b.value is not None:
+        if b.value is None:
+            continue
+        m = _TARGET_RE.match(b.source)
+        target = m.group(1) if m else b.name
+        if "." in target:
+            # ``self.tp_size = ...`` binds the attribute, not ``self``.
+            attr_bindings.setdefault(target, []).append(b.value)
+        else:
             bindings.setdefault(b.name, []).append(b.value)
+    consts = constants or {}
     return _Ctx(
         flags=knowledge.flags_for(site.path),
         self_is_args=knowledge.is_arg_class(site.path, site.in_class),
         bindings=bindings,
-        constants=constants or {},
+        attr_bindings=attr_bindings,
+        constants=consts,
+        module_values=getattr(consts, "exprs", {}),
     )
 
 
@@ -536,9 +609,12 @@ class _AtomView:
     request: bool
     isinstance_: tuple[str, list[str], bool] | None
 
-    @property
-    def user_controlled(self) -> bool:
-        return bool(self.reads.flags or self.reads.envs or self.model or self.hardware or self.request)
+    @functools.cached_property
+    def neg(self) -> str:
+        """The condition that avoids the site, as code (``x > 0`` for the atom ``x <= 0``)."""
+        if self.expr is None:
+            return ""
+        return _unparse(_negate(self.expr)) or f"not ({self.text})"
 
 
 def _view(atom: GuardAtom, reads: _Reads, ctx: _Ctx) -> _AtomView:
@@ -1050,9 +1126,7 @@ def _code_fix(site: Site, views: list[_AtomView]) -> str:
                 f"    def {meth}(self, *args, **kwargs):\n        ..."
             )
         return f"# before: {call} always raises {site.error_class} here\n{call}\n# after: avoid this call path (see solutions)"
-    cond = " and ".join(
-        _paren(_unparse(_negate(v.expr)) or f"not ({v.text})") for v in plain[:4] if v.expr is not None
-    )
+    cond = " and ".join(_paren(v.neg) for v in plain[:4] if v.expr is not None)
     first = plain[0].text
     return f"# before: {call} is reached while `{first}` holds\n{call}\n# after: make the check pass first\nif {cond}:\n    {call}"
 
@@ -1143,7 +1217,7 @@ def _solutions(site: Site, views: list[_AtomView], kind: _Kind) -> list[str]:
             out.append(f"Change the environment variable {names} so that `{v.text}` no longer holds")
             continue
         if v.model:
-            neg = _unparse(_negate(v.expr)) if v.expr is not None else ""
+            neg = v.neg
             out.append(f"Use {_model_subject(v)} (one where `{neg or 'not ' + v.text}`)")
             continue
         if v.hardware:
@@ -1157,7 +1231,7 @@ def _solutions(site: Site, views: list[_AtomView], kind: _Kind) -> list[str]:
             out.append(f"Pass `{subj}` as {'something other than' if positive else 'a'} {t}")
             continue
         if v.request:
-            neg = _unparse(_negate(v.expr)) if v.expr is not None else ""
+            neg = v.neg
             out.append(f"Send requests for which `{neg or 'not ' + v.text}` holds")
     # Flags named only in the message (the guard reads them through a helper).
     if not any("`--" in s for s in out) and site.message is not None:
@@ -1187,7 +1261,7 @@ def _fallback_solutions(site: Site, views: list[_AtomView], kind: _Kind) -> list
     elif kind.background == "resource-exhausted":
         out.append(f"Lower the load or raise the capacity {where} allocates from")
     if plain:
-        neg = _unparse(_negate(plain[-1].expr)) if plain[-1].expr is not None else ""
+        neg = plain[-1].neg
         out.append(f"Make sure `{neg or 'not (' + plain[-1].text + ')'}` holds before {where} runs")
     for h in site.guard.handlers[:1]:
         out.append(f"Fix the underlying `{h}` raised inside {where}; it is chained as the cause")
@@ -1302,7 +1376,7 @@ def _prevention(site: Site, views: list[_AtomView], total: _Reads, kind: _Kind) 
         tips.append(f"Type-annotate and check `{subj}` ({' or '.join(types)}) at the call boundary")
     plain = [v for v in views if v.expr is not None and v.atom.kind != "except"]
     if plain and not total.flags and not total.envs:
-        neg = _unparse(_negate(plain[-1].expr)) if plain[-1].expr is not None else ""
+        neg = plain[-1].neg
         if neg:
             tips.append(
                 f"Assert `{neg}` where the inputs of {site.qualname if site.qualname != '<module>' else 'this module'} are built"
@@ -1316,31 +1390,52 @@ def _prevention(site: Site, views: list[_AtomView], total: _Reads, kind: _Kind) 
 # Tags, typeGuard, tryCatchPattern
 # ---------------------------------------------------------------------------------------------
 
-_FEATURES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("speculative-decoding", re.compile(r"specul|eagle|dflash|dspark|draft|mtp\b|ngram|lookahead", re.I)),
-    ("lora", re.compile(r"\blora|_lora|lora_", re.I)),
-    ("quantization", re.compile(r"quant|fp8|fp4|int8|int4|awq|gptq|mxfp|nvfp4|w8a8|w4a|marlin|gguf", re.I)),
-    ("multimodal", re.compile(r"multimodal|\bmm_|vision|image|video|audio|\bvit\b|_vit|processor", re.I)),
-    ("disaggregation", re.compile(r"disagg|prefill_only|decode_only|kv_transfer|mooncake|nixl", re.I)),
-    ("moe", re.compile(r"\bmoe|_moe|expert|\bep_|deepep|eplb", re.I)),
-    ("attention", re.compile(r"attention|attn|flashinfer|flash_attn|\bmla\b", re.I)),
+# Feature words, matched as substrings of the site's text with every run of non-alphanumerics
+# turned into one space (so ``mm_`` reads `` mm `` and a leading/trailing space marks a word
+# boundary). Plain substring tests: one regex alternation over all of them cost a millisecond a
+# site.
+_FEATURES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("speculative-decoding", ("specul", "eagle", "dflash", "dspark", "draft", " mtp ", "ngram", "lookahead")),
+    ("lora", ("lora",)),
+    (
+        "quantization",
+        ("quant", "fp8", "fp4", "int8", "int4", " awq", "gptq", "mxfp", "w8a8", " w4a", "marlin", "gguf"),
+    ),
+    ("multimodal", ("multimodal", " mm ", "vision", "image", "video", "audio", " vit", "processor")),
+    ("disaggregation", ("disagg", "prefill only", "decode only", "kv transfer", "mooncake", "nixl")),
+    ("moe", (" moe", "moe ", "expert", " ep ", "deepep", "eplb")),
+    ("attention", ("attention", "attn", "flashinfer", " mla ")),
     (
         "distributed",
-        re.compile(
-            r"tp_size|pp_size|dp_size|tensor.parallel|pipeline.parallel|nccl|distributed|world_size|all_reduce|allreduce",
-            re.I,
+        (
+            "tp size",
+            "pp size",
+            "dp size",
+            "tensor parallel",
+            "pipeline parallel",
+            "nccl",
+            "distributed",
+            "world size",
+            "all reduce",
+            "allreduce",
         ),
     ),
-    ("cuda-graph", re.compile(r"cuda.graph|graph_runner|npugraph", re.I)),
-    ("kv-cache", re.compile(r"kv.cache|token_to_kv|req_to_token|radix|hicache|mem_cache", re.I)),
-    ("tokenizer", re.compile(r"tokeniz|detokeniz", re.I)),
-    ("diffusion", re.compile(r"multimodal_gen|diffusion|denois|\bdit\b|vae", re.I)),
-    ("structured-output", re.compile(r"grammar|xgrammar|outlines|json_schema|regex", re.I)),
-    ("openai-api", re.compile(r"openai|chat_template|serving_", re.I)),
-    ("npu", re.compile(r"\bnpu|_npu|ascend", re.I)),
-    ("rocm", re.compile(r"\bhip\b|_hip|rocm|aiter", re.I)),
-    ("mamba", re.compile(r"mamba|ssm|linear_attn|kda|gdn", re.I)),
+    ("cuda-graph", ("cuda graph", "cudagraph", "graph runner", "npugraph")),
+    ("kv-cache", ("kv cache", "kvcache", "token to kv", "req to token", "radix", "hicache", "mem cache")),
+    ("tokenizer", ("tokeniz",)),
+    ("diffusion", ("multimodal gen", "diffusion", "denois", " dit ", " vae")),
+    ("structured-output", ("grammar", "outlines", "json schema", " regex")),
+    ("openai-api", ("openai", "chat template", "serving ")),
+    ("npu", (" npu", "npu ", "ascend")),
+    ("rocm", (" hip ", " hip", "rocm", "aiter")),
+    ("mamba", ("mamba", " ssm", "ssm ", "linear attn", " kda", " gdn")),
 )
+_NON_ALNUM_RE = re.compile(r"[^a-z0-9]+")
+
+
+def _features(text: str) -> list[str]:
+    words = " " + _NON_ALNUM_RE.sub(" ", text.lower()) + " "
+    return [name for name, keys in _FEATURES if any(k in words for k in keys)]
 
 
 def _kebab(name: str) -> str:
@@ -1370,7 +1465,7 @@ def _tags(site: Site, views: list[_AtomView], total: _Reads, kind: _Kind) -> lis
     hay = " ".join(
         [site.path, site.qualname, site.message.template if site.message else "", *(v.text for v in views)]
     )
-    tags.extend(name for name, rx in _FEATURES if rx.search(hay))
+    tags.extend(_features(hay))
     tags.append(kind.background)
     return [t for t in dict.fromkeys(tags) if t][:12]
 

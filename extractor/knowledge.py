@@ -37,6 +37,7 @@ __all__ = [
     "EnvInfo",
     "FlagInfo",
     "Knowledge",
+    "ModuleConstants",
     "build_knowledge",
     "is_knowledge_path",
     "module_constants",
@@ -482,13 +483,27 @@ def _module_level_statements(tree: ast.Module) -> Iterable[ast.stmt]:
             stack.extend(reversed(stmt.body + stmt.orelse + stmt.finalbody))
 
 
-def module_constants(module: ast.Module) -> dict[str, str]:
-    """Module-level names bound once to a string literal (``_ENV = "SGLANG_X"``).
+class ModuleConstants(dict[str, str]):
+    """Module-level names bound once to a string literal (``_ENV = "SGLANG_X"``), plus in
+    ``exprs`` the expression of every module-level name bound exactly once (any value), so
+    enrichment can see that ``FLA_CI_ENV = os.getenv("FLA_CI_ENV") == "1"`` reads an env var."""
 
-    Enrichment uses them to resolve ``os.getenv(_ENV)``. A name bound more than once, or to
-    anything other than a string, is left out so a guess never replaces the real value.
+    exprs: dict[str, ast.expr]
+
+    def __init__(
+        self, strings: Mapping[str, str] | None = None, values: Mapping[str, ast.expr] | None = None
+    ):
+        super().__init__(strings or {})
+        self.exprs = dict(values or {})
+
+
+def module_constants(module: ast.Module) -> ModuleConstants:
+    """The module-level constants of one parsed file (see :class:`ModuleConstants`).
+
+    Enrichment uses them to resolve ``os.getenv(_ENV)``. A name bound more than once is left out
+    so a guess never replaces the real value. Never raises.
     """
-    seen: dict[str, str | None] = {}
+    seen: dict[str, ast.expr | None] = {}
     try:
         for stmt in _module_level_statements(module):
             targets: list[ast.expr] = []
@@ -497,16 +512,24 @@ def module_constants(module: ast.Module) -> dict[str, str]:
                 targets, value = list(stmt.targets), stmt.value
             elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
                 targets, value = [stmt.target], stmt.value
-            elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+            elif isinstance(stmt, ast.AugAssign | ast.AnnAssign) and isinstance(stmt.target, ast.Name):
                 seen[stmt.target.id] = None
+                continue
+            elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                seen[stmt.name] = None
                 continue
             for t in targets:
                 if isinstance(t, ast.Name):
-                    s = _const_str(value)
-                    seen[t.id] = None if t.id in seen else s
+                    seen[t.id] = None if t.id in seen else value
+                elif isinstance(t, ast.Tuple | ast.List):
+                    for e in t.elts:
+                        if isinstance(e, ast.Name):
+                            seen[e.id] = None
     except (AttributeError, TypeError, RecursionError):
         pass
-    return {k: v for k, v in seen.items() if v is not None}
+    values = {k: v for k, v in seen.items() if v is not None}
+    strings = {k: s for k, v in values.items() if (s := _const_str(v)) is not None}
+    return ModuleConstants(strings, values)
 
 
 # ---------------------------------------------------------------------------------------------
