@@ -363,6 +363,7 @@ _CHAIN_MARKERS = (
     "During handling of the above exception, another exception occurred:",
     "The above exception was the direct cause of the following exception:",
 )
+_CARETS = re.compile(r"[\^~\s]+")
 _FRAME_RE = re.compile(r'\s*File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
 _EXC_LINE_RE = re.compile(r"(?P<cls>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?::(?:\s(?P<msg>.*))?)?\s*$", re.DOTALL)
 _REPR_RE = re.compile(r"(?P<cls>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\((?P<args>.*)\)\s*$", re.DOTALL)
@@ -504,6 +505,7 @@ def parse_query(text: str, hierarchy: ClassHierarchy) -> list[QueryException]:
     state = "outside"
     pending_chain = False
     block: _Block | None = None
+    prev_frame = False
     for i, (line, record_start) in enumerate(lines):
         bare = line.strip()
         if bare.startswith(_TRACEBACK):
@@ -518,15 +520,24 @@ def parse_query(text: str, hierarchy: ClassHierarchy) -> list[QueryException]:
             pending_chain = True
             state = "outside"
             continue
+        fm = _FRAME_RE.match(line)
         if state == "frames" and block is not None:
-            fm = _FRAME_RE.match(line)
+            after_frame, prev_frame = prev_frame, False
             if fm:
                 block.frames.append(
                     Frame(fm.group("path"), int(fm.group("line")), (fm.group("func") or "").strip())
                 )
+                prev_frame = True
                 continue
-            if not bare or line[:1].isspace() or bare.startswith("[Previous line repeated"):
+            if (
+                not bare
+                or line[:1].isspace()
+                or bare.startswith("[Previous line repeated")
+                or _CARETS.fullmatch(bare)
+            ):
                 continue  # source lines, carets, blank lines between frames
+            if after_frame and _exception_from_line(bare, hierarchy, trusted=False) is None:
+                continue  # a source line that lost its indentation when it was pasted
             parsed = _exception_from_line(bare, hierarchy, trusted=True)
             block.cls, first = parsed if parsed is not None else (None, bare)
             block.message_lines = [first]
@@ -538,6 +549,17 @@ def parse_query(text: str, hierarchy: ClassHierarchy) -> list[QueryException]:
             else:
                 block.message_lines.append(line)
                 continue
+        if fm:
+            # Frames pasted without their "Traceback (most recent call last):" header.
+            if pending_chain and blocks:
+                blocks[-1].chained_to_next = True
+            pending_chain = False
+            block = _Block(
+                frames=[Frame(fm.group("path"), int(fm.group("line")), (fm.group("func") or "").strip())]
+            )
+            blocks.append(block)
+            state, prev_frame = "frames", True
+            continue
         if bare:
             loose.append((bare, i, record_start))
 

@@ -269,6 +269,18 @@ def test_frames_break_ties_between_identical_messages(matcher: Matcher) -> None:
         assert top(matcher, text)[0] == (path, line)
 
 
+def test_traceback_pasted_without_indentation_or_header(matcher: Matcher) -> None:
+    flattened = (
+        "Traceback (most recent call last):\n"
+        'File "/opt/sglang/python/sglang/srt/server_args.py", line 160, in check\n'
+        "raise ValueError(msg)\n"
+        "ValueError: tp_size=3 does not fit the cluster\n"
+    )
+    assert top(matcher, flattened)[0] == (ARGS, 160)
+    headless = 'File "/opt/sglang/python/sglang/srt/managers/scheduler.py", line 503, in process_batch\nAssertionError\n'
+    assert top(matcher, headless)[0] == (SCHED, 503)
+
+
 def test_frame_path_needs_the_sglang_suffix(matcher: Matcher) -> None:
     # A torch file that happens to be called scheduler.py says nothing about sglang's.
     text = (
