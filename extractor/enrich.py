@@ -1024,9 +1024,16 @@ def _env_assign(c: _Constraint, before: bool) -> str | None:
 def _command_fix(site: Site, knowledge: Knowledge, views: list[_AtomView], total: _Reads) -> str | None:
     """Before/after command lines, changing one user-controlled value (the first one whose
     change is known) and keeping the others that trigger the error."""
-    constraints = [v.constraint for v in views if v.constraint is not None]
-    if not constraints:
+    all_constraints = [v.constraint for v in views if v.constraint is not None]
+    if not all_constraints:
         return None
+    # One constraint per flag/env var: one with concrete values (``x > 0``) says more about the
+    # command line than a presence test on the same flag (``x is not None``).
+    best: dict[str, _Constraint] = {}
+    for c in all_constraints:
+        if c.name not in best or (c.values and not best[c.name].values):
+            best[c.name] = c
+    constraints = list(best.values())
     base = _launcher(site, knowledge)
     before_flags: list[str] = []
     before_env: list[str] = []
@@ -1053,11 +1060,7 @@ def _command_fix(site: Site, knowledge: Knowledge, views: list[_AtomView], total
             break
     if fix_index is None:
         return None
-    seen: set[str] = set()
     for i, c in enumerate(constraints):
-        if c.name in seen:
-            continue
-        seen.add(c.name)
         if c.kind == "flag":
             b = _flag_args(c, True) or []
             a = (_flag_args(c, False) or []) if i == fix_index else b
@@ -1079,7 +1082,7 @@ def _command_fix(site: Site, knowledge: Knowledge, views: list[_AtomView], total
     after = line(after_env, after_flags)
     if not changed or before == after:
         return None
-    needs = "; ".join(_constraint_words(c).replace("`", "") for c in constraints)
+    needs = "; ".join(_constraint_words(c).replace("`", "") for c in all_constraints)
     others = [v.text for v in views if v.constraint is None and v.atom.kind != "except"]
     if others:
         needs += "; and " + "; ".join(others[:2])

@@ -1,0 +1,475 @@
+"""Enrichment of hand-built sites: which flags and env vars a guard reads, and the prose."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+from typing import get_args
+
+import pytest
+
+from extractor.enrich import Prose, enrich, guard_env_vars, guard_flags
+from extractor.facts import Guard, GuardAtom, LocalBinding, Message, Site
+from extractor.knowledge import Knowledge, build_knowledge, module_constants
+from extractor.models import BackgroundTag, ErrorType, HandlingStrategy, Severity
+
+FIXTURES = Path(__file__).parent / "fixtures" / "enrich"
+MM_ARGS = "python/sglang/multimodal_gen/runtime/server_args/server_args.py"
+
+
+@pytest.fixture(scope="module")
+def knowledge() -> Knowledge:
+    return build_knowledge(
+        {
+            "python/sglang/srt/server_args.py": (FIXTURES / "server_args.py").read_bytes(),
+            "python/sglang/srt/environ.py": (FIXTURES / "environ.py").read_bytes(),
+            MM_ARGS: (FIXTURES / "mm_server_args.py").read_bytes(),
+        }
+    )
+
+
+def expr(src: str) -> ast.expr:
+    return ast.parse(src, mode="eval").body
+
+
+def atom(src: str, *, negated: bool = False, kind: str = "if", line: int = 10) -> GuardAtom:
+    test = expr(src)
+    text = ast.unparse(ast.parse(f"not ({src})", mode="eval")) if negated else ast.unparse(test)
+    return GuardAtom(text=text, kind=kind, test=test, negated=negated, line=line)  # type: ignore[arg-type]
+
+
+def binding(src: str, line: int = 5) -> LocalBinding:
+    stmt = ast.parse(src).body[0]
+    assert isinstance(stmt, ast.Assign)
+    target = stmt.targets[0]
+    name = target.id if isinstance(target, ast.Name) else ast.unparse(target).split(".")[0]
+    return LocalBinding(name=name, source=src, value=stmt.value, line=line)
+
+
+def make_site(
+    atoms: tuple[GuardAtom, ...] = (),
+    *,
+    bindings: tuple[LocalBinding, ...] = (),
+    path: str = "python/sglang/srt/mem_cache/pool.py",
+    qualname: str = "Pool.alloc",
+    in_class: str | None = "Pool",
+    error_class: str = "ValueError",
+    message: str | None = "bad value",
+    line: int = 20,
+    kind: str = "raise",
+    http_status: int | None = None,
+    comments: tuple[str, ...] = (),
+    handlers: tuple[str, ...] = (),
+    error_code: str | None = None,
+) -> Site:
+    msg = Message(template=message, pattern=re.escape(message)) if message is not None else None
+    return Site(
+        path=path,
+        kind=kind,  # type: ignore[arg-type]
+        line=line,
+        end_line=line,
+        error_class=error_class,
+        qualname=qualname,
+        message=msg,
+        guard=Guard(atoms=atoms, bindings=bindings, handlers=handlers),
+        http_status=http_status,
+        statement=f"raise {error_class}()",
+        comments=comments,
+        error_code=error_code,
+        in_class=in_class,
+    )
+
+
+def code_spans(text: str) -> list[str]:
+    return re.findall(r"`([^`\n]+)`", text)
+
+
+def normalised_exprs(code: str) -> set[str]:
+    """Every expression in ``code``, as ast.unparse prints it (the scorer's reading)."""
+    out: set[str] = set()
+    for mode in ("eval", "exec"):
+        try:
+            tree = ast.parse(code, mode=mode)
+        except SyntaxError:
+            continue
+        out.update(ast.unparse(n) for n in ast.walk(tree) if isinstance(n, ast.expr))
+        break
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The reference record's gate
+# ---------------------------------------------------------------------------------------------
+
+REFERENCE_MESSAGE = "--enable-linear-replayssm-spec with DSPARK/DFLASH requires a KDA (kimi_linear) model; got a non-KDA model."
+
+
+def reference_site() -> Site:
+    return make_site(
+        (
+            atom("get_exec().mamba.enable_linear_replayssm_spec", line=14),
+            atom("_algo in ('DSPARK', 'DFLASH')", line=15),
+            atom("kimi_linear_config(self.model_config) is None", line=16),
+        ),
+        bindings=(binding("_algo = (get_spec().speculative_algorithm or '').upper()", line=12),),
+        path="python/sglang/srt/mem_cache/kv_cache_configurator.py",
+        qualname="KVCacheConfigurator._build_hybrid_req_pool",
+        in_class="KVCacheConfigurator",
+        message=REFERENCE_MESSAGE,
+        line=18,
+        comments=(
+            "DSPARK/DFLASH commit routes through the backend fold (KDA-only); a",
+            "non-KDA model there would scatter a None intermediate_ssm and crash.",
+        ),
+    )
+
+
+def test_reference_gate_flags(knowledge: Knowledge) -> None:
+    site = reference_site()
+    assert guard_flags(site, knowledge) == ["--enable-linear-replayssm-spec", "--speculative-algorithm"]
+    assert guard_env_vars(site, knowledge) == []
+
+
+def test_reference_gate_solutions_and_fix(knowledge: Knowledge) -> None:
+    prose = enrich(reference_site(), knowledge)
+    solutions = " ".join(prose.solutions)
+    assert "--enable-linear-replayssm-spec" in prose.solutions[0]
+    assert prose.solutions[0].startswith("Drop")
+    assert "DSPARK" in solutions and "DFLASH" in solutions
+    assert any("kimi_linear_config" in s for s in prose.solutions)
+    before, after = prose.exampleFix.split("# after\n")
+    assert "DSPARK" in prose.exampleFix and "DFLASH" in prose.exampleFix
+    assert "python -m sglang.launch_server" in before and "--enable-linear-replayssm-spec" in before
+    assert "--enable-linear-replayssm-spec" not in after and "--speculative-algorithm DSPARK" in after
+    assert prose.backgroundTag == "model-feature-mismatch"
+    assert prose.errorType == "validation"
+    assert "speculative-decoding" in prose.tags and prose.tags[0] == "mem-cache"
+
+
+def test_reference_gate_documentation(knowledge: Knowledge) -> None:
+    site = reference_site()
+    prose = enrich(site, knowledge)
+    doc = prose.documentation
+    assert "KVCacheConfigurator._build_hybrid_req_pool" in doc
+    assert "--enable-linear-replayssm-spec" in doc and "--speculative-algorithm" in doc
+    assert "scatter a None intermediate_ssm" in doc
+    spans: set[str] = set()
+    for span in code_spans(doc):
+        spans |= normalised_exprs(span)
+    for a in site.guard.atoms:
+        assert a.text in spans
+    assert prose.validationCode == site.guard.validation_code()
+    assert normalised_exprs(prose.validationCode)
+
+
+# ---------------------------------------------------------------------------------------------
+# Which reads are flags
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "flags"),
+    [
+        ("server_args.tp_size > 1", ["--tp-size"]),
+        ("self.server_args.enable_linear_replayssm_spec", ["--enable-linear-replayssm-spec"]),
+        ("self.model_runner.server_args.kv_dtype == 'fp8_e4m3'", ["--kv-dtype"]),
+        ("args.draft_window_size is None", ["--draft-window"]),
+        ("get_server_args().speculative_algorithm == 'EAGLE'", ["--speculative-algorithm"]),
+        ("get_global_server_args().stream", ["--stream"]),
+        ("global_server_args_dict['max_queue'] > 4", ["--max-queue"]),
+        ("getattr(server_args, 'join_offset', 0) < 0", ["--elastic-join-offset"]),
+        ("get_exec().mamba.enable_linear_replayssm_spec", ["--enable-linear-replayssm-spec"]),
+        ("get_flags().capture.tp_size > 1", ["--tp-size"]),
+        ("server_args.model_path.startswith('/') and server_args.tp_size", ["--model-path", "--tp-size"]),
+        # Not flags: the receiver is not a server-args object.
+        ("self.tp_size > 1", []),
+        ("config.tp_size > 1", []),
+        ("kv_args.tp_size > 1", []),
+        ("server_args.not_a_flag", []),
+        ("get_parallel(group).tp_size > 1", []),
+    ],
+)
+def test_flag_reads(knowledge: Knowledge, source: str, flags: list[str]) -> None:
+    assert guard_flags(make_site((atom(source),)), knowledge) == flags
+
+
+def test_self_reads_flags_inside_arg_classes_only(knowledge: Knowledge) -> None:
+    inside = make_site(
+        (atom("self.join_offset < 0"),),
+        path="python/sglang/srt/server_args.py",
+        qualname="ServerArgs.check_join",
+        in_class="ServerArgs",
+    )
+    assert guard_flags(inside, knowledge) == ["--elastic-join-offset"]
+    mm = make_site(
+        (atom("self.decoder_tp is None", negated=True), atom("self.decoder_sp != self.decoder_tp")),
+        path=MM_ARGS,
+        qualname="ServerArgs.check",
+        in_class="ServerArgs",
+    )
+    assert guard_flags(mm, knowledge) == ["--decoder-tp", "--decoder-sp"]
+
+
+def test_bindings_are_followed_but_not_through_multi_argument_calls(knowledge: Knowledge) -> None:
+    direct = make_site(
+        (atom("backend == 'x'"),),
+        bindings=(binding("backend = get_server_args().kv_dtype"),),
+    )
+    assert guard_flags(direct, knowledge) == ["--kv-dtype"]
+    converted = make_site(
+        (atom("algo.is_eagle()"),),
+        bindings=(binding("algo = Algorithm.from_string(server_args.speculative_algorithm)"),),
+    )
+    assert guard_flags(converted, knowledge) == ["--speculative-algorithm"]
+    view = make_site(
+        (atom("view.tp_size > 2"),),
+        bindings=(binding("view = resolved_view(server_args)"),),
+    )
+    assert guard_flags(view, knowledge) == ["--tp-size"]
+    attribute = make_site(
+        (atom("width == self.tp_size"),),
+        bindings=(binding("self.tp_size = get_server_args().tp_size"),),
+    )
+    assert guard_flags(attribute, knowledge) == ["--tp-size"]
+    derived = make_site(
+        (atom("result.output is None"),),
+        bindings=(binding("result = client.run(batch, server_args.model_path, retries=2)"),),
+    )
+    assert guard_flags(derived, knowledge) == []
+
+
+def test_flags_resolve_in_the_site_package(knowledge: Knowledge) -> None:
+    src = "server_args.tp_size > 1"
+    mm = make_site((atom(src),), path="python/sglang/multimodal_gen/runtime/pipelines/p.py")
+    srt = make_site((atom(src),))
+    assert guard_flags(mm, knowledge) == ["--tp-degree"]
+    assert guard_flags(srt, knowledge) == ["--tp-size"]
+    assert "sglang serve" in enrich(mm, knowledge).exampleFix
+    assert "python -m sglang.launch_server" in enrich(srt, knowledge).exampleFix
+
+
+# ---------------------------------------------------------------------------------------------
+# Which reads are environment variables
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "envs"),
+    [
+        ("envs.SGLANG_VIT_CUDA_GRAPH.get()", ["SGLANG_VIT_CUDA_GRAPH"]),
+        ("envs.SGLANG_SPEC_BUDGET.value > 3", ["SGLANG_SPEC_BUDGET"]),
+        ("envs.SGLANG_DIFFUSION_STAGE_LOGGING", ["SGLANG_DIFFUSION_STAGE_LOGGING"]),
+        ("os.environ['CUDA_VISIBLE_DEVICES'] == ''", ["CUDA_VISIBLE_DEVICES"]),
+        ("os.environ.get('SGLANG_A', '0') == '1'", ["SGLANG_A"]),
+        ("os.getenv('SGLANG_B') is None", ["SGLANG_B"]),
+        ("'SGLANG_C' in os.environ", ["SGLANG_C"]),
+        ("'SGLANG_C' not in os.environ", ["SGLANG_C"]),
+        ("get_bool_env_var('SGLANG_D')", ["SGLANG_D"]),
+        ("get_int_env_var('SGLANG_E', 4) > 2", ["SGLANG_E"]),
+        ("get_bool_env_var(_ENV_NAME)", ["SGLANG_FROM_CONSTANT"]),
+        ("CI_MODE and x", ["SGLANG_CI_MODE"]),
+        # Not env reads.
+        ("os.environ", []),
+        ("set_env_var('SGLANG_F', '1')", []),
+        ("envs.lowercase_thing", []),
+        ("get_bool_env_var(name)", []),
+    ],
+)
+def test_env_reads(knowledge: Knowledge, source: str, envs: list[str]) -> None:
+    consts = module_constants(
+        ast.parse("_ENV_NAME = 'SGLANG_FROM_CONSTANT'\nCI_MODE = os.getenv('SGLANG_CI_MODE') == '1'\n")
+    )
+    site = make_site((atom(source),))
+    assert guard_env_vars(site, knowledge, consts) == envs
+    prose = enrich(site, knowledge, consts)
+    for e in envs:
+        assert e in prose.documentation
+
+
+def test_env_constraint_prose(knowledge: Knowledge) -> None:
+    site = make_site(
+        (atom("envs.SGLANG_VIT_CUDA_GRAPH.get()"), atom("'output_ws' not in kwargs")),
+        path="python/sglang/srt/layers/attention/vision.py",
+        qualname="VisionAttention.forward",
+        in_class="VisionAttention",
+        error_class="RuntimeError",
+        message="output_ws should be prepared for cuda-graph mode",
+    )
+    prose = enrich(site, knowledge)
+    assert prose.solutions[0].startswith("Unset the environment variable `SGLANG_VIT_CUDA_GRAPH`")
+    assert "SGLANG_VIT_CUDA_GRAPH=1 python -m sglang.launch_server" in prose.exampleFix
+    assert "sglang-vit-cuda-graph" in prose.tags and "multimodal" in prose.tags
+
+
+# ---------------------------------------------------------------------------------------------
+# Prose for the common shapes
+# ---------------------------------------------------------------------------------------------
+
+
+def test_numeric_bound_on_a_flag(knowledge: Knowledge) -> None:
+    site = make_site(
+        (atom("self.join_offset is not None"), atom("self.join_offset > 0", negated=True)),
+        path="python/sglang/srt/server_args.py",
+        qualname="ServerArgs.check_join",
+        in_class="ServerArgs",
+        kind="assert",
+        error_class="AssertionError",
+        message="--elastic-join-offset must be a positive integer.",
+    )
+    prose = enrich(site, knowledge)
+    assert "Set `--elastic-join-offset` to a value above 0" in prose.solutions
+    before, after = prose.exampleFix.split("# after\n")
+    assert before.rstrip().endswith("--elastic-join-offset 0")
+    assert after.rstrip().endswith("--elastic-join-offset 1")
+    assert prose.handlingStrategy == "configuration"
+    assert "fails the assertion" in prose.documentation
+
+
+def test_unset_flag_asks_to_pass_it(knowledge: Knowledge) -> None:
+    site = make_site((atom("server_args.model_path is None"),), message="--model-path is required")
+    prose = enrich(site, knowledge)
+    assert prose.solutions[0] == "Pass `--model-path` explicitly (it is unset when this error fires)"
+    assert "--model-path <value>" in prose.exampleFix.split("# after\n")[1]
+
+
+def test_isinstance_guard_gets_a_type_guard(knowledge: Knowledge) -> None:
+    site = make_site((atom("isinstance(cu_seqlens, list)", negated=True),), error_class="TypeError")
+    prose = enrich(site, knowledge)
+    assert prose.typeGuard is not None and "TypeGuard[list]" in prose.typeGuard
+    ast.parse(prose.typeGuard)
+    assert any("`cu_seqlens` as a list" in s for s in prose.solutions)
+    plain = enrich(make_site((atom("x > 0"),)), knowledge)
+    assert plain.typeGuard is None
+
+
+def test_try_catch_pattern_parses_and_matches(knowledge: Knowledge) -> None:
+    site = reference_site()
+    prose = enrich(site, knowledge)
+    assert prose.tryCatchPattern is not None
+    tree = ast.parse(prose.tryCatchPattern)
+    regexes = [
+        n.args[0].value
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call)
+        and ast.unparse(n.func) == "re.fullmatch"
+        and isinstance(n.args[0], ast.Constant)
+    ]
+    assert regexes and isinstance(regexes[0], str) and re.fullmatch(regexes[0], REFERENCE_MESSAGE)
+    assert "except ValueError as e" in prose.tryCatchPattern
+    assert "kv_cache_configurator._build_hybrid_req_pool(...)" in prose.tryCatchPattern
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error_type", "background"),
+    [
+        ({"error_class": "NotImplementedError", "message": None}, "not-implemented", "not-implemented"),
+        (
+            {"error_class": "ImportError", "message": "please install flashinfer"},
+            "dependency",
+            "missing-dependency",
+        ),
+        ({"error_class": "HTTPException", "http_status": 400}, "bad-request", "bad-request"),
+        ({"error_class": "TimeoutError", "message": "timed out waiting"}, "timeout", "timeout"),
+        ({"error_class": "FileNotFoundError", "message": "no such file"}, "io", "io-error"),
+        ({"error_class": "AssertionError", "kind": "assert"}, "internal-invariant", "internal-invariant"),
+    ],
+)
+def test_classification(
+    knowledge: Knowledge, kwargs: dict[str, object], error_type: str, background: str
+) -> None:
+    prose = enrich(make_site((atom("n < 0"),), **kwargs), knowledge)  # type: ignore[arg-type]
+    assert (prose.errorType, prose.backgroundTag) == (error_type, background)
+
+
+def test_two_flags_are_a_conflict(knowledge: Knowledge) -> None:
+    site = make_site(
+        (atom("server_args.stream"), atom("server_args.max_queue > 0")),
+        message="--stream cannot be used with --max-queue",
+    )
+    prose = enrich(site, knowledge)
+    assert prose.backgroundTag == "flag-conflict"
+    assert prose.solutions[:2] == [
+        "Drop `--stream` from the launch command",
+        "Set `--max-queue` to a value at most 0",
+    ]
+
+
+def test_unconditional_not_implemented_has_a_code_fix(knowledge: Knowledge) -> None:
+    site = make_site(
+        error_class="NotImplementedError", message=None, qualname="Base.forward", in_class="Base"
+    )
+    prose = enrich(site, knowledge)
+    assert "class MyBase(Base)" in prose.exampleFix
+    assert prose.solutions and all(prose.solutions)
+    assert prose.handlingStrategy == "fallback"
+
+
+def test_error_code_only_when_stated(knowledge: Knowledge) -> None:
+    assert enrich(make_site((atom("x"),), error_code="E_POOL"), knowledge).errorCode == "E_POOL"
+    assert enrich(make_site((atom("x"),)), knowledge).errorCode is None
+
+
+def test_documentation_differs_between_sites_of_one_function(knowledge: Knowledge) -> None:
+    docs = {
+        enrich(make_site((atom("n < 0"),), line=20), knowledge).documentation,
+        enrich(make_site((atom("n < 0"),), line=24), knowledge).documentation,
+        enrich(make_site((atom("n > 9"),), line=20), knowledge).documentation,
+        enrich(
+            make_site((atom("n < 0"),), line=20, qualname="<module>", in_class=None), knowledge
+        ).documentation,
+    }
+    assert len(docs) == 4
+    module_doc = enrich(make_site(qualname="<module>", in_class=None), knowledge).documentation
+    assert "module level of `python/sglang/srt/mem_cache/pool.py`" in module_doc
+
+
+def test_handler_sites(knowledge: Knowledge) -> None:
+    site = make_site(
+        (GuardAtom("except jinja2.TemplateError", "except", None, False, 8),),
+        handlers=("jinja2.TemplateError",),
+        message="bad template",
+    )
+    prose = enrich(site, knowledge)
+    assert "except jinja2.TemplateError" in prose.documentation
+    assert any("jinja2.TemplateError" in s for s in prose.solutions)
+
+
+# ---------------------------------------------------------------------------------------------
+# Invariants
+# ---------------------------------------------------------------------------------------------
+
+
+def assert_complete(prose: Prose) -> None:
+    for name in ("documentation", "triggerScenarios", "commonSituations", "exampleFix"):
+        assert getattr(prose, name).strip(), name
+    assert prose.solutions and all(s.strip() for s in prose.solutions)
+    assert prose.tags and all(t.strip() for t in prose.tags)
+    assert prose.preventionTips and all(t.strip() for t in prose.preventionTips)
+    assert prose.errorType in get_args(ErrorType)
+    assert prose.backgroundTag in get_args(BackgroundTag)
+    assert prose.handlingStrategy in get_args(HandlingStrategy)
+    assert prose.severity in get_args(Severity)
+
+
+ODD_SITES = [
+    make_site(),
+    make_site(qualname="", in_class=None, message=None, error_class="errors.MMError"),
+    make_site((GuardAtom("???", "if", None, False, 1),)),
+    make_site((atom("x"),), bindings=(LocalBinding("x", "x = ...", None, 3),)),
+    make_site((atom("a.b.c.d.e.f(g)[h] if i else j"),), path="setup.py", qualname="outer.<locals>.inner"),
+    make_site((atom("server_args.tp_size in (1, 2)", negated=True), atom("not not x")), message="`odd` {x}"),
+    make_site((atom("lambda: 0"),), message=""),
+]
+
+
+@pytest.mark.parametrize("site", ODD_SITES)
+def test_odd_sites_get_complete_prose(knowledge: Knowledge, site: Site) -> None:
+    assert_complete(enrich(site, knowledge))
+    assert_complete(enrich(site, Knowledge.empty()))
+
+
+def test_deterministic(knowledge: Knowledge) -> None:
+    site = reference_site()
+    assert enrich(site, knowledge) == enrich(site, knowledge)
+    assert_complete(enrich(site, knowledge))

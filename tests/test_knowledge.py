@@ -1,0 +1,181 @@
+"""What build_knowledge reads from a target's server-args and environment modules."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from extractor.knowledge import (
+    Knowledge,
+    ModuleConstants,
+    build_knowledge,
+    is_knowledge_path,
+    module_constants,
+)
+
+FIXTURES = Path(__file__).parent / "fixtures" / "enrich"
+SRT_ARGS = "python/sglang/srt/server_args.py"
+SRT_ENV = "python/sglang/srt/environ.py"
+MM_ARGS = "python/sglang/multimodal_gen/runtime/server_args/server_args.py"
+
+
+def fixture(name: str) -> bytes:
+    return (FIXTURES / name).read_bytes()
+
+
+@pytest.fixture(scope="module")
+def knowledge() -> Knowledge:
+    return build_knowledge(
+        {
+            SRT_ARGS: fixture("server_args.py"),
+            SRT_ENV: fixture("environ.py"),
+            MM_ARGS: fixture("mm_server_args.py"),
+        }
+    )
+
+
+def test_annotated_fields_become_flags(knowledge: Knowledge) -> None:
+    srt = knowledge.flags_for("python/sglang/srt/managers/scheduler.py")
+    assert srt["model_path"].flag == "--model-path"
+    assert srt["model_path"].aliases == ("--model",)
+    assert srt["model_path"].help == "Where the weights live."
+    assert srt["tp_size"].aliases == ("--tensor-parallel-size",)
+    assert srt["enable_linear_replayssm_spec"].is_bool
+    assert srt["speculative_algorithm"].choices == ("EAGLE", "EAGLE3", "DSPARK", "DFLASH", "NGRAM")
+    # Literal[...] gives the choices when Arg lists none.
+    assert srt["kv_dtype"].choices == ("auto", "fp8_e4m3", "bf16")
+
+
+def test_cli_name_override_and_exclusion(knowledge: Knowledge) -> None:
+    srt = knowledge.flags_for(SRT_ARGS)
+    assert srt["join_offset"].flag == "--elastic-join-offset"
+    assert "internal_only" not in srt
+
+
+def test_add_argument_forms(knowledge: Knowledge) -> None:
+    srt = knowledge.flags_for(SRT_ARGS)
+    # A plain field becomes a flag only through an explicit add_argument.
+    assert srt["max_queue"].flag == "--max-queue"
+    assert srt["max_queue"].help == "Requests allowed to wait."
+    # dest= wins over the derived destination; the first long option is the primary spelling.
+    assert srt["draft_window_size"].flag == "--draft-window"
+    assert srt["draft_window_size"].aliases == ("--speculative-draft-window",)
+    assert srt["stream"].is_bool
+    # A deprecated spelling registered for the same dest does not replace the real flag.
+    assert srt["enable_linear_replayssm_spec"].flag == "--enable-linear-replayssm-spec"
+
+
+def test_flags_are_scoped_by_package(knowledge: Knowledge) -> None:
+    mm = knowledge.flags_for("python/sglang/multimodal_gen/runtime/pipelines/x.py")
+    srt = knowledge.flags_for("python/sglang/srt/layers/linear.py")
+    assert mm["decoder_tp"].flag == "--decoder-tp"
+    assert mm["tp_size"].flag == "--tp-degree"
+    assert srt["tp_size"].flag == "--tp-size"
+    assert "decoder_tp" not in srt
+    # Files outside every package with flags see the largest namespace.
+    assert knowledge.namespace_of("python/sglang/bench_serving.py") == "python/sglang/srt/"
+    assert knowledge.flags["tp_size"] == "--tp-size"
+
+
+def test_arg_classes_include_mixins_and_subclasses(knowledge: Knowledge) -> None:
+    assert knowledge.is_arg_class(SRT_ARGS, "ServerArgs")
+    assert knowledge.is_arg_class(MM_ARGS, "ServerArgs")
+    assert knowledge.is_arg_class(MM_ARGS, "DecoderArgsMixin")
+    assert not knowledge.is_arg_class(SRT_ARGS, "Arg")
+    assert not knowledge.is_arg_class("python/sglang/srt/models/llama.py", "LlamaAttention")
+    assert not knowledge.is_arg_class(SRT_ARGS, None)
+
+
+def test_env_registry(knowledge: Knowledge) -> None:
+    assert knowledge.env_vars == frozenset({"SGLANG_VIT_CUDA_GRAPH", "SGLANG_SPEC_BUDGET"})
+    assert knowledge.env_info["SGLANG_VIT_CUDA_GRAPH"].kind == "bool"
+    assert knowledge.env_info["SGLANG_SPEC_BUDGET"].default == "8"
+
+
+def test_older_layout_with_only_add_argument() -> None:
+    k = build_knowledge({SRT_ARGS: fixture("old_server_args.py")})
+    assert dict(k.flags) == {
+        "model_path": "--model-path",
+        "disable_radix_cache": "--disable-radix-cache",
+        "chunked_prefill_size": "--chunked-prefill-size",
+    }
+    assert k.flag_info["disable_radix_cache"].is_bool
+    assert not k.flag_info["chunked_prefill_size"].is_bool
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        fixture("broken.py"),
+        b"\x00\x01\xff\xfe",
+        b"",
+        b"parser.add_argument()\nparser.add_argument(dest=3)\nx: A[int] = 1\n",
+        b"class C:\n    y: A[int, Arg(help=1, choices=f(), aliases=None, no_cli=x)] = 0\n",
+    ],
+)
+def test_bad_input_gives_fewer_mappings_not_errors(content: bytes) -> None:
+    k = build_knowledge({SRT_ARGS: content, SRT_ENV: content})
+    assert "never_seen" not in k.flags
+    assert isinstance(k.fingerprint(), str)
+
+
+def test_files_outside_the_globs_are_ignored() -> None:
+    k = build_knowledge({"python/sglang/srt/layers/linear.py": fixture("server_args.py")})
+    assert k.flags == {}
+    assert k.fingerprint() == Knowledge.empty().fingerprint()
+
+
+def test_fingerprint_is_stable_and_tracks_content(knowledge: Knowledge) -> None:
+    again = build_knowledge(
+        {
+            MM_ARGS: fixture("mm_server_args.py"),
+            SRT_ENV: fixture("environ.py"),
+            SRT_ARGS: fixture("server_args.py"),
+        }
+    )
+    assert again.fingerprint() == knowledge.fingerprint()
+    assert again == knowledge and hash(again) == hash(knowledge)
+    changed = fixture("server_args.py").replace(b"Tensor parallel degree.", b"TP degree.")
+    other = build_knowledge(
+        {SRT_ARGS: changed, SRT_ENV: fixture("environ.py"), MM_ARGS: fixture("mm_server_args.py")}
+    )
+    assert other.fingerprint() != knowledge.fingerprint()
+
+
+@pytest.mark.parametrize(
+    ("path", "wanted"),
+    [
+        ("python/sglang/srt/server_args.py", True),
+        ("python/sglang/srt/server_args_config_parser.py", True),
+        ("python/sglang/multimodal_gen/runtime/server_args/disagg.py", True),
+        ("python/sglang/srt/arg_groups/speculative_hook.py", True),
+        ("python/sglang/srt/environ.py", True),
+        ("python/sglang/multimodal_gen/envs.py", True),
+        ("python/sglang/srt/managers/scheduler.py", False),
+        ("python/sglang/test/test_server_args.py", False),
+        ("test/srt/test_server_args.py", False),
+    ],
+)
+def test_is_knowledge_path(path: str, wanted: bool) -> None:
+    assert is_knowledge_path(path) is wanted
+
+
+def test_module_constants() -> None:
+    tree = ast.parse(
+        "import os\n"
+        "_ENV = 'SGLANG_X'\n"
+        "TWICE = 'A'\n"
+        "TWICE = 'B'\n"
+        "ANN: str = 'SGLANG_Y'\n"
+        "CI = os.getenv('FLA_CI') == '1'\n"
+        "a, b = 'P', 'Q'\n"
+        "if True:\n    GUARDED = 'SGLANG_Z'\n"
+        "def f():\n    LOCAL = 'no'\n"
+    )
+    consts = module_constants(tree)
+    assert isinstance(consts, ModuleConstants)
+    assert dict(consts) == {"_ENV": "SGLANG_X", "ANN": "SGLANG_Y", "GUARDED": "SGLANG_Z"}
+    assert ast.unparse(consts.exprs["CI"]) == "os.getenv('FLA_CI') == '1'"
+    assert "TWICE" not in consts.exprs and "a" not in consts.exprs and "f" not in consts.exprs
