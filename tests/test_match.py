@@ -16,7 +16,15 @@ import orjson
 import pytest
 
 from extractor.errors import ExtractorError
-from extractor.match import Matcher, analyse_pattern, newest_dataset, parse_query, strip_prefixes
+from extractor.match import (
+    Matcher,
+    analyse_pattern,
+    bench_queries,
+    newest_dataset,
+    parse_query,
+    sample_queries,
+    strip_prefixes,
+)
 from extractor.models import ErrorRecord
 from tests.match_factory import make_record, template_pattern, write
 
@@ -408,6 +416,18 @@ def test_bad_dataset_names_file_and_line(tmp_path: Path) -> None:
     with pytest.raises(ExtractorError) as info:
         Matcher.from_path(path)
     assert info.value.where == f"{path}:2"
+
+
+def test_sample_queries_and_bench(tmp_path: Path) -> None:
+    records = dataset_records()
+    queries = sample_queries(records, n=50, seed=1)
+    # Every record with a message renders to text its own pattern matches, in rotating forms.
+    assert len(queries) == sum(1 for r in records if r.errorMessage)
+    assert any(q.startswith("[2026-01-01 12:00:00 TP0] Scheduler hit an exception") for q, _ in queries)
+    path = write(tmp_path / "d.jsonl", records)
+    report = bench_queries(path, queries)
+    assert report["queries"] == report["matched"] == report["hit1"] == len(queries)
+    assert {"load_s", "mean_ms", "p50_ms", "p95_ms", "max_ms", "hit5"} <= set(report)
 
 
 # -- CLI -----------------------------------------------------------------------------------------
