@@ -77,8 +77,9 @@ def make_record(
         sourceCodeStart=start,
         sourceCodeEnd=end,
         githubUrl=f"https://github.com/{REPO}/blob/{sha}/{file}#L{start}-L{end}",
-        documentation=documentation or f"Raised by {scope} when {guard}.",
-        triggerScenarios=f"Calling {scope} when {guard}.",
+        # Like the extractor's prose, these quote the site's own position; the diff must see past it.
+        documentation=documentation or f"In `{scope}` ({file}), line {line} raises {cls} when {guard}.",
+        triggerScenarios=f"Calling {scope} ({file.removeprefix('python/sglang/')}:{line}) when {guard}.",
         commonSituations="A misconfigured launch.",
         solutions=[f"Make sure not ({guard})"],
         exampleFix="# before\nbad\n# after\ngood",

@@ -197,7 +197,7 @@ def test_assert_turned_into_raise_keeps_its_pairing() -> None:
     result = diff_records([old], [new])
     assert kinds(result) == (0, 0, 1, 0)
     assert result.changed[0].paired_by == "class-changed"
-    assert result.changed[0].fields == ("id", "errorClass")
+    assert result.changed[0].fields == ("id", "errorClass", "documentation")
 
 
 def test_the_best_candidate_wins() -> None:
@@ -487,3 +487,17 @@ def test_trusted_unchanged_file_hides_prose_drift_only() -> None:
     touched = diff_records([old], [drifted], renames={SCHED: SCHED}, trust_unchanged_files=True)
     assert kinds(touched) == (0, 0, 1, 0)
     assert touched.changed[0].fields == ("documentation",)
+
+
+def test_prose_is_compared_without_the_sites_own_position() -> None:
+    old = make_record(file=SCHED, line=40)
+    shifted = regenerate(old, line=95)
+    assert "line 95" in shifted.documentation and "scheduler.py:95" in shifted.triggerScenarios
+    assert kinds(diff_records([old], [shifted])) == (0, 0, 0, 1)
+    # Other numbers in prose are content: a port, a version, a size.
+    port = old.model_copy(update={"documentation": old.documentation + " Port 8080 is used."})
+    other_port = shifted.model_copy(update={"documentation": shifted.documentation + " Port 8081 is used."})
+    assert diff_records([port], [other_port]).changed[0].fields == ("documentation",)
+    # A number that happens to equal the old line, quoted after ':', is masked only on its own side.
+    quoted = shifted.model_copy(update={"triggerScenarios": shifted.triggerScenarios + " See x.py:40."})
+    assert diff_records([old], [quoted]).changed[0].fields == ("triggerScenarios",)
