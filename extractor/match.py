@@ -171,10 +171,10 @@ class _Walker:
                     self._break(placeholder=True)
             elif name == "IN" and len(av) == 1 and str(av[0][0]) == "LITERAL":
                 self._literal(chr(av[0][1]))  # "[.]" is a literal dot
-            elif name == "AT":
-                continue  # ^, $, \b consume nothing
-            elif name in ("ASSERT", "ASSERT_NOT"):
-                self._break(placeholder=False)
+            elif name in ("AT", "ASSERT", "ASSERT_NOT"):
+                # ^, $, \b and lookarounds consume nothing: literal text on both sides is adjacent
+                # in every match (extractors put fail-fast lookaheads in front of patterns).
+                continue
             else:  # ANY, IN, NOT_LITERAL, BRANCH, GROUPREF, CATEGORY, ...
                 self._break(placeholder=True)
 
