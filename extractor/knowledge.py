@@ -29,7 +29,6 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import TypeVar
 
 __all__ = [
@@ -104,7 +103,9 @@ _V = TypeVar("_V")
 
 
 def _frozen(d: Mapping[str, _V]) -> Mapping[str, _V]:
-    return MappingProxyType(dict(d))
+    # A plain dict copy, typed read-only: a mappingproxy would not pickle, and the pipeline
+    # hands the knowledge to worker processes.
+    return dict(d)
 
 
 @dataclass(frozen=True, eq=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import pickle
 from pathlib import Path
 
 import pytest
@@ -142,6 +143,12 @@ def test_fingerprint_is_stable_and_tracks_content(knowledge: Knowledge) -> None:
         {SRT_ARGS: changed, SRT_ENV: fixture("environ.py"), MM_ARGS: fixture("mm_server_args.py")}
     )
     assert other.fingerprint() != knowledge.fingerprint()
+
+
+def test_knowledge_pickles_for_worker_processes(knowledge: Knowledge) -> None:
+    again = pickle.loads(pickle.dumps(knowledge))
+    assert again.fingerprint() == knowledge.fingerprint()
+    assert again.flags_for(MM_ARGS)["decoder_sp"].flag == "--decoder-sp"
 
 
 @pytest.mark.parametrize(
