@@ -212,6 +212,7 @@ def diff(
                 jobs=jobs,
                 cache_dir=cache_dir,
                 use_cache=not no_cache,
+                progress=err.is_terminal,
             )
         else:
             raise ExtractorError("diff", "give two dataset files, or --from and --to (and optionally --source)")

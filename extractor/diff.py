@@ -458,20 +458,22 @@ def diff_commits(
     jobs: int | None = None,
     cache_dir: Path | None = None,
     use_cache: bool = True,
+    progress: bool = False,
 ) -> DiffResult:
     """Extract the target at both commits (reusing cached per-file results) and diff them.
 
+    Both commit-ishes are resolved before anything is extracted, so a typo fails at once.
     Renames come from git (``changed_paths`` between the two resolved shas), so a renamed file's
-    records pair with their old selves.
+    records pair with their old selves; records of files git reports unchanged pair by id
+    without comparing their prose (``trust_unchanged_files``).
     """
     from extractor import api
     from extractor.source import open_target
 
-    results = []
-    for ref in (from_ref, to_ref):
-        options = api.ExtractOptions.build(
+    def options(sha: str) -> api.ExtractOptions:
+        return api.ExtractOptions.build(
             source=source,
-            sha=ref,
+            sha=sha,
             include=include,
             exclude=exclude,
             repo=repo,
@@ -479,10 +481,14 @@ def diff_commits(
             cache_dir=cache_dir,
             use_cache=use_cache,
         )
-        results.append(api.extract(options))
-    old, new = results
-    with open_target(options.source, old.sha, cache_dir=cache_dir) as target:
-        renames = target.changed_paths(new.sha)
+
+    where = options(from_ref).source
+    with open_target(where, from_ref, cache_dir=cache_dir) as old_target:
+        with open_target(where, to_ref, cache_dir=cache_dir) as new_target:
+            old_sha, new_sha = old_target.sha, new_target.sha
+        renames = old_target.changed_paths(new_sha)
+    old = api.extract(options(old_sha), progress=progress)
+    new = api.extract(options(new_sha), progress=progress)
     return diff_records(
         old.records,
         new.records,
