@@ -93,16 +93,24 @@ class PatternInfo:
         return ratio * min(1.0, (self.literal_chars + 4) / 24)
 
 
-def analyse_pattern(pattern: str) -> PatternInfo:
-    """Split a regex into the literal runs every full match must contain, in order."""
-    try:
-        parsed = _sre.parse(pattern)
-    except Exception:  # a pattern re.compile accepted but the parser rejects: treat as opaque
-        return PatternInfo((), 0, 1, frozenset(), False)
+def analyse_pattern(pattern: str, *, fast: bool = True) -> PatternInfo:
+    """Split a regex into the literal runs every full match must contain, in order.
+
+    Patterns made only of escaped literals, ``(?s:.*)``-like wildcards, lookaheads and anchors
+    (nearly all of an extracted dataset) are read by a small scanner; anything else goes through
+    the stdlib's own regex parser, which gives the same answer several times slower.
+    """
     walker = _Walker()
-    walker.walk(parsed.data)
+    ignore_case = False
+    if not (fast and _scan_simple(pattern, walker)):
+        try:
+            parsed = _sre.parse(pattern)
+        except Exception:  # a pattern re.compile accepted but the parser rejects: treat as opaque
+            return PatternInfo((), 0, 1, frozenset(), False)
+        walker = _Walker()
+        walker.walk(parsed.data)
+        ignore_case = bool(parsed.state.flags & re.IGNORECASE) or walker.ignore_case
     walker.flush(at_end=True)
-    ignore_case = bool(parsed.state.flags & re.IGNORECASE) or walker.ignore_case
     words: set[str] = set()
     for text, at_start, at_end in walker.runs:
         for m in _WORD_RE.finditer(text):
@@ -145,10 +153,13 @@ class _Walker:
         self._seen_any = True
 
     def _literal(self, ch: str) -> None:
+        self._literals(ch)
+
+    def _literals(self, text: str) -> None:
         if not self.current:
             self._run_at_start = not self._seen_any
-        self.current.append(ch)
-        self.literal_chars += 1
+        self.current.append(text)
+        self.literal_chars += len(text)
         self._seen_any = True
 
     def walk(self, items: Iterable[tuple[Any, Any]]) -> None:
@@ -177,6 +188,91 @@ class _Walker:
                 continue
             else:  # ANY, IN, NOT_LITERAL, BRANCH, GROUPREF, CATEGORY, ...
                 self._break(placeholder=True)
+
+
+_ESCAPED_CONTROL = {"n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v", "a": "\a"}
+_SIMPLE_TOKEN = re.compile(
+    r"""
+    (?P<wild>\(\?s:\.[*+]\??\)|\[\\s\\S\][*+]\??|\.[*+]\??)  # (?s:.*) [\s\S]*? .* and kin
+    | (?P<lit>[^.^$*+?{}\[\]\\|()]+)                               # plain text
+    | \\(?P<esc>.)                                                  # one escaped character
+    | (?P<look>\(\?[=!])                                            # a lookahead
+    | (?P<zero>[\^$])
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+
+
+def _scan_simple(pattern: str, walker: _Walker) -> bool:
+    """Feed ``walker`` from a pattern of the common simple shapes; False for anything else."""
+    i, n = 0, len(pattern)
+    while i < n:
+        m = _SIMPLE_TOKEN.match(pattern, i)
+        if m is None:
+            return False  # groups, alternation, classes, counted repeats: the real parser's job
+        i = m.end()
+        quantified = i < n and pattern[i] in "*+?{"
+        kind = m.lastgroup
+        if kind == "wild":
+            if quantified:
+                return False
+            walker._break(placeholder=True)
+        elif kind == "lit":
+            text = m.group("lit")
+            if quantified:
+                return False  # the last character is optional or repeated
+            walker._literals(text)
+        elif kind == "esc":
+            d = m.group("esc")
+            if d in "AZbB":
+                continue
+            if d in "dDsSwW":
+                while i < n and pattern[i] in "*+?":
+                    i += 1
+                if i < n and pattern[i] == "{":
+                    return False
+                walker._break(placeholder=True)
+                continue
+            if d.isalnum() or d == "_":
+                if d not in _ESCAPED_CONTROL:
+                    return False  # \1, \x41, \u00e9, \N{...}
+                d = _ESCAPED_CONTROL[d]
+            if quantified:
+                return False
+            walker._literals(d)
+        elif kind == "look":
+            end = _group_end(pattern, m.start())
+            if end < 0 or (end < n and pattern[end] in "*+?{"):
+                return False
+            i = end  # a lookahead consumes nothing
+        # "zero": ^ and $ consume nothing
+    return True
+
+
+def _group_end(pattern: str, start: int) -> int:
+    """Index just after the ``)`` closing the group opened at ``start``; -1 if unbalanced."""
+    depth, i, n = 0, start, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            i += 1
+            if i < n and pattern[i] == "^":
+                i += 1
+            if i < n and pattern[i] == "]":
+                i += 1
+            while i < n and pattern[i] != "]":
+                i += 2 if pattern[i] == "\\" else 1
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return -1
 
 
 def _runs_in_order(runs: Sequence[str], text_lower: str) -> bool:
@@ -697,7 +793,9 @@ _WHY = {
 
 def _qualifies(e: _Evidence, custom_class: bool) -> bool:
     """Whether the evidence names this site at all (the score then says how well)."""
-    if e.frame_close:
+    if e.frame_close and (e.cls >= 0 or e.message > 0):
+        # Near the frame's line, unless its class contradicts the input's and its text does too
+        # (a bare AssertionError from an assert that has no record is not the raise next to it).
         return True
     if custom_class and e.cls == 1.0:
         return True  # an sglang-specific class is evidence on its own; ValueError is not

@@ -7,6 +7,7 @@ raise sites (written here, not copied), and the CLI as a subprocess.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -14,6 +15,8 @@ from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from extractor.errors import ExtractorError
 from extractor.match import (
@@ -133,6 +136,21 @@ def test_pattern_flags_and_classes() -> None:
     assert info.ignore_case and info.runs == ("page size ", " is not supported")
     lazy = analyse_pattern(r"got [\s\S]*? tokens[.]")
     assert lazy.runs == ("got ", " tokens.")
+
+
+_PIECES = st.one_of(
+    st.text(min_size=1, max_size=12).map(re.escape),
+    st.sampled_from([r"(?s:.*)", r"[\s\S]*?", r".*", r"\d+", r"\Z", r"\n", "^", r"\w"]),
+    st.text(min_size=1, max_size=8).map(lambda t: r"(?=[\s\S]*?" + re.escape(t) + ")"),
+    st.sampled_from(["(?:a|b)", "x?", "[abc]", "(foo)", "a{2}", r"(?i:Ab)"]),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_PIECES, max_size=8).map("".join))
+def test_fast_scanner_agrees_with_the_regex_parser(pattern: str) -> None:
+    re.compile(pattern)
+    assert analyse_pattern(pattern) == analyse_pattern(pattern, fast=False)
 
 
 # -- input forms ---------------------------------------------------------------------------------
