@@ -259,7 +259,7 @@ def nightly(
     from extractor.nightly import NightlyOptions, run_nightly
 
     def note(text: str) -> None:
-        err.print(text, highlight=False, markup=False)
+        err.print(text, highlight=False, markup=False, soft_wrap=True)
 
     try:
         result = run_nightly(
