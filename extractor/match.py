@@ -397,14 +397,14 @@ class ClassHierarchy:
         return result
 
     def relation(self, query: str, record: str) -> float:
-        """1 same class, 0.5 one derives from the other, -0.5 unrelated (0 when unknowable)."""
+        """1 same class, 0.5 one derives from the other, -0.5 unrelated, 0 when unknowable."""
         if query == record:
             return 1.0
         if record in self.ancestors(query) or query in self.ancestors(record):
             # A generic base (Exception) says little; only a specific shared line counts fully.
             return 0.2 if {query, record} & {"Exception", "BaseException"} else 0.5
-        if query not in self.parents and record not in self.parents:
-            return 0.0  # neither's ancestry is known: no evidence either way
+        if query not in self.parents or record not in self.parents:
+            return 0.0  # one's ancestry is unknown (a helper's name, a class defined elsewhere)
         return -0.5
 
     def looks_like_class(self, dotted: str) -> bool:

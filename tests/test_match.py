@@ -260,6 +260,9 @@ def test_base_class_of_a_custom_class_is_related(matcher: Matcher) -> None:
     assert matcher.hierarchy.relation("RuntimeError", "KVTransferError") == 0.5
     assert matcher.hierarchy.relation("KVTransferError", "Exception") == 0.2
     assert matcher.hierarchy.relation("TypeError", "KVTransferError") == -0.5
+    # A helper's name as errorClass, or a class whose bases no record shows: no evidence either way.
+    assert matcher.hierarchy.relation("ValueError", "_bad_request") == 0
+    assert matcher.hierarchy.relation("SomeOtherError", "ValueError") == 0
     text = "Failed to transfer KV cache for request 7: timeout"
     exact = matcher.match("KVTransferError: " + text)[0]
     base = matcher.match("RuntimeError: " + text)[0]
