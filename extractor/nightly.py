@@ -13,6 +13,7 @@ holder dies, so a killed run never blocks the next.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import functools
 import hashlib
@@ -29,6 +30,7 @@ from typing import Any
 import orjson
 
 from extractor import __version__
+from extractor.cache import default_cache_dir
 from extractor.errors import ExtractorError
 from extractor.models import SCHEMA_VERSION, ErrorRecord
 from extractor.output import dumps_line, read_dataset, sort_key
@@ -108,6 +110,9 @@ def run_nightly(options: NightlyOptions, *, on_wait: Callable[[str], None] | Non
     """
     if options.keep < 1:
         raise ExtractorError("--keep", f"must be at least 1, got {options.keep}")
+    if options.cache_dir is None:
+        # One default for the clone (source), the results (pipeline) and pruning (here).
+        options = dataclasses.replace(options, cache_dir=default_cache_dir())
     folder = options.out_dir
     if folder.exists() and not folder.is_dir():
         raise ExtractorError(str(folder), "not a directory")
@@ -522,7 +527,8 @@ def _prune(folder: Path, manifest: dict[str, Any]) -> list[Path]:
 
 
 def _prune_cache(cache_dir: Path | None) -> None:
-    from extractor.cache import default_cache_dir, prune_namespaces
+    from extractor.cache import prune_namespaces
 
-    with contextlib.suppress(OSError):
-        prune_namespaces(cache_dir or default_cache_dir(), older_than_days=CACHE_PRUNE_DAYS)
+    if cache_dir is not None:
+        with contextlib.suppress(OSError):
+            prune_namespaces(cache_dir, older_than_days=CACHE_PRUNE_DAYS)

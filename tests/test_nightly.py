@@ -444,3 +444,11 @@ def test_unknown_ref_is_a_clear_error(env: Env) -> None:
     assert proc.returncode == 2
     assert "no-such-branch" in proc.stderr and "Traceback" not in proc.stderr
     assert not (env.out / "manifest.json").exists()
+
+
+def test_default_cache_dir_follows_xdg(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(env.tmp / "xdg"))
+    options = NightlyOptions(source=str(env.source), ref="main", out_dir=env.out, jobs=1)
+    assert files(run_nightly(options).manifest) == (3, 3, 0, 0)
+    assert len(list((env.tmp / "xdg" / "sglang-errors" / "results").rglob("*.bin"))) == 3
+    assert files(run_nightly(options).manifest) == (3, 0, 3, 0)
