@@ -8,8 +8,8 @@ Pairing runs in stages, each only over the records the earlier stages left unpai
    (``difflib`` ratio), the similarity of the normalised source window (stripped, non-blank
    lines) and whether the guard (``validationCode``) is unchanged. A reworded message or a
    function moved within a file lands here.
-3. **same file, same message**: an unchanged, informative message whose class changed
-   (``assert`` turned into ``raise ValueError``).
+3. **same file, any class**: an informative message, unchanged or nearly so, whose class
+   changed (``assert`` turned into ``raise ValueError``).
 4. **same class, same message, any file**: a function moved to another file; the source window
    or the guard must agree as well, so two unrelated sites sharing a stock message do not pair.
 
@@ -81,6 +81,10 @@ _INFORMATIVE_MESSAGE = 12
 # Stage 2 scoring weights and acceptance threshold (see _same_file_accept).
 _W_MESSAGE, _W_CODE, _W_GUARD = 0.55, 0.30, 0.15
 _ACCEPT_SCORE = 0.5
+# An informative message this close to another in the same file is the same site reworded,
+# whatever its surroundings did; across a class change it must be closer still.
+_SAME_MESSAGE = 0.8
+_SAME_MESSAGE_OTHER_CLASS = 0.85
 
 
 @dataclass(frozen=True)
@@ -264,11 +268,11 @@ def _same_file_accept(a: _Sig, b: _Sig, s: _Score) -> bool:
     if not (a.informative or b.informative):
         # Bare or tiny messages ("raise NotImplementedError") pair only on their surroundings.
         return s.code >= 0.6
-    return s.total >= _ACCEPT_SCORE
+    return (a.informative and b.informative and s.message >= _SAME_MESSAGE) or s.total >= _ACCEPT_SCORE
 
 
 def _class_changed_accept(a: _Sig, b: _Sig, s: _Score) -> bool:
-    return True  # the bucket key (file, informative message) is the evidence
+    return s.message >= _SAME_MESSAGE_OTHER_CLASS
 
 
 def _moved_file_accept(a: _Sig, b: _Sig, s: _Score) -> bool:
@@ -400,9 +404,7 @@ def diff_records(
             ),
             (
                 "class-changed",
-                lambda s, is_old: (
-                    (home(s) if is_old else s.record.filePath, s.message) if s.informative else None
-                ),
+                lambda s, is_old: (home(s) if is_old else s.record.filePath) if s.informative else None,
                 _class_changed_accept,
             ),
             ("moved-file", lambda s, is_old: (s.record.errorClass, s.message), _moved_file_accept),

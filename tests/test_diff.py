@@ -501,3 +501,46 @@ def test_prose_is_compared_without_the_sites_own_position() -> None:
     # A number that happens to equal the old line, quoted after ':', is masked only on its own side.
     quoted = shifted.model_copy(update={"triggerScenarios": shifted.triggerScenarios + " See x.py:40."})
     assert diff_records([old], [quoted]).changed[0].fields == ("triggerScenarios",)
+
+
+def test_near_identical_message_pairs_even_when_its_surroundings_changed() -> None:
+    old = make_record(
+        file=MEM,
+        scope="load_moe_scheme",
+        message='Missing MoE quantization description for layer {prefix}: {", ".join(missing)}',
+        guard="missing",
+        line=254,
+    )
+    new = regenerate(
+        old,
+        scope="resolve_scheme",
+        message='Missing MoE quantization description for layer {prefix}: {"; ".join(tried)}',
+        guard="not found and tried",
+        above=("    # Try every naming convention before giving up.", "    for name in candidates: pass"),
+        line=289,
+    )
+    result = diff_records([old], [new])
+    assert kinds(result) == (0, 0, 1, 0)
+    assert result.changed[0].paired_by == "similar"
+
+
+def test_class_change_with_a_small_rewording_pairs() -> None:
+    old = make_record(
+        file=MEM,
+        cls="AssertionError",
+        message="expand width must be R ({R}) or 2*R ({2 * R})",
+        guard="w != R",
+        line=184,
+    )
+    new = regenerate(
+        old, cls="ValueError", message="expand width must be R ({rank}) or 2*R ({2 * rank})", line=147
+    )
+    result = diff_records([old], [new])
+    assert kinds(result) == (0, 0, 1, 0)
+    assert result.changed[0].paired_by == "class-changed"
+    assert {"errorClass", "errorMessage"} <= set(result.changed[0].fields)
+    # A different message under a different class is another site.
+    other = regenerate(
+        old, cls="ValueError", message="rank {rank} exceeds the kernel's limit of 64", line=147
+    )
+    assert kinds(diff_records([old], [other])) == (1, 1, 0, 0)
