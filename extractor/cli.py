@@ -216,6 +216,9 @@ def diff(
             )
         else:
             raise ExtractorError("diff", "give two dataset files, or --from and --to (and optionally --source)")
+    except ExtractorError as exc:
+        fail(exc)
+    try:
         if out_path is not None:
             atomic_write_bytes(out_path, [render(result, form).encode()])
         elif form is DiffFormat.table:
@@ -223,8 +226,6 @@ def diff(
         else:
             sys.stdout.write(render(result, form))
             sys.stdout.flush()
-    except ExtractorError as exc:
-        fail(exc)
     except OSError as exc:
         fail(ExtractorError(str(out_path or "stdout"), f"cannot write ({exc.strerror or exc})"))
     raise typer.Exit(1 if result.has_differences else 0)

@@ -544,3 +544,11 @@ def test_class_change_with_a_small_rewording_pairs() -> None:
         old, cls="ValueError", message="rank {rank} exceeds the kernel's limit of 64", line=147
     )
     assert kinds(diff_records([old], [other])) == (1, 1, 0, 0)
+
+
+def test_cli_unwritable_out_exits_2(files: tuple[Path, Path], tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    run = cli(*files, "--out", blocker / "changes.json", "--format", "json")
+    assert run.returncode == 2
+    assert "changes.json" in run.stderr and "Traceback" not in run.stderr
