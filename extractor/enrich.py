@@ -15,7 +15,9 @@ site's namespace declares a flag with destination ``x``, read from
   accessor followed by at most two group attributes (``get_exec().mamba.x``,
   ``get_spec().speculative_algorithm``, ``get_flags().capture.enable_torch_compile``): sglang's
   runtime config groups are seeded from the server args;
-* ``self.x`` only inside a class that declares flags (``ServerArgs`` and its mixins).
+* ``self.x`` only inside a class that declares flags (``ServerArgs`` and its mixins);
+* a zero-argument getter named after a multi-word destination, ``get_moe_runner_backend()``
+  (sglang's module-level accessors for values initialised from the server args).
 
 A bare ``self.x`` or ``config.x`` elsewhere is *not* a flag even when ``x`` happens to be a flag
 destination: model and layer objects reuse names such as ``tp_size`` and ``dtype`` for their own
@@ -185,6 +187,13 @@ def _flag_of_node(node: ast.AST, ctx: _Ctx) -> FlagInfo | None:
             key = _str_value(node.slice, ctx)
             if key is not None:
                 return ctx.flags.get(key)
+        return None
+    if isinstance(node, ast.Call) and not node.args and not node.keywords:
+        # ``get_moe_runner_backend()``: a getter named after a multi-word flag destination
+        # returns that flag's (parsed) value.
+        name = _call_name(node)
+        if name.startswith("get_") and "_" in name[4:]:
+            return ctx.flags.get(name[4:])
         return None
     if (
         isinstance(node, ast.Call)
@@ -543,20 +552,36 @@ _INVERT_CMP: dict[type[ast.cmpop], type[ast.cmpop]] = {
 }
 
 
-def _negate(expr: ast.expr) -> ast.expr:
-    """The logical opposite, written the way a person would (``x > 0`` for ``not x <= 0``)."""
+def _simplify(expr: ast.expr, depth: int = 0) -> ast.expr:
+    """Push ``not`` inwards so a condition reads the way a person would write it:
+    ``not not x`` -> ``x``, ``not x != 1`` -> ``x == 1``, ``not (a or b)`` -> ``not a and not b``."""
+    if depth > 20:
+        return expr
     if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
-        return expr.operand
-    if isinstance(expr, ast.Compare) and len(expr.ops) == 1:
-        inv = _INVERT_CMP.get(type(expr.ops[0]))
-        if inv is not None:
-            return ast.Compare(left=expr.left, ops=[inv()], comparators=list(expr.comparators))
-    # De Morgan keeps short chains readable: not (a or b) -> not a and not b.
-    if isinstance(expr, ast.BoolOp) and len(expr.values) <= 3:
-        parts = [_negate(v) for v in expr.values]
-        new_op: ast.boolop = ast.And() if isinstance(expr.op, ast.Or) else ast.Or()
-        return ast.BoolOp(op=new_op, values=parts)
-    return ast.UnaryOp(op=ast.Not(), operand=expr)
+        inner = expr.operand
+        if isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.Not):
+            return _simplify(inner.operand, depth + 1)
+        if isinstance(inner, ast.Compare) and len(inner.ops) == 1:
+            inv = _INVERT_CMP.get(type(inner.ops[0]))
+            if inv is not None:
+                return ast.Compare(left=inner.left, ops=[inv()], comparators=list(inner.comparators))
+        if isinstance(inner, ast.BoolOp):
+            new_op: ast.boolop = ast.And() if isinstance(inner.op, ast.Or) else ast.Or()
+            parts = [_simplify(ast.UnaryOp(op=ast.Not(), operand=v), depth + 1) for v in inner.values]
+            return ast.BoolOp(op=new_op, values=parts)
+        return expr
+    if isinstance(expr, ast.BoolOp):
+        return ast.BoolOp(op=expr.op, values=[_simplify(v, depth + 1) for v in expr.values])
+    return expr
+
+
+def _conjuncts(expr: ast.expr) -> list[ast.expr]:
+    if isinstance(expr, ast.BoolOp) and isinstance(expr.op, ast.And):
+        out: list[ast.expr] = []
+        for v in expr.values:
+            out.extend(_conjuncts(v))
+        return out
+    return [expr]
 
 
 def _unparse(expr: ast.AST) -> str:
@@ -603,7 +628,9 @@ class _AtomView:
     text: str
     expr: ast.expr | None
     reads: _Reads
-    constraint: _Constraint | None
+    constraints: list[_Constraint]
+    simple: str
+    """The atom with ``not`` pushed inwards (equal to ``text`` when nothing changes)."""
     model: bool
     hardware: bool
     request: bool
@@ -614,24 +641,34 @@ class _AtomView:
         """The condition that avoids the site, as code (``x > 0`` for the atom ``x <= 0``)."""
         if self.expr is None:
             return ""
-        return _unparse(_negate(self.expr)) or f"not ({self.text})"
+        return _unparse(_simplify(ast.UnaryOp(op=ast.Not(), operand=self.expr))) or f"not ({self.text})"
 
 
 def _view(atom: GuardAtom, reads: _Reads, ctx: _Ctx) -> _AtomView:
     expr = _effective(atom)
-    constraint = None
-    if atom.test is not None and (reads.flags or reads.envs):
-        try:
-            constraint = _constraint(atom.test, atom.negated, ctx)
-        except RecursionError:
-            constraint = None
     text = atom.text
+    simple_expr = _simplify(expr) if expr is not None else None
+    simple = text
+    if simple_expr is not None and simple_expr is not expr:
+        simple = _unparse(simple_expr) or text
+    constraints: list[_Constraint] = []
+    if simple_expr is not None and (reads.flags or reads.envs):
+        # Each conjunct of the simplified atom may constrain one flag or env var on its own:
+        # ``not (a or server_args.x != 1)`` is ``not a and server_args.x == 1``.
+        try:
+            for part in _conjuncts(simple_expr):
+                c = _constraint(part, False, ctx)
+                if c is not None:
+                    constraints.append(c)
+        except RecursionError:
+            constraints = []
     return _AtomView(
         atom=atom,
         text=text,
         expr=expr,
         reads=reads,
-        constraint=constraint,
+        constraints=constraints,
+        simple=simple,
         model=bool(_MODEL_RE.search(text)),
         hardware=bool(_HW_RE.search(text)),
         request=bool(_REQUEST_RE.search(text)),
@@ -736,12 +773,17 @@ def _classify(site: Site, views: list[_AtomView], total: _Reads) -> _Kind:
         return _Kind(
             "resource", "resource-exhausted", "configuration" if total.flags else "fail-fast", severity
         )
+    guard_reads_config = bool(total.flags or total.envs)
     if short in _NET_CLASSES or (
-        short not in ("ValueError", "TypeError", "AssertionError") and _NET_RE.search(msg)
+        short not in ("ValueError", "TypeError", "AssertionError")
+        and not guard_reads_config
+        and _NET_RE.search(msg)
     ):
         return _Kind("network", "network-error", "retry", severity)
     if short in _IO_CLASSES or (
-        short not in ("ValueError", "TypeError", "AssertionError") and _IO_RE.search(msg)
+        short not in ("ValueError", "TypeError", "AssertionError")
+        and not guard_reads_config
+        and _IO_RE.search(msg)
     ):
         return _Kind("io", "io-error", "fail-fast", severity)
     if has_hw and (any(v.hardware for v in views) or not total.flags):
@@ -806,9 +848,12 @@ def _atom_words(v: _AtomView) -> str:
     """A short gloss of one atom, naming the flags/env vars it reads."""
     if v.atom.kind == "except":
         return f"inside the handler `{v.text}`"
-    if v.constraint is not None:
-        return _constraint_words(v.constraint)
     bits: list[str] = []
+    if v.simple != v.text:
+        bits.append(f"that is, `{v.simple}`")
+    if v.constraints:
+        bits.extend(_constraint_words(c) for c in v.constraints)
+        return "; ".join(bits)
     if v.isinstance_ is not None:
         subj, types, positive = v.isinstance_
         t = " or ".join(types)
@@ -1024,7 +1069,7 @@ def _env_assign(c: _Constraint, before: bool) -> str | None:
 def _command_fix(site: Site, knowledge: Knowledge, views: list[_AtomView], total: _Reads) -> str | None:
     """Before/after command lines, changing one user-controlled value (the first one whose
     change is known) and keeping the others that trigger the error."""
-    all_constraints = [v.constraint for v in views if v.constraint is not None]
+    all_constraints = [c for v in views for c in v.constraints]
     if not all_constraints:
         return None
     # One constraint per flag/env var: one with concrete values (``x > 0``) says more about the
@@ -1083,7 +1128,7 @@ def _command_fix(site: Site, knowledge: Knowledge, views: list[_AtomView], total
     if not changed or before == after:
         return None
     needs = "; ".join(_constraint_words(c).replace("`", "") for c in all_constraints)
-    others = [v.text for v in views if v.constraint is None and v.atom.kind != "except"]
+    others = [v.simple for v in views if not v.constraints and v.atom.kind != "except"]
     if others:
         needs += "; and " + "; ".join(others[:2])
     return f"# fails when {needs}\n# before\n{before}\n# after\n{after}"
@@ -1129,9 +1174,17 @@ def _code_fix(site: Site, views: list[_AtomView]) -> str:
                 f"    def {meth}(self, *args, **kwargs):\n        ..."
             )
         return f"# before: {call} always raises {site.error_class} here\n{call}\n# after: avoid this call path (see solutions)"
-    cond = " and ".join(_paren(v.neg) for v in plain[:4] if v.expr is not None)
-    first = plain[0].text
-    return f"# before: {call} is reached while `{first}` holds\n{call}\n# after: make the check pass first\nif {cond}:\n    {call}"
+    # The site needs every atom; making the innermost one false is enough, and it is usually
+    # the actual check (the outer ones select the branch it sits in).
+    last = plain[-1]
+    context = " and ".join(f"`{v.simple}`" for v in plain[:-1][:3])
+    when = f" (with {context})" if context else ""
+    short = site.error_class.rsplit(".", 1)[-1]
+    return (
+        f"# before: {call} raises {short} when `{last.simple}`{when}\n{call}\n"
+        f"# after: make sure `{last.neg}` holds first\n"
+        f"if {last.neg}:\n    {call}\nelse:\n    ...  # handle the rejected input here"
+    )
 
 
 def _paren(text: str) -> str:
@@ -1206,18 +1259,18 @@ def _model_subject(v: _AtomView) -> str:
 def _solutions(site: Site, views: list[_AtomView], kind: _Kind) -> list[str]:
     out: list[str] = []
     for v in views:
-        if v.constraint is not None:
-            out.append(
-                _flag_solution(v.constraint) if v.constraint.kind == "flag" else _env_solution(v.constraint)
-            )
+        if v.constraints:
+            out.extend(_flag_solution(c) if c.kind == "flag" else _env_solution(c) for c in v.constraints)
             continue
         if v.reads.flags:
             names = ", ".join(f"`{f.flag}`" for f in v.reads.flags)
-            out.append(f"Change {names} so that `{v.text}` no longer holds")
+            out.append(f"Change {names} so that `{v.neg or 'not ' + v.text}` holds instead")
             continue
         if v.reads.envs:
             names = ", ".join(f"`{e}`" for e in v.reads.envs)
-            out.append(f"Change the environment variable {names} so that `{v.text}` no longer holds")
+            out.append(
+                f"Change the environment variable {names} so that `{v.neg or 'not ' + v.text}` holds instead"
+            )
             continue
         if v.model:
             neg = v.neg
@@ -1228,6 +1281,10 @@ def _solutions(site: Site, views: list[_AtomView], kind: _Kind) -> list[str]:
                 f"Run on a device/platform where `{v.text}` is false, or pick a backend that supports this one"
             )
             continue
+        # Type and request checks only matter for the innermost atom: the outer ones select the
+        # branch the check sits in, and "fixing" them would just reach another branch.
+        if v is not views[-1]:
+            continue
         if v.isinstance_ is not None:
             subj, types, positive = v.isinstance_
             t = " or ".join(types)
@@ -1236,6 +1293,10 @@ def _solutions(site: Site, views: list[_AtomView], kind: _Kind) -> list[str]:
         if v.request:
             neg = v.neg
             out.append(f"Send requests for which `{neg or 'not ' + v.text}` holds")
+    handled = _handled_values(views)
+    if handled is not None:
+        subject, values = handled
+        out.insert(0, f"Use a `{subject}` this code handles: {', '.join(values)}")
     # Flags named only in the message (the guard reads them through a helper).
     if not any("`--" in s for s in out) and site.message is not None:
         for f in dict.fromkeys(_FLAG_IN_MSG_RE.findall(site.message.template)):
@@ -1245,6 +1306,42 @@ def _solutions(site: Site, views: list[_AtomView], kind: _Kind) -> list[str]:
     if not out:
         out.extend(_fallback_solutions(site, views, kind))
     return list(dict.fromkeys(out))[:8]
+
+
+def _handled_values(views: list[_AtomView]) -> tuple[str, list[str]] | None:
+    """For an ``if/elif`` chain over one value (``x != 'a'``, ``x != 'b'``, ``x not in (...)``
+    leading to the site): that value and the literals the chain accepts."""
+    groups: dict[str, list[str]] = {}
+    for v in views:
+        if v.expr is None:
+            continue
+        for part in _conjuncts(_simplify(v.expr)):
+            if not (isinstance(part, ast.Compare) and len(part.ops) == 1):
+                continue
+            op = part.ops[0]
+            if not isinstance(op, ast.NotEq | ast.NotIn | ast.IsNot):
+                continue
+            lit = _literal(part.comparators[0])
+            if lit is None or lit == ("None",):
+                continue
+            subject = _unparse(part.left)
+            if not subject:
+                continue
+            rendered = [
+                repr(x) if isinstance(c, ast.Constant) and isinstance(c.value, str) else x
+                for x, c in zip(lit, _literal_nodes(part.comparators[0]), strict=False)
+            ]
+            groups.setdefault(subject, []).extend(rendered)
+    best = max(groups.items(), key=lambda kv: len(kv[1]), default=None)
+    if best is None or len(best[1]) < 2:
+        return None
+    return best[0], list(dict.fromkeys(best[1]))[:12]
+
+
+def _literal_nodes(node: ast.expr) -> list[ast.expr]:
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return list(node.elts)
+    return [node]
 
 
 def _fallback_solutions(site: Site, views: list[_AtomView], kind: _Kind) -> list[str]:
@@ -1280,8 +1377,7 @@ def _fallback_solutions(site: Site, views: list[_AtomView], kind: _Kind) -> list
 def _trigger(site: Site, views: list[_AtomView], total: _Reads, knowledge: Knowledge) -> str:
     acts: list[str] = []
     for v in views:
-        c = v.constraint
-        if c is not None:
+        for c in v.constraints:
             if c.kind == "flag":
                 args = _flag_args(c, True)
                 if args:
@@ -1293,18 +1389,22 @@ def _trigger(site: Site, views: list[_AtomView], total: _Reads, knowledge: Knowl
             else:
                 a = _env_assign(c, True)
                 acts.append(f"exporting `{a}`" if a else f"leaving `{c.name}` unset")
-        elif v.reads.flags:
+        if v.constraints:
+            continue
+        if v.reads.flags:
             acts.append(
-                "launching with " + ", ".join(f"`{f.flag}`" for f in v.reads.flags) + f" such that `{v.text}`"
+                "launching with "
+                + ", ".join(f"`{f.flag}`" for f in v.reads.flags)
+                + f" such that `{v.simple}`"
             )
         elif v.reads.envs:
-            acts.append("setting " + ", ".join(f"`{e}`" for e in v.reads.envs) + f" such that `{v.text}`")
+            acts.append("setting " + ", ".join(f"`{e}`" for e in v.reads.envs) + f" such that `{v.simple}`")
         elif v.model:
-            acts.append(f"loading a model for which `{v.text}`")
+            acts.append(f"loading a model for which `{v.simple}`")
         elif v.hardware:
-            acts.append(f"running where `{v.text}`")
+            acts.append(f"running where `{v.simple}`")
         elif v.request:
-            acts.append(f"sending a request for which `{v.text}`")
+            acts.append(f"sending a request for which `{v.simple}`")
     where = _scope_ref(site)
     if acts:
         return f"Triggered by {', together with '.join(acts[:5])}; the check is in {where}."
@@ -1312,7 +1412,7 @@ def _trigger(site: Site, views: list[_AtomView], total: _Reads, knowledge: Knowl
         return f"Any call that reaches {where} (line {site.line}) raises; there is no guard in front of it."
     if site.guard.handlers and all(v.atom.kind == "except" for v in views):
         return f"An exception of type {', '.join(site.guard.handlers)} inside {where} is converted into {site.error_class}."
-    first = views[-1].text
+    first = views[-1].simple
     return f"Code calls {where} in a state where `{first}` holds ({len(views)} condition{'s' if len(views) > 1 else ''} in all)."
 
 
@@ -1323,35 +1423,44 @@ def _scope_ref(site: Site) -> str:
 
 
 _SITUATIONS = {
-    "model-feature-mismatch": "Reusing a launch command or feature written for one model family with a checkpoint of another family",
-    "flag-conflict": "Copying a launch script that enables options this path cannot combine, or adding one flag without its companions",
-    "invalid-value": "A value out of range or misspelled, set in the launch command, a config file or a caller",
-    "missing-dependency": "A fresh environment without the optional extra, or a package version that drifted",
-    "hardware-unsupported": "Running on a GPU generation or accelerator this kernel/backend path was not built for",
-    "not-implemented": "Selecting a backend, mode or model variant whose implementation of this path is still missing",
-    "resource-exhausted": "Large batches, long contexts or a memory fraction set too tight for the device",
-    "internal-invariant": "Unusual scheduling, a state race or a code change upstream that broke an assumption",
-    "io-error": "A wrong path, a partially downloaded checkpoint or missing permissions",
-    "network-error": "A peer process that died or has not started yet, a firewall, or a wrong host/port",
-    "timeout": "A slow or overloaded peer, first-time compilation/warm-up, or a timeout set too low",
-    "bad-request": "A client sending parameters the endpoint does not accept",
+    "model-feature-mismatch": "reusing a launch command or feature written for one model family with a checkpoint of another family",
+    "flag-conflict": "copying a launch script that enables options this path cannot combine, or adding one flag without its companions",
+    "invalid-value": "a caller passing a value outside the accepted range, often derived from the model config or a request",
+    "missing-dependency": "a fresh environment without the optional extra, or a package version that drifted",
+    "hardware-unsupported": "running on a GPU generation or accelerator this kernel/backend path was not built for",
+    "not-implemented": "selecting a backend, mode or model variant whose implementation of this path is still missing",
+    "resource-exhausted": "large batches, long contexts or a memory fraction set too tight for the device",
+    "internal-invariant": "unusual scheduling, a state race or an upstream change that broke an assumption",
+    "io-error": "a wrong path, a partially downloaded checkpoint or missing permissions",
+    "network-error": "a peer process that died or has not started yet, a firewall, or a wrong host/port",
+    "timeout": "a slow or overloaded peer, first-time compilation/warm-up, or a timeout set too low",
+    "bad-request": "a client sending parameters the endpoint does not accept",
+}
+# With flags or env vars in the guard the user's launch settings are the usual cause.
+_SITUATIONS_CONFIG = {
+    "invalid-value": "a launch setting outside the accepted range, or a misspelled choice, in the command line or config file",
+    "internal-invariant": "a combination of launch settings this code path does not expect",
 }
 
 
 def _situations(site: Site, views: list[_AtomView], total: _Reads, kind: _Kind, tags: list[str]) -> str:
-    base = _SITUATIONS[kind.background]
+    config = bool(total.flags or total.envs)
+    base = (_SITUATIONS_CONFIG.get(kind.background) if config else None) or _SITUATIONS[kind.background]
+    area = tags[0] if tags else "sglang"
+    head = f"In the {area} code ({_short_path(site.path)}), typically {base}"
     bits = []
     if total.flags:
-        bits.append("flags " + ", ".join(f.flag for f in total.flags[:4]))
+        bits.append(", ".join(f.flag for f in total.flags[:4]))
     if total.envs:
-        bits.append("environment " + ", ".join(total.envs[:3]))
-    area = tags[0] if tags else _short_path(site.path)
-    where = f" in the {area} code ({_short_path(site.path)})"
+        bits.append(", ".join(total.envs[:3]))
     if bits:
-        return f"{base}{where}, involving {' and '.join(bits)}."
-    if views and views[-1].atom.kind != "except":
-        return f"{base}{where}; here it shows up as `{views[-1].text}`."
-    return f"{base}{where}, reached through {_scope_ref(site)}."
+        return f"{head}; the settings involved are {' and '.join(bits)}."
+    plain = [v for v in views if v.atom.kind != "except"]
+    if plain:
+        return f"{head}; here it shows up as `{plain[-1].simple}`."
+    if site.guard.handlers:
+        return f"{head}; here it follows a caught {', '.join(site.guard.handlers)}."
+    return f"{head}; reached through {_scope_ref(site)}."
 
 
 def _prevention(site: Site, views: list[_AtomView], total: _Reads, kind: _Kind) -> list[str]:
@@ -1474,6 +1583,18 @@ def _tags(site: Site, views: list[_AtomView], total: _Reads, kind: _Kind) -> lis
 
 
 def _type_guard(views: list[_AtomView]) -> str | None:
+    code = _type_guard_code(views)
+    if code is None:
+        return None
+    try:
+        ast.parse(code)
+    except SyntaxError:
+        # e.g. ``isinstance(x, (A, *more))``: no type expression to name.
+        return None
+    return code
+
+
+def _type_guard_code(views: list[_AtomView]) -> str | None:
     for v in views:
         if v.isinstance_ is None:
             continue

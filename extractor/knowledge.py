@@ -363,9 +363,10 @@ def _add_argument_flag(call: ast.Call, ns: str) -> tuple[FlagInfo, bool] | None:
             choices = _literal_choices(kw.value)
         elif kw.arg == "action":
             act = _const_str(kw.value)
-            if act in ("store_true", "store_false"):
-                is_bool = True
             name = act or _name_of(kw.value)
+            # store_true/false, argparse.BooleanOptionalAction, sglang's StoreBoolean...
+            if act in ("store_true", "store_false") or (not act and "bool" in name.lower()):
+                is_bool = True
             if _DEPRECATED_RE.search(name or ""):
                 deprecated = True
     if not longs:

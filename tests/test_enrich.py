@@ -182,12 +182,15 @@ def test_reference_gate_documentation(knowledge: Knowledge) -> None:
         ("get_exec().mamba.enable_linear_replayssm_spec", ["--enable-linear-replayssm-spec"]),
         ("get_flags().capture.tp_size > 1", ["--tp-size"]),
         ("server_args.model_path.startswith('/') and server_args.tp_size", ["--model-path", "--tp-size"]),
+        ("get_join_offset() > 0", ["--elastic-join-offset"]),
+        ("get_kv_dtype().is_fp8()", ["--kv-dtype"]),
         # Not flags: the receiver is not a server-args object.
         ("self.tp_size > 1", []),
         ("config.tp_size > 1", []),
         ("kv_args.tp_size > 1", []),
         ("server_args.not_a_flag", []),
         ("get_parallel(group).tp_size > 1", []),
+        ("get_stream() is None", []),
     ],
 )
 def test_flag_reads(knowledge: Knowledge, source: str, flags: list[str]) -> None:
@@ -473,3 +476,29 @@ def test_deterministic(knowledge: Knowledge) -> None:
     site = reference_site()
     assert enrich(site, knowledge) == enrich(site, knowledge)
     assert_complete(enrich(site, knowledge))
+
+
+def test_elif_chain_names_the_handled_values(knowledge: Knowledge) -> None:
+    site = make_site(
+        (
+            atom("quant_type == 'W8A8_DYNAMIC' or quant_type == 'W8A8'", negated=True),
+            atom("quant_type == 'W4A4'", negated=True),
+            atom("quant_type in ('MXFP4', 'MXFP4_DUAL')", negated=True),
+        ),
+        error_class="NotImplementedError",
+        message="no scheme for {quant_type}",
+    )
+    prose = enrich(site, knowledge)
+    assert prose.solutions[0] == (
+        "Use a `quant_type` this code handles: 'W8A8_DYNAMIC', 'W8A8', 'W4A4', 'MXFP4', 'MXFP4_DUAL'"
+    )
+    assert "that is, `quant_type != 'W8A8_DYNAMIC' and quant_type != 'W8A8'`" in prose.documentation
+
+
+def test_negated_or_on_flags_gives_one_solution_per_flag(knowledge: Knowledge) -> None:
+    site = make_site((atom("server_args.stream or server_args.max_queue != 1", negated=True), atom("ready")))
+    prose = enrich(site, knowledge)
+    assert prose.solutions[:2] == [
+        "Add `--stream` to the launch command",
+        "Use a `--max-queue` value other than 1",
+    ]
