@@ -29,7 +29,7 @@ class DiffFormat(StrEnum):
 # How much of a long message a table cell or changelog line shows.
 _MESSAGE_WIDTH = 160
 # Prose fields are listed as changed by name only; their old and new values would drown the
-# changelog. These fields get an old -> new line each.
+# changelog. These fields (the message, class, place and guard) get an old -> new line each.
 _SHOWN_FIELDS = (
     "errorClass",
     "errorMessage",
@@ -39,6 +39,7 @@ _SHOWN_FIELDS = (
     "httpStatus",
     "errorCode",
     "slug",
+    "validationCode",
 )
 
 
