@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import gc
 import importlib
 import math
 import re
@@ -56,7 +57,11 @@ REGEX_SECONDS = 0.02
 MAX_REGEX_CHARS = 2000
 """Longest message a candidate regex is run on; longer text is judged by literal runs and words."""
 MAX_MESSAGE_LINES = 40
-MAX_LOG_LINES = 60
+MAX_INPUT_LINES = 2000
+"""A longer input is read only around its tracebacks and at its end (see :func:`_focus`)."""
+FOCUS_LINES = 300
+MAX_LINE_CHARS = 200_000
+MAX_LOG_LINES = 30
 """A log with no exception line: only its last this-many lines are tried as messages."""
 
 W_MESSAGE, W_CLASS, W_FRAME = 0.55, 0.15, 0.30
@@ -64,6 +69,8 @@ CHAIN_EARLIER_WEIGHT = 0.6
 EMBEDDED_WEIGHT = 0.85
 MIN_SPECIFICITY = 0.2
 """Below this a pattern (``{a}: {b}``) is too generic to name a site from its message alone."""
+FUZZY_MIN_RECALL = 0.6
+"""Share of a record's (idf-weighted) literal words the message must hold for a loose match."""
 
 _WORD_RE = re.compile(r"\w+")
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -459,6 +466,7 @@ _CHAIN_MARKERS = (
     "During handling of the above exception, another exception occurred:",
     "The above exception was the direct cause of the following exception:",
 )
+_DIGITS_RE = re.compile(r"\d+")
 _CARETS = re.compile(r"[\^~\s]+")
 _FRAME_RE = re.compile(r'\s*File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
 _EXC_LINE_RE = re.compile(r"(?P<cls>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?::(?:\s(?P<msg>.*))?)?\s*$", re.DOTALL)
@@ -583,11 +591,12 @@ class _Block:
 
 def parse_query(text: str, hierarchy: ClassHierarchy) -> list[QueryException]:
     """Every exception the input shows, the one that ended each chain weighing most."""
-    text = _ANSI_RE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
-    raw_lines = text.split("\n")
+    raw_lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if len(raw_lines) > MAX_INPUT_LINES:
+        raw_lines = _focus(raw_lines)
     lines: list[tuple[str, bool]] = []
     for raw in raw_lines:
-        stripped, record_start = strip_prefixes(raw)
+        stripped, record_start = strip_prefixes(_ANSI_RE.sub("", raw[:MAX_LINE_CHARS]))
         idx = stripped.find(_TRACEBACK)
         if idx > 0:
             # "Scheduler hit an exception: Traceback (...)" - the log text, then the traceback.
@@ -702,11 +711,34 @@ def parse_query(text: str, hierarchy: ClassHierarchy) -> list[QueryException]:
             found.append(QueryException(None, message_variants(whole)))
         weight = 1.0 if len(tail) == 1 else 0.9
         seen: set[str] = set()
-        for bare, _, _ in tail:
-            if bare not in seen:
-                seen.add(bare)
+        for bare, _, _ in reversed(tail):
+            # Progress lines repeat with new numbers: try one of each shape, the latest.
+            shape = _DIGITS_RE.sub("0", bare)
+            if shape not in seen:
+                seen.add(shape)
                 found.append(QueryException(None, message_variants(bare), weight=weight))
     return found
+
+
+def _focus(lines: list[str]) -> list[str]:
+    """The parts of a long log worth reading: each traceback with what follows it, and the end.
+
+    Skipped stretches become one blank line, which ends any message before it.
+    """
+    keep = [False] * len(lines)
+    for k in range(max(0, len(lines) - FOCUS_LINES), len(lines)):
+        keep[k] = True
+    for k, line in enumerate(lines):
+        if _TRACEBACK in line or _CHAIN_MARKERS[0] in line or _CHAIN_MARKERS[1] in line:
+            for j in range(max(0, k - 2), min(len(lines), k + FOCUS_LINES)):
+                keep[j] = True
+    out: list[str] = []
+    for k, line in enumerate(lines):
+        if keep[k]:
+            out.append(line)
+        elif out and out[-1] != "":
+            out.append("")
+    return out
 
 
 def _weighted_frames(frames: Sequence[Frame]) -> list[tuple[Frame, float]]:
@@ -839,8 +871,9 @@ class Matcher:
             if info.safe_words:
                 anchor = min(info.safe_words, key=lambda w: (df[w], -len(w), w))
                 self.by_anchor[anchor].append(i)
-                for w in info.safe_words:
-                    self.by_word[w].append(i)
+                if len(info.safe_words) >= 2:  # the loose word match needs two words at least
+                    for w in info.safe_words:
+                        self.by_word[w].append(i)
             elif info.literal_chars > 0:
                 self.unanchored.append(i)
             parts = _path_parts(record.filePath)
@@ -848,11 +881,23 @@ class Matcher:
                 self.by_basename[parts[-1]].append(i)
             self.by_class[self.classes[i]].append(i)
         self._word_weight = [sum(self.idf[w] for w in info.safe_words) for info in self.infos]
+        # Words in more than 1 record in 20 say little and cost most: the loose match's prefilter
+        # looks at the rarer words only, each record needing most of its own rarer words' weight.
+        self._fuzzy_cap = max(50, n // 20)
+        self._rare_weight = [
+            sum(self.idf[w] for w in info.safe_words if df[w] <= self._fuzzy_cap) for info in self.infos
+        ]
 
     @classmethod
     def from_path(cls, path: Path) -> Matcher:
         """Load and index a dataset; a bad line raises :class:`ExtractorError` naming ``file:line``."""
-        return cls(load_records(path))
+        matcher = cls(load_records(path))
+        # Loading leaves millions of long-lived objects; the collector's next full pass over them
+        # would stall one query for ~300 ms. Freezing moves them out of its way (refcounting
+        # still frees them when the matcher goes).
+        gc.collect()
+        gc.freeze()
+        return matcher
 
     def _regex(self, i: int) -> re.Pattern[str] | None:
         if i not in self._compiled:
@@ -872,18 +917,17 @@ class Matcher:
                 cands.update(hit)
         return cands
 
-    def _fuzzy_candidates(self, words: set[str], limit: int = 60) -> list[tuple[int, float]]:
-        """Records sharing rare-enough words with the message, by shared weight."""
+    def _fuzzy_candidates(self, words: set[str]) -> list[int]:
+        """Records whose rarer words mostly occur among ``words`` (worth an exact overlap check)."""
         acc: dict[int, float] = defaultdict(float)
-        cap = max(50, len(self.records) // 10)
-        for w in words:
+        for w in sorted(words):
             posting = self.by_word.get(w)
-            if posting and len(posting) <= cap:
+            if posting and len(posting) <= self._fuzzy_cap:
                 weight = self.idf[w]
                 for i in posting:
                     acc[i] += weight
-        best = sorted(acc.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
-        return best
+        need = self._rare_weight
+        return sorted(i for i, shared in acc.items() if shared >= FUZZY_MIN_RECALL * need[i])
 
     def _message_level(self, i: int, text: str, lower: str) -> tuple[float, str]:
         """How well the site's pattern explains ``text``: a level in 0..1 and its kind."""
@@ -921,7 +965,7 @@ class Matcher:
         shared = sum(self.idf[w] for w in info.safe_words & words)
         recall = shared / self._word_weight[i]
         precision = shared / query_weight
-        if recall < 0.6 or shared <= 0:
+        if recall < FUZZY_MIN_RECALL or shared <= 0:
             return 0.0
         f2 = 5 * precision * recall / (4 * precision + recall)
         return 0.45 * f2 if f2 >= 0.5 else 0.0
@@ -968,7 +1012,7 @@ class Matcher:
                     note(i, level * vweight, kind)
             known = {w for w in words if w in self.idf}
             qweight = sum(self.idf[w] for w in known)
-            for i, _shared in self._fuzzy_candidates(known):
+            for i in self._fuzzy_candidates(known):
                 level = self._fuzzy_level(i, known, qweight)
                 if level > 0:
                     note(i, level * vweight, "fuzzy")

@@ -350,6 +350,16 @@ def test_whole_server_log(matcher: Matcher) -> None:
     assert found[0].score >= 90  # message, class and innermost frame all agree
 
 
+def test_long_log_is_read_around_its_traceback(matcher: Matcher) -> None:
+    progress = [
+        f"[2026-01-01 12:00:00 TP0] Decode batch. #running-req: {i}, #token: {7 * i}" for i in range(3000)
+    ]
+    trace = (FIXTURES / "server_log.txt").read_text().splitlines()
+    text = "\n".join(progress[:1500] + trace + progress[1500:])
+    found = matcher.match(text)
+    assert (found[0].record.filePath, found[0].record.lineNumber) == (LOADER, 83)
+
+
 def test_http_error_body(matcher: Matcher) -> None:
     body = (
         "openai.BadRequestError: Error code: 400 - {'object': 'error', 'message': "
