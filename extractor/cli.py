@@ -189,6 +189,10 @@ def diff(
 ) -> None:
     """Which errors were added, removed or changed between two datasets or two commits.
 
+    Records pair by id, then by similarity, so a reworded or moved error is one change.
+
+    Position is never a difference: lineNumber, sourceCode(Start/End), githubUrl, analyzedSha/At.
+
     Exit status as diff(1): 0 no differences, 1 differences, 2 trouble.
     """
     from extractor import diff as diffing
@@ -288,11 +292,13 @@ def nightly(
         f"files: {files['inScope']} in scope, {files['parsed']} parsed, {files['fromCache']} from cache, "
         f"{files['failed']} failed; {m['extractSeconds']:.1f}s extracting, {m['totalSeconds']:.1f}s in all"
     )
+    if result.republished:
+        note("dataset identical to the published one: republished with its changelog")
     if result.changelog_markdown is not None:
         since = m["previousSha"][:12]
         note(f"changelog since {since}: {result.changelog_summary} -> {result.changelog_markdown}")
     else:
-        note("no changelog (no previous dataset)")
+        note("no changelog (no earlier dataset to compare with)")
     for text in result.notes:
         note(f"note: {text}")
     if result.pruned:
