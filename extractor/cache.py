@@ -34,6 +34,7 @@ __all__ = [
     "code_fingerprint",
     "default_cache_dir",
     "make_namespace",
+    "package_fingerprint",
     "prune_namespaces",
 ]
 
@@ -63,12 +64,17 @@ def code_fingerprint() -> str:
 
     Each file contributes its path relative to the package and its bytes, in sorted order, so an
     edit, an added module or a rename all change the fingerprint even if ``__version__`` did not.
+    Computed once per process: the code a process runs does not change under it.
     """
     import extractor
 
-    package = Path(extractor.__file__).resolve().parent
+    return package_fingerprint(Path(extractor.__file__).resolve().parent, extractor.__version__)
+
+
+def package_fingerprint(package: Path, version: str) -> str:
+    """The fingerprint :func:`code_fingerprint` computes, for the package folder ``package``."""
     digest = hashlib.sha256()
-    digest.update(b"extractor " + extractor.__version__.encode() + b"\0")
+    digest.update(b"extractor " + version.encode() + b"\0")
     files = sorted(
         (p.relative_to(package).as_posix(), p) for p in package.rglob("*.py") if "__pycache__" not in p.parts
     )

@@ -97,6 +97,8 @@ class NightlyResult:
     changelog_markdown: Path | None
     changelog_json: Path | None
     changelog_summary: str | None
+    republished: bool = False
+    """The run reproduced the published dataset byte for byte; it and its changelog were kept."""
     pruned: list[Path] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -155,12 +157,31 @@ def _publish(
     stem = f"sglang-errors-{sha[:12]}-{_compact(result.dataset_version)}"
     [dataset_name] = _fresh_names(folder, stem, [(".jsonl", data)], protected)
     dataset_path = folder / dataset_name
-    _write_validated(dataset_path, data, len(records))
+    # The same sha giving the very bytes already published (a rerun with nothing new upstream):
+    # republish that dataset with its changelog and baseline, rather than replacing the last
+    # real changelog with an empty "X to X" one.
+    republished = (
+        previous is not None
+        and previous["sha"] == sha
+        and previous["datasetFile"] == dataset_name
+        and _same_bytes(dataset_path, data)
+    )
+    if not republished:
+        _write_validated(dataset_path, data, len(records))
 
     changelog: dict[str, Any] | None = None
     md_path = json_path = None
     summary_text: str | None = None
-    if previous is not None:
+    previous_sha = previous["sha"] if previous else None
+    previous_file = previous["datasetFile"] if previous else None
+    if republished and previous is not None:
+        previous_sha, previous_file = previous.get("previousSha"), previous.get("previousDatasetFile")
+        carried = previous.get("changelog")
+        if isinstance(carried, dict) and all((folder / carried[k]).is_file() for k in ("markdown", "json")):
+            changelog = carried
+            md_path, json_path = folder / carried["markdown"], folder / carried["json"]
+            summary_text = _summary_text(carried.get("summary"))
+    elif previous is not None:
         old_path = folder / previous["datasetFile"]
         old = _read_previous_dataset(old_path, notes)
         if old is not None:
@@ -181,7 +202,7 @@ def _publish(
         "datasetVersion": result.dataset_version,
         "changelog": changelog,
     }
-    # A rerun that reproduced the previous dataset byte for byte reuses its file: list it once.
+    # A republished dataset replaces its own older entry: each file is listed once.
     older = [h for h in (previous or {}).get("history", []) if isinstance(h, dict)]
     history = [entry, *[h for h in older if h.get("datasetFile") != dataset_name]][: options.keep]
     manifest: dict[str, Any] = {
@@ -209,8 +230,8 @@ def _publish(
         "failures": [
             {"path": f.path, "reason": f.reason} for f in sorted(stats.failures, key=lambda f: f.path)
         ],
-        "previousSha": previous["sha"] if previous else None,
-        "previousDatasetFile": previous["datasetFile"] if previous else None,
+        "previousSha": previous_sha,
+        "previousDatasetFile": previous_file,
         "changelog": changelog,
         "history": history,
         "extractSeconds": round(stats.seconds, 3),
@@ -231,6 +252,7 @@ def _publish(
         changelog_markdown=md_path,
         changelog_json=json_path,
         changelog_summary=summary_text,
+        republished=republished,
         pruned=pruned,
         notes=notes,
     )
@@ -497,6 +519,12 @@ def _changelog(
         old, new, renames=renames, from_sha=old_sha, to_sha=new_sha, old_label="previous dataset"
     )
     return render_markdown(result).encode(), render_json(result), result.summary(), summary_line(result)
+
+
+def _summary_text(summary: object) -> str | None:
+    if not isinstance(summary, dict):
+        return None
+    return ", ".join(f"{summary.get(k, 0)} {k}" for k in ("added", "removed", "changed", "unchanged"))
 
 
 def _code_fingerprint() -> str:

@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from extractor import cache
-from extractor.cache import ResultCache, code_fingerprint, default_cache_dir, make_namespace, prune_namespaces
+from extractor.cache import (
+    ResultCache,
+    code_fingerprint,
+    default_cache_dir,
+    make_namespace,
+    package_fingerprint,
+    prune_namespaces,
+)
 
 BLOB = "3b18e512dba79e4c8300dd08aeb37f8e728b8dad"
 OTHER = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
@@ -145,18 +155,14 @@ def test_default_cache_dir_honours_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path
 
 
 def test_code_fingerprint_tracks_package_bytes(tmp_path: Path) -> None:
-    fp = code_fingerprint()
-    assert len(fp) == 64 and fp == code_fingerprint()
-    # Recomputed over a copy of the package with one byte changed, the fingerprint differs.
-    import shutil
-    import subprocess
-    import sys
-
     import extractor
 
-    pkg = Path(extractor.__file__).parent
+    fp = code_fingerprint()
+    assert len(fp) == 64 and fp == code_fingerprint()
+    # A copy of the package, imported by a fresh interpreter: its fingerprint is that of the
+    # copy's bytes, and changes with one edited byte or one added module.
     copy = tmp_path / "extractor"
-    shutil.copytree(pkg, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(Path(extractor.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
     prog = "from extractor.cache import code_fingerprint; print(code_fingerprint())"
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
 
@@ -165,13 +171,15 @@ def test_code_fingerprint_tracks_package_bytes(tmp_path: Path) -> None:
             [sys.executable, "-c", prog], env=env, capture_output=True, text=True, check=True, cwd=tmp_path
         ).stdout.strip()
 
-    assert run() == fp
+    original = run()
+    assert original == package_fingerprint(copy, extractor.__version__)
+    assert package_fingerprint(copy, "9.9.9") != original
     timefmt = copy / "timefmt.py"
     timefmt.write_bytes(timefmt.read_bytes() + b"\n# edited\n")
     edited = run()
-    assert edited != fp
+    assert edited != original
     (copy / "new_module.py").write_bytes(b"")
-    assert run() not in {fp, edited}
+    assert run() not in {original, edited}
 
 
 def test_prune_removes_only_stale_namespaces(tmp_path: Path) -> None:
