@@ -82,6 +82,8 @@ def dataset_records() -> list[ErrorRecord]:
         make_record(QUANT, 60, "ValueError", "{kind}: {detail}"),
         make_record(QUANT, 70, "KeyError", "No quantization config registered under {name}"),
         make_record(SERVING, 90, "ValueError", "The request has too many tokens: {n} > {limit}"),
+        make_record(SERVING, 120, "fastapi.HTTPException", "Model {name} is not served here"),
+        make_record(SERVING, 140, "BadRequestError", "Image {url} could not be fetched"),
         make_record(
             POOL,
             20,
@@ -368,6 +370,16 @@ def test_http_error_body(matcher: Matcher) -> None:
     assert top(matcher, body)[0] == (SERVING, 90)
     json_body = '{"object": "error", "message": "The request has too many tokens: 9000 > 8192", "code": 400}'
     assert top(matcher, json_body)[0] == (SERVING, 90)
+
+
+def test_class_qualified_by_another_package(matcher: Matcher) -> None:
+    found = matcher.match("fastapi.exceptions.HTTPException: 404: Model qwen is not served here")
+    assert (found[0].record.filePath, found[0].record.lineNumber) == (SERVING, 120)
+    assert "class HTTPException matches" in found[0].why
+    # The OpenAI client's BadRequestError is not sglang's class of that name.
+    body = "openai.BadRequestError: Error code: 400 - {'message': 'The request has too many tokens: 9 > 8'}"
+    assert top(matcher, body, n=10) == [(SERVING, 90)]
+    assert top(matcher, "BadRequestError")[0] == (SERVING, 140)
 
 
 def test_message_from_a_nearby_version_matches_by_words(matcher: Matcher) -> None:
