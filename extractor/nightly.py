@@ -118,7 +118,10 @@ def run_nightly(options: NightlyOptions, *, on_wait: Callable[[str], None] | Non
     folder = options.out_dir
     if folder.exists() and not folder.is_dir():
         raise ExtractorError(str(folder), "not a directory")
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ExtractorError(str(folder), f"cannot create the output folder ({exc.strerror or exc})") from exc
     started = time.monotonic()
     with _locked(folder, wait=options.wait, on_wait=on_wait):
         _pause("locked")
@@ -425,31 +428,45 @@ def _file_mode() -> int:
 
 def _stage(path: Path, data: bytes) -> Path:
     """``data`` in a synced temp file beside ``path`` (a name the next run sweeps if we die)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise _write_error(path, exc) from exc
     try:
         with os.fdopen(fd, "wb") as fh:
             os.fchmod(fh.fileno(), _file_mode())
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise _write_error(path, exc) from exc
         raise
     return Path(tmp)
+
+
+def _write_error(path: Path, exc: OSError) -> ExtractorError:
+    return ExtractorError(
+        str(path), f"cannot write ({exc.strerror or exc}); the published files are unchanged"
+    )
 
 
 def _install(tmp: Path, path: Path) -> None:
     try:
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise _write_error(path, exc) from exc
         raise
     # The rename is durable only once the folder entry is on disk.
-    fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    with contextlib.suppress(OSError):
+        fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def _write_public(path: Path, data: bytes) -> None:

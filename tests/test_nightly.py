@@ -475,3 +475,12 @@ def test_default_cache_dir_follows_xdg(env: Env, monkeypatch: pytest.MonkeyPatch
     assert files(run_nightly(options).manifest) == (3, 3, 0, 0)
     assert len(list((env.tmp / "xdg" / "sglang-errors" / "results").rglob("*.bin"))) >= 3
     assert files(run_nightly(options).manifest) == (3, 0, 3, 0)
+
+
+def test_output_folder_that_cannot_exist_is_a_clear_error(env: Env) -> None:
+    blocker = env.tmp / "a-file"
+    blocker.write_bytes(b"")
+    with pytest.raises(ExtractorError, match="not a directory"):
+        env.nightly(out=blocker)
+    with pytest.raises(ExtractorError, match="cannot create the output folder"):
+        env.nightly(out=blocker / "sub")
