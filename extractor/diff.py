@@ -3,6 +3,7 @@
 Pairing runs in stages, each only over the records the earlier stages left unpaired:
 
 1. **id**: ids are stable across edits that only shift lines, so most records pair here.
+   Then **exact**: same file (through renames), class, message and guard, by dictionary lookup.
 2. **same file, same class**: the old record's file (through the git rename map, when there is
    one) and ``errorClass`` must match; candidates are scored on message similarity
    (``difflib`` ratio), the similarity of the normalised source window (stripped, non-blank
@@ -95,7 +96,7 @@ class Change:
     new: ErrorRecord
     fields: tuple[str, ...]
     paired_by: str
-    """How the pair was found: ``id``, ``similar``, ``class-changed`` or ``moved-file``."""
+    """How the pair was found: ``id``, ``exact``, ``similar``, ``class-changed`` or ``moved-file``."""
 
 
 @dataclass
@@ -271,6 +272,10 @@ def _same_file_accept(a: _Sig, b: _Sig, s: _Score) -> bool:
     return (a.informative and b.informative and s.message >= _SAME_MESSAGE) or s.total >= _ACCEPT_SCORE
 
 
+def _always(a: _Sig, b: _Sig, s: _Score) -> bool:
+    return True  # the bucket key is the evidence; scores only order the candidates
+
+
 def _class_changed_accept(a: _Sig, b: _Sig, s: _Score) -> bool:
     return s.message >= _SAME_MESSAGE_OTHER_CLASS
 
@@ -397,6 +402,18 @@ def diff_records(
             return rename_map.get(sig.record.filePath, sig.record.filePath)
 
         stages: list[tuple[str, Callable[[_Sig, bool], Any], _Accept]] = [
+            # Same place, class, message and guard: a dictionary lookup, so a dataset whose ids
+            # all changed (a new id scheme) pairs in linear time before any scoring.
+            (
+                "exact",
+                lambda s, is_old: (
+                    home(s) if is_old else s.record.filePath,
+                    s.record.errorClass,
+                    s.message,
+                    s.guard,
+                ),
+                _always,
+            ),
             (
                 "similar",
                 lambda s, is_old: (home(s) if is_old else s.record.filePath, s.record.errorClass),

@@ -151,7 +151,7 @@ def test_renamed_file_pairs_through_the_rename_map() -> None:
         ("id", "slug", "errorMessage", "messagePattern", "filePath"),
         ("id", "filePath"),
     }
-    assert all(c.paired_by == "similar" for c in result.changed)
+    assert sorted(c.paired_by for c in result.changed) == ["exact", "similar"]
 
 
 def test_pure_line_shift_is_no_difference() -> None:
@@ -552,3 +552,12 @@ def test_cli_unwritable_out_exits_2(files: tuple[Path, Path], tmp_path: Path) ->
     run = cli(*files, "--out", blocker / "changes.json", "--format", "json")
     assert run.returncode == 2
     assert "changes.json" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_a_new_id_scheme_pairs_every_site_exactly() -> None:
+    old = [*base(), make_record(file=MEM, scope="evict", message="cannot evict a locked node", line=90)]
+    new = [regenerate(r, rid=f"{i:016x}", line=r.lineNumber + 2) for i, r in enumerate(old)]
+    result = diff_records(old, new)
+    assert kinds(result) == (0, 0, 4, 0)
+    assert {c.paired_by for c in result.changed} == {"exact"}
+    assert {c.fields for c in result.changed} == {("id",)}
