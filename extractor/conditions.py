@@ -45,11 +45,12 @@ def split_and(node: ast.expr) -> list[ast.expr]:
 
 
 def _positive(test: ast.expr, kind: AtomKind) -> list[GuardAtom]:
-    return [GuardAtom(unparse(t), kind, t, False, t.lineno) for t in split_and(test)]
+    line = getattr(test, "lineno", 0)
+    return [GuardAtom(unparse(t), kind, t, False, getattr(t, "lineno", line)) for t in split_and(test)]
 
 
 def _negative(test: ast.expr, kind: AtomKind) -> GuardAtom:
-    return GuardAtom(negate(test), kind, test, True, test.lineno)
+    return GuardAtom(negate(test), kind, test, True, getattr(test, "lineno", 0))
 
 
 def terminates(block: list[ast.stmt]) -> bool:
@@ -127,7 +128,10 @@ def _case_atoms(stmt: ast.Match, k: int) -> list[GuardAtom]:
             test = case.guard if test is None else ast.BoolOp(op=ast.And(), values=[test, case.guard])
         if test is None:
             continue
-        ast.copy_location(test, case.pattern)
+        # Built tests have no positions of their own: they sit where the pattern does.
+        for node in ast.walk(test):
+            if "lineno" in node._attributes and not hasattr(node, "lineno"):
+                ast.copy_location(node, case.pattern)
         if i < k:
             atoms.append(_negative(test, "match"))
         else:
@@ -177,9 +181,7 @@ def _assigned_names(stmt: ast.stmt) -> list[str]:
     targets: list[ast.expr] = []
     if isinstance(stmt, ast.Assign):
         targets = stmt.targets
-    elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
-        targets = [stmt.target]
-    elif isinstance(stmt, ast.AugAssign):
+    elif (isinstance(stmt, ast.AnnAssign) and stmt.value is not None) or isinstance(stmt, ast.AugAssign):
         targets = [stmt.target]
     names: list[str] = []
     stack = list(targets)
@@ -248,13 +250,17 @@ def local_bindings(site: RawSite, atoms: list[GuardAtom]) -> list[LocalBinding]:
             stmts = assigned.get(name)
             if not stmts:
                 continue
-            stmt = stmts[-1]
-            if id(stmt) in chosen:
-                continue
-            chosen[id(stmt)] = (name, stmt)
-            value = getattr(stmt, "value", None)
-            if value is not None:
-                next_frontier.extend(_names_read([value]))
+            # ``x += 1`` only makes sense after the assignment it updates: carry the run back to it.
+            run = [stmts[-1]]
+            while isinstance(run[-1], ast.AugAssign) and len(run) < len(stmts):
+                run.append(stmts[-1 - len(run)])
+            for stmt in run:
+                if id(stmt) in chosen:
+                    continue
+                chosen[id(stmt)] = (name, stmt)
+                value = getattr(stmt, "value", None)
+                if value is not None:
+                    next_frontier.extend(_names_read([value]))
         frontier = next_frontier
     out = []
     for name, stmt in sorted(chosen.values(), key=lambda p: (p[1].lineno, p[1].col_offset)):

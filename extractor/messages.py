@@ -2,24 +2,32 @@
 
 A message is reduced to *parts*: literal text and :class:`~extractor.facts.Placeholder` for each
 dynamic piece, written as its source text (``{dtype!r}``, ``{x:.2f}``, ``{x=}``). Every form sglang
-uses is read: literals and implicit concatenation, ``+``, ``%`` (tuple and mapping), ``.format()``
-(positional and keyword), f-strings (through LibCST, which keeps the exact text of each
-replacement field), ``textwrap.dedent``, and a message held in a local variable or module constant.
+uses is read: literals and implicit concatenation, ``+``, ``%`` (tuple, mapping, single value),
+``.format()`` (positional, numbered, keyword, attribute and index fields), f-strings (through
+LibCST, which keeps the exact text of each replacement field), ``textwrap.dedent``,
+``sep.join([...])`` over a literal list, and a message held in a local variable or module constant.
 
 The pattern escapes the literal parts and lets each dynamic part match any text, newlines
-included. It is built to stay linear-ish on hostile input: adjacent wildcards merge, and a
-pattern with several wildcards checks its suffix and literal anchors with cheap lookaheads before
-the backtracking part can run.
+included; a :class:`Choice` (a name that holds one of a few known strings) matches exactly those.
+It is built to stay linear-ish on hostile input: adjacent wildcards merge, and a pattern with
+several wildcards checks its suffix and literal anchors with cheap lookaheads before the
+backtracking part can run.
+
+What ``str(exc)`` prints also depends on the exception: several arguments print as a tuple's
+repr, ``KeyError`` prints the repr of its argument, ``OSError(errno, strerror)`` prints
+``[Errno n] strerror`` (:func:`message_from_args`).
 """
 
 from __future__ import annotations
 
 import ast
+import io
 import re
 import string
 import textwrap
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import tokenize
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import libcst as cst
 
@@ -30,6 +38,17 @@ Part = str | Placeholder
 WILDCARD = "(?s:.*)"
 _EMPTY_MODULE = cst.Module(body=[])
 _HAS_LETTER = re.compile(r"[A-Za-z]")
+_MAX_CHOICES = 6
+
+
+@dataclass(frozen=True)
+class Choice(Placeholder):
+    """A dynamic part known to render as one of a few alternatives (a name assigned on branches).
+
+    The template still shows ``{source}``; the pattern matches exactly the alternatives.
+    """
+
+    options: tuple[tuple[Part, ...], ...] = ()
 
 
 # --------------------------------------------------------------------------- parts -> text
@@ -71,17 +90,49 @@ def template_of(parts: Sequence[Part]) -> str:
     return "".join(p if isinstance(p, str) else "{" + p.source + "}" for p in parts)
 
 
-def pattern_of(parts: Sequence[Part]) -> str:
-    """A regex that full-matches every rendering of ``parts`` (each placeholder: any text)."""
-    tokens: list[str | None] = []  # literal text, or None for a wildcard
+# A token of a pattern under construction: literal text, None for a wildcard, or a ready-made
+# regex group (a Choice's alternation) that matches a bounded set of strings.
+_Token = str | None | tuple[str]
+
+
+def _tokens(parts: Sequence[Part]) -> list[_Token]:
+    tokens: list[_Token] = []
     for part in normalise(parts):
         if isinstance(part, str):
             tokens.append(part)
+            continue
+        if part.prefix:
+            tokens.append(part.prefix)
+        if isinstance(part, Choice) and part.options:
+            bodies = sorted({_body(opt) for opt in part.options}, key=lambda b: (-len(b), b))
+            if len(bodies) == 1:
+                # One known value: its own literal text and wildcards, merged with the neighbours.
+                tokens.extend(_tokens(part.options[0]))
+            elif WILDCARD in bodies:
+                tokens.append(None)
+            else:
+                tokens.append(("(?:" + "|".join(bodies) + ")",))
         else:
-            if part.prefix:
-                tokens.append(part.prefix)
             tokens.append(None)
-    tokens = _merge(tokens)
+    return _merge(tokens)
+
+
+def _body(parts: Sequence[Part]) -> str:
+    """A pattern fragment for ``parts`` with no anchoring lookaheads (used inside alternations)."""
+    return "".join(_token_text(t) for t in _tokens(parts))
+
+
+def _token_text(tok: _Token) -> str:
+    if tok is None:
+        return WILDCARD
+    if isinstance(tok, tuple):
+        return tok[0]
+    return escape(tok)
+
+
+def pattern_of(parts: Sequence[Part]) -> str:
+    """A regex that full-matches every rendering of ``parts`` (each placeholder: any text)."""
+    tokens = _tokens(parts)
     wildcards = sum(1 for t in tokens if t is None)
     if wildcards >= 3:
         # Runs of wildcards separated only by punctuation, spaces or digits are where hostile text
@@ -89,21 +140,23 @@ def pattern_of(parts: Sequence[Part]) -> str:
         # strings as a single wildcard would, minus the separators, so fold it into one.
         tokens = _merge(_fold_weak(tokens))
         wildcards = sum(1 for t in tokens if t is None)
-    body = "".join(WILDCARD if t is None else escape(t) for t in tokens)
+    body = "".join(_token_text(t) for t in tokens)
     if wildcards < 2:
         return body
     guards = []
     suffix = tokens[-1]
     if isinstance(suffix, str):
         guards.append(f"(?=[\\s\\S]*{escape(suffix)}\\Z)")
-    middle = sorted({t for t in tokens[1:-1] if isinstance(t, str)}, key=lambda t: (-len(t), t))
+    middle = sorted({t for t in tokens[1:-1] if isinstance(t, str) and t}, key=lambda t: (-len(t), t))
     guards.extend(f"(?=[\\s\\S]*?{escape(t)})" for t in middle[:4])
     return "".join(guards) + body
 
 
-def _merge(tokens: list[str | None]) -> list[str | None]:
-    out: list[str | None] = []
+def _merge(tokens: list[_Token]) -> list[_Token]:
+    out: list[_Token] = []
     for tok in tokens:
+        if tok == "":
+            continue
         if tok is None and out and out[-1] is None:
             continue
         if isinstance(tok, str) and out and isinstance(out[-1], str):
@@ -113,8 +166,8 @@ def _merge(tokens: list[str | None]) -> list[str | None]:
     return out
 
 
-def _fold_weak(tokens: list[str | None]) -> list[str | None]:
-    out: list[str | None] = []
+def _fold_weak(tokens: list[_Token]) -> list[_Token]:
+    out: list[_Token] = []
     for i, tok in enumerate(tokens):
         between = 0 < i < len(tokens) - 1 and tokens[i - 1] is None and tokens[i + 1] is None
         if isinstance(tok, str) and between and not _HAS_LETTER.search(tok):
@@ -134,13 +187,50 @@ EMPTY_MESSAGE = Message(template="", pattern="", parts=())
 # --------------------------------------------------------------------------- f-strings via LibCST
 
 
-def fstring_parts(source: str) -> list[Part] | None:
-    """Parts of a (possibly implicitly concatenated) string expression written in ``source``."""
+def fstring_parts(source: str, node: ast.JoinedStr | None = None) -> list[Part] | None:
+    """Parts of a (possibly implicitly concatenated) string expression written in ``source``.
+
+    LibCST gives the exact source text of every replacement field; when the ``ast`` node is at
+    hand its constant pieces give the literal text exactly as Python evaluates it (escapes,
+    ``{{``, quotes inside triple-quoted strings), so only the fields' text is taken from LibCST.
+    """
     try:
-        node = cst.parse_expression("(" + source + "\n)")
+        tree = cst.parse_expression("(" + source + "\n)")
     except (cst.ParserSyntaxError, RecursionError, ValueError):
         return None
-    return _cst_string_parts(node)
+    parts = _cst_string_parts(tree)
+    if parts is None or node is None:
+        return parts
+    return _with_ast_text(parts, node) or parts
+
+
+def _with_ast_text(parts: list[Part], node: ast.JoinedStr) -> list[Part] | None:
+    fields = [p for p in parts if not isinstance(p, str)]
+    values = [v for v in node.values if isinstance(v, ast.FormattedValue)]
+    if len(fields) != len(values):
+        return None
+    out: list[Part] = []
+    text: list[str] = []
+    k = 0
+    for value in node.values:
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            text.append(value.value)
+            continue
+        if not isinstance(value, ast.FormattedValue):
+            return None
+        before = "".join(text)
+        holder = fields[k]
+        k += 1
+        if holder.prefix:
+            # The self-documenting ``{x=}`` puts its "x=" text into the constant before it.
+            if not before.endswith(holder.prefix):
+                return None
+            before = before[: len(before) - len(holder.prefix)]
+        out.append(before)
+        out.append(holder)
+        text = []
+    out.append("".join(text))
+    return out
 
 
 def _cst_string_parts(node: cst.BaseExpression) -> list[Part] | None:
@@ -164,14 +254,11 @@ def _formatted_parts(node: cst.FormattedString) -> list[Part] | None:
     out: list[Part] = []
     for part in node.parts:
         if isinstance(part, cst.FormattedStringText):
-            try:
-                text = ast.literal_eval(prefix + quote + part.value + quote)
-            except (SyntaxError, ValueError):
-                text = part.value
-            if not isinstance(text, str):
+            text = _eval_text(prefix, quote, part.value)
+            if text is None:
                 return None
             out.append(text.replace("{{", "{").replace("}}", "}"))
-        else:
+        elif isinstance(part, cst.FormattedStringExpression):
             raw = _EMPTY_MODULE.code_for_node(part)
             inner = raw[1:-1]
             self_doc = ""
@@ -188,9 +275,22 @@ def _formatted_parts(node: cst.FormattedString) -> list[Part] | None:
     return out
 
 
+def _eval_text(prefix: str, quote: str, value: str) -> str | None:
+    """The literal text of an f-string piece (used when no ``ast`` node is at hand)."""
+    for q in (quote, "'''", '"""'):
+        try:
+            text = ast.literal_eval(prefix + q + value + q)
+        except (SyntaxError, ValueError):
+            continue
+        return text if isinstance(text, str) else None
+    return value
+
+
 # --------------------------------------------------------------------------- %-format and .format()
 
-_PERCENT = re.compile(r"%(?:\((?P<key>[^)]*)\))?(?P<flags>[#0\- +]*)(?P<width>\*|\d+)?(?:\.(?P<prec>\*|\d+))?[hlL]?(?P<conv>[diouxXeEfFgGcrsa%])")
+_PERCENT = re.compile(
+    r"%(?:\((?P<key>[^)]*)\))?(?P<flags>[#0\- +]*)(?P<width>\*|\d+)?(?:\.(?P<prec>\*|\d*))?[hlL]?(?P<conv>[diouxXeEfFgGcrsa%])"
+)
 
 
 def percent_parts(fmt: str, args: ast.expr, src: Callable[[ast.AST], str]) -> list[Part] | None:
@@ -199,16 +299,31 @@ def percent_parts(fmt: str, args: ast.expr, src: Callable[[ast.AST], str]) -> li
     mapping: dict[str, ast.expr] = {}
     whole: ast.expr | None = None
     if isinstance(args, ast.Tuple):
+        if any(isinstance(e, ast.Starred) for e in args.elts):
+            return None
         positional = list(args.elts)
     elif isinstance(args, ast.Dict):
-        for key, value in zip(args.keys, args.values, strict=True):
-            if isinstance(key, ast.Constant) and isinstance(key.value, str):
-                mapping[key.value] = value
+        for k, v in zip(args.keys, args.values, strict=True):
+            if isinstance(k, ast.Constant) and isinstance(k.value, str):
+                mapping[k.value] = v
     else:
         whole = args
     out: list[Part] = []
     pos = 0
     index = 0
+
+    def take() -> ast.expr | None:
+        nonlocal index
+        if whole is not None and not positional:
+            if index == 0:
+                index += 1
+                return whole
+            return None
+        if index < len(positional):
+            index += 1
+            return positional[index - 1]
+        return None
+
     for m in _PERCENT.finditer(fmt):
         out.append(fmt[pos : m.start()])
         pos = m.end()
@@ -216,6 +331,17 @@ def percent_parts(fmt: str, args: ast.expr, src: Callable[[ast.AST], str]) -> li
         if conv == "%":
             out.append("%")
             continue
+        width = m.group("width") or ""
+        prec = m.group("prec")
+        # ``%*d`` and ``%.*f`` take their width and precision from the arguments first.
+        if width == "*":
+            if take() is None:
+                return None
+            width = ""
+        if prec == "*":
+            if take() is None:
+                return None
+            prec = None
         key = m.group("key")
         expr_text: str
         if key is not None:
@@ -225,83 +351,258 @@ def percent_parts(fmt: str, args: ast.expr, src: Callable[[ast.AST], str]) -> li
                 expr_text = f"{src(whole)}[{key!r}]"
             else:
                 return None
-        elif whole is not None and index == 0:
-            expr_text = src(whole)
-            index += 1
-        elif index < len(positional):
-            expr_text = src(positional[index])
-            index += 1
         else:
-            return None
-        spec = (m.group("flags") or "") + (m.group("width") or "")
-        if m.group("prec"):
-            spec += "." + m.group("prec")
-        suffix = ""
-        if conv in "ra":
-            suffix = "!" + conv
-        elif conv not in "sdiu" or spec:
-            suffix = ":" + spec + (conv if conv not in "diu" else "d")
-        out.append(Placeholder(source=expr_text + suffix))
+            taken = take()
+            if taken is None:
+                return None
+            expr_text = src(taken)
+        out.append(Placeholder(source=expr_text + _percent_suffix(m.group("flags") or "", width, prec, conv)))
     out.append(fmt[pos:])
     return out
 
 
+def _percent_suffix(flags: str, width: str, prec: str | None, conv: str) -> str:
+    """The ``!conv`` / ``:spec`` that writes a ``%`` directive the way ``format`` would."""
+    if conv in "ra":
+        return "!" + conv
+    align = "<" if "-" in flags else ""
+    sign = "".join(c for c in flags if c in "+ ")
+    alt = "#" if "#" in flags else ""
+    zero = "0" if "0" in flags and not align else ""
+    precision = "." + (prec or "0") if prec is not None else ""
+    if conv == "s":
+        if not (width or precision):
+            return ""
+        return ":" + (align or ">" if width else "") + width + precision
+    kind = "d" if conv in "diu" else conv
+    spec = align + sign + alt + zero + width + precision
+    if kind == "d" and not spec:
+        return ""
+    return ":" + spec + kind
+
+
 def format_parts(fmt: str, call: ast.Call, src: Callable[[ast.AST], str]) -> list[Part] | None:
     """``"fmt".format(*args, **kwargs)`` rendered as parts."""
-    args = call.args
-    kwargs = {kw.arg: kw.value for kw in call.keywords if kw.arg is not None}
     out: list[Part] = []
     auto = 0
     try:
         parsed = list(string.Formatter().parse(fmt))
     except ValueError:
         return None
-    for literal, field, spec, conv in parsed:
+    for literal, fld, spec, conv in parsed:
         out.append(literal)
-        if field is None:
+        if fld is None:
             continue
-        name, rest = _split_field(field)
+        name, rest = _split_field(fld)
         if name == "":
             name = str(auto)
             auto += 1
-        if name.isdigit():
-            i = int(name)
-            if i >= len(args) or isinstance(args[i], ast.Starred):
-                return None
-            base = src(args[i])
-        elif name in kwargs:
-            base = src(kwargs[name])
-        else:
+        base = _format_arg(name, call, src)
+        if base is None:
             return None
-        text = base + rest
+        text = base + _field_rest(rest)
         if conv:
             text += "!" + conv
         if spec:
+            nested = _nested_spec(spec, call, src, auto)
+            if nested is None:
+                return None
+            spec, auto = nested
             text += ":" + spec
         out.append(Placeholder(source=text))
     return out
 
 
-def _split_field(field: str) -> tuple[str, str]:
-    for i, ch in enumerate(field):
+def _format_arg(name: str, call: ast.Call, src: Callable[[ast.AST], str]) -> str | None:
+    args = call.args
+    kwargs = {kw.arg: kw.value for kw in call.keywords if kw.arg is not None}
+    if name.isdigit():
+        i = int(name)
+        if not any(isinstance(a, ast.Starred) for a in args[: i + 1]) and i < len(args):
+            return src(args[i])
+        if len(args) == 1 and isinstance(args[0], ast.Starred):
+            # ``.format(*values)``: field i is values[i].
+            return f"{src(args[0].value)}[{i}]"
+        return None
+    if name in kwargs:
+        return src(kwargs[name])
+    if any(kw.arg is None for kw in call.keywords):
+        # ``.format(**mapping)``: the field name is all the source says about the value.
+        return name
+    return None
+
+
+def _nested_spec(spec: str, call: ast.Call, src: Callable[[ast.AST], str], auto: int) -> tuple[str, int] | None:
+    """A format spec with its nested ``{}`` fields written as the arguments they take."""
+    if "{" not in spec:
+        return spec, auto
+    out = []
+    try:
+        pieces = list(string.Formatter().parse(spec))
+    except ValueError:
+        return None
+    for literal, fld, _spec, _conv in pieces:
+        out.append(literal)
+        if fld is None:
+            continue
+        if fld == "":
+            fld = str(auto)
+            auto += 1
+        name, rest = _split_field(fld)
+        base = _format_arg(name, call, src)
+        if base is None:
+            return None
+        out.append("{" + base + _field_rest(rest) + "}")
+    return "".join(out), auto
+
+
+def _split_field(fld: str) -> tuple[str, str]:
+    for i, ch in enumerate(fld):
         if ch in ".[":
-            return field[:i], field[i:]
-    return field, ""
+            return fld[:i], fld[i:]
+    return fld, ""
+
+
+_INDEX = re.compile(r"\[([^\]]*)\]")
+
+
+def _field_rest(rest: str) -> str:
+    # ``{0[key]}`` indexes with the string 'key' (digits index with an int): write it as Python would.
+    return _INDEX.sub(lambda m: f"[{m.group(1)}]" if m.group(1).isdigit() else f"[{m.group(1)!r}]", rest)
+
+
+# --------------------------------------------------------------------------- name substitution
+
+
+def substitute_names(text: str, names: Mapping[str, str]) -> str:
+    """Rewrite ``text`` (an expression, maybe with ``!conv``/``:spec``) with names replaced.
+
+    Keys are plain names (``rank``) or ``self.attr``; values are the source text that stands for
+    them at the call site. Attribute names (``x.rank``), keyword-argument names and the
+    conversion letter are left alone; a replacement that is not a single atom is parenthesised
+    when the name is part of a larger expression.
+    """
+    if not names or not any(k.rsplit(".", 1)[-1] in text for k in names):
+        return text
+    wrapped = "(" + text + "\n)"
+    try:
+        toks = list(tokenize.generate_tokens(io.StringIO(wrapped).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return text
+    starts = [0]
+    for line in wrapped.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+
+    def offset(pos: tuple[int, int]) -> int:
+        return starts[pos[0] - 1] + pos[1]
+
+    sig = [t for t in toks if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER)]
+    edits: list[tuple[int, int, str]] = []
+    stack: list[str] = []
+    mode = "expr"  # "conv" after a top-level "!", "spec" after a top-level ":"
+    lone = len(sig) <= 3  # "(", name, ")": the name is the whole expression
+    i = 0
+    while i < len(sig):
+        tok = sig[i]
+        s = tok.string
+        if s in "([{" and tok.type == tokenize.OP:
+            stack.append(s)
+            i += 1
+            continue
+        if s in ")]}" and tok.type == tokenize.OP:
+            if stack:
+                stack.pop()
+            i += 1
+            continue
+        depth = len(stack)
+        if depth == 1 and s == "!" and mode == "expr":
+            mode = "conv"
+            i += 1
+            continue
+        if depth == 1 and s == ":" and mode in ("expr", "conv"):
+            mode = "spec"
+            i += 1
+            continue
+        active = mode == "expr" or (mode == "spec" and depth >= 2)
+        if active and tok.type == tokenize.NAME:
+            prev = sig[i - 1].string if i > 0 else ""
+            nxt = sig[i + 1].string if i + 1 < len(sig) else ""
+            keyword = nxt == "=" and stack and stack[-1] == "(" and depth >= 2
+            if prev != "." and not keyword:
+                key = s
+                end_tok = tok
+                if s == "self" and nxt == "." and i + 2 < len(sig) and f"self.{sig[i + 2].string}" in names:
+                    key = f"self.{sig[i + 2].string}"
+                    end_tok = sig[i + 2]
+                if key in names:
+                    repl = names[key]
+                    if not lone and not _atomic(repl):
+                        repl = "(" + repl + ")"
+                    edits.append((offset(tok.start), offset(end_tok.end), repl))
+                    i = sig.index(end_tok) + 1
+                    continue
+        i += 1
+    if not edits:
+        return text
+    out = wrapped
+    for start, end, repl in sorted(edits, reverse=True):
+        out = out[:start] + repl + out[end:]
+    return out[1:-2]
+
+
+def _atomic(text: str) -> bool:
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return False
+    return isinstance(
+        node,
+        ast.Name | ast.Attribute | ast.Subscript | ast.Call | ast.Constant | ast.List | ast.Dict | ast.Set | ast.JoinedStr,
+    ) or (isinstance(node, ast.Tuple) and text.strip().startswith("("))
 
 
 # --------------------------------------------------------------------------- expressions
 
+Lookup = Callable[[str], "tuple[ast.expr, MessageContext] | None"]
+Choices = Callable[[str], "list[tuple[ast.expr, MessageContext]] | None"]
+
+
+def _no_choices(_name: str) -> list[tuple[ast.expr, MessageContext]] | None:
+    return None
+
 
 @dataclass
 class MessageContext:
-    """What resolving a message can look at: the file, and the assignments reaching the site."""
+    """What resolving a message can look at: the file, and the values names hold at the site.
+
+    ``lookup`` gives the one expression a local (or module-level) name surely holds at the site;
+    ``choices`` the few expressions it may hold when branches decide; ``bound`` maps the
+    parameters of a helper or an exception's ``__init__`` being read to the arguments the call
+    site passes (each with the context it must be read in).
+    """
 
     parsed: ParsedFile
-    lookup: Callable[[str], ast.expr | None]
-    """Resolve a local or module-level name to the one expression it surely holds at the site."""
+    lookup: Lookup
+    choices: Choices = _no_choices
+    bound: dict[str, tuple[ast.expr, MessageContext]] = field(default_factory=dict)
+    _names: dict[str, str] | None = field(default=None, repr=False)
 
     def src(self, node: ast.AST) -> str:
-        return self.parsed.segment(node)
+        return self.rewrite(self.parsed.segment(node))
+
+    def rewrite(self, text: str) -> str:
+        """Source text written in this context, rewritten in the call site's terms."""
+        if not self.bound:
+            return text
+        if self._names is None:
+            self._names = {name: c.src(value) for name, (value, c) in self.bound.items()}
+        return substitute_names(text, self._names)
+
+    def resolve(self, name: str) -> tuple[ast.expr, MessageContext] | None:
+        """The expression ``name`` surely stands for here, and the context to read it in."""
+        if name in self.bound:
+            return self.bound[name]
+        return self.lookup(name)
 
 
 _DEDENT = {"dedent", "textwrap.dedent", "inspect.cleandoc", "cleandoc"}
@@ -318,8 +619,10 @@ def expr_parts(node: ast.expr, ctx: MessageContext, depth: int = 0) -> list[Part
             return [repr(node.value)]
         return [str(node.value)] if node.value is not None else ["None"]
     if isinstance(node, ast.JoinedStr):
-        parts = fstring_parts(ctx.src(node))
-        return parts if parts is not None else [Placeholder(ctx.src(node))]
+        parts = fstring_parts(ctx.parsed.segment(node), node)
+        if parts is None:
+            return [Placeholder(ctx.src(node))]
+        return [_refine(p, ctx, depth) if isinstance(p, Placeholder) else p for p in parts]
     if isinstance(node, ast.BinOp):
         if isinstance(node.op, ast.Add) and _stringish(node, ctx):
             return expr_parts(node.left, ctx, depth + 1) + expr_parts(node.right, ctx, depth + 1)
@@ -330,28 +633,121 @@ def expr_parts(node: ast.expr, ctx: MessageContext, depth: int = 0) -> list[Part
                 if parts is not None:
                     return parts
     if isinstance(node, ast.Call):
-        func = node.func
-        if isinstance(func, ast.Attribute) and func.attr == "format":
-            fmt = _literal_text(func.value, ctx)
-            if fmt is not None:
-                parts = format_parts(fmt, node, ctx.src)
-                if parts is not None:
-                    return parts
-        name = ctx.src(func)
-        if name in _DEDENT and len(node.args) == 1 and not node.keywords:
-            inner = expr_parts(node.args[0], ctx, depth + 1)
-            return _map_literal_text(inner, textwrap.dedent if "dedent" in name else _cleandoc)
-        if isinstance(func, ast.Attribute) and func.attr in ("strip", "rstrip", "lstrip") and not node.args:
-            inner = expr_parts(func.value, ctx, depth + 1)
-            if all(isinstance(p, str) for p in inner) or _stringish(func.value, ctx):
-                return _strip_parts(inner, func.attr)
-        if name == "str" and len(node.args) == 1 and not node.keywords and _stringish(node.args[0], ctx):
-            return expr_parts(node.args[0], ctx, depth + 1)
+        parts = _call_parts(node, ctx, depth)
+        if parts is not None:
+            return parts
     if isinstance(node, ast.Name):
-        value = ctx.lookup(node.id)
-        if value is not None and _stringish(value, ctx):
-            return expr_parts(value, ctx, depth + 1)
+        resolved = ctx.resolve(node.id)
+        if resolved is not None:
+            value, vctx = resolved
+            if _stringish(value, vctx):
+                return expr_parts(value, vctx, depth + 1)
+            return [Placeholder(ctx.src(node))]
+        options = _string_choices(node.id, ctx)
+        if options is not None:
+            return [Choice(source=ctx.src(node), options=tuple(tuple(expr_parts(o, c, depth + 1)) for o, c in options))]
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        # ``self.message`` inside an exception's ``__init__``: what the constructor stored there.
+        resolved = ctx.resolve(f"self.{node.attr}")
+        if resolved is not None:
+            return expr_parts(resolved[0], resolved[1], depth + 1)
     return [Placeholder(ctx.src(node))]
+
+
+def _call_parts(node: ast.Call, ctx: MessageContext, depth: int) -> list[Part] | None:
+    func = node.func
+    if isinstance(func, ast.Attribute) and func.attr == "format":
+        fmt = _literal_text(func.value, ctx)
+        if fmt is not None:
+            parts = format_parts(fmt, node, ctx.src)
+            if parts is not None:
+                return parts
+    if isinstance(func, ast.Attribute) and func.attr == "join" and len(node.args) == 1 and not node.keywords:
+        sep = _literal_text(func.value, ctx)
+        seq = node.args[0]
+        if (
+            sep is not None
+            and isinstance(seq, ast.List | ast.Tuple)
+            and seq.elts
+            and all(not isinstance(e, ast.Starred) and _stringish(e, ctx) for e in seq.elts)
+        ):
+            out: list[Part] = []
+            for i, elt in enumerate(seq.elts):
+                if i:
+                    out.append(sep)
+                out.extend(expr_parts(elt, ctx, depth + 1))
+            return out
+    name = ctx.parsed.segment(func)
+    if name in _DEDENT and len(node.args) == 1 and not node.keywords:
+        inner = expr_parts(node.args[0], ctx, depth + 1)
+        return _map_literal_text(inner, textwrap.dedent if "dedent" in name else _cleandoc)
+    if isinstance(func, ast.Attribute) and func.attr in ("strip", "rstrip", "lstrip") and not node.args:
+        inner = expr_parts(func.value, ctx, depth + 1)
+        if all(isinstance(p, str) for p in inner) or _stringish(func.value, ctx):
+            return _strip_parts(inner, func.attr)
+    if name == "str" and len(node.args) == 1 and not node.keywords and _stringish(node.args[0], ctx):
+        return expr_parts(node.args[0], ctx, depth + 1)
+    return None
+
+
+def _refine(part: Placeholder, ctx: MessageContext, depth: int) -> Part:
+    """An f-string field in the call site's terms; ``{name}`` of a known string becomes a Choice."""
+    if not part.prefix:
+        inlined = _inline_bound(part.source, ctx)
+        if inlined is not None:
+            return inlined
+    source = ctx.rewrite(part.source) if not part.prefix else part.source
+    if not part.prefix and part.source.isidentifier():
+        resolved = ctx.resolve(part.source)
+        if resolved is not None:
+            value, vctx = resolved
+            if _stringish(value, vctx):
+                return Choice(source=source, options=(tuple(expr_parts(value, vctx, depth + 1)),))
+            return Placeholder(source)
+        options = _string_choices(part.source, ctx)
+        if options is not None:
+            return Choice(source=source, options=tuple(tuple(expr_parts(o, c, depth + 1)) for o, c in options))
+    if source == part.source:
+        return part
+    return Placeholder(source=source, prefix=part.prefix)
+
+
+_FIELD = re.compile(r"^(?P<name>(?:self\.)?[A-Za-z_]\w*)\s*(?:!(?P<conv>[rsa]))?(?::(?P<spec>[^{}]*))?$")
+
+
+def _inline_bound(source: str, ctx: MessageContext) -> str | None:
+    """A field over a helper's parameter that the call site passes as a literal: its text."""
+    m = _FIELD.match(source)
+    if m is None or m.group("name") not in ctx.bound:
+        return None
+    value, vctx = ctx.bound[m.group("name")]
+    for _ in range(4):
+        if not isinstance(value, ast.Name) or value.id not in vctx.bound:
+            break
+        value, vctx = vctx.bound[value.id]
+    if not isinstance(value, ast.Constant) or not isinstance(value.value, str | int | float):
+        return None
+    conv = m.group("conv")
+    shown: object = value.value
+    if conv == "r":
+        shown = repr(shown)
+    elif conv == "a":
+        shown = ascii(shown)
+    elif conv == "s":
+        shown = str(shown)
+    try:
+        return format(shown, m.group("spec") or "")
+    except (ValueError, TypeError):
+        return None
+
+
+def _string_choices(name: str, ctx: MessageContext) -> list[tuple[ast.expr, MessageContext]] | None:
+    if name in ctx.bound:
+        return None
+    options = ctx.choices(name)
+    if not options or len(options) > _MAX_CHOICES or not all(_stringish(o, c) for o, c in options):
+        return None
+    return options
 
 
 def _cleandoc(text: str) -> str:
@@ -364,9 +760,11 @@ def _literal_text(node: ast.expr, ctx: MessageContext) -> str | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     if isinstance(node, ast.Name):
-        value = ctx.lookup(node.id)
-        if isinstance(value, ast.Constant) and isinstance(value.value, str):
-            return value.value
+        resolved = ctx.resolve(node.id)
+        if resolved is not None:
+            value, vctx = resolved
+            if value is not node:
+                return _literal_text(value, vctx)
     return None
 
 
@@ -388,13 +786,16 @@ def _stringish(node: ast.expr, ctx: MessageContext, depth: int = 0) -> bool:
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in ("format", "strip", "rstrip", "lstrip", "join"):
             return _stringish(func.value, ctx, depth + 1)
-        name = ctx.src(func)
+        name = ctx.parsed.segment(func)
         if name in _DEDENT:
             return True
         return name in ("str", "repr")
     if isinstance(node, ast.Name):
-        value = ctx.lookup(node.id)
-        return value is not None and _stringish(value, ctx, depth + 1)
+        resolved = ctx.resolve(node.id)
+        if resolved is None:
+            return False
+        value, vctx = resolved
+        return value is not node and _stringish(value, vctx, depth + 1)
     return False
 
 
@@ -413,7 +814,7 @@ def _map_literal_text(parts: list[Part], fn: Callable[[str], str]) -> list[Part]
             holders.append(part)
     mapped = fn("".join(text))
     out: list[Part] = []
-    buf = []
+    buf: list[str] = []
     for ch in mapped:
         code = ord(ch) - _SENTINEL_BASE
         if 0 <= code < len(holders):
@@ -437,27 +838,114 @@ def _strip_parts(parts: list[Part], how: str) -> list[Part]:
 
 # --------------------------------------------------------------------------- str(exc) shapes
 
+_OSERROR_FAMILY = frozenset(
+    {
+        "OSError", "IOError", "EnvironmentError", "FileNotFoundError", "FileExistsError",
+        "PermissionError", "IsADirectoryError", "NotADirectoryError", "TimeoutError",
+        "ConnectionError", "ConnectionResetError", "ConnectionRefusedError", "ConnectionAbortedError",
+        "BrokenPipeError", "BlockingIOError", "InterruptedError", "ChildProcessError",
+        "ProcessLookupError",
+    }
+)  # fmt: skip
+
 
 def message_from_args(
     error_class: str, args: Sequence[ast.expr], ctx: MessageContext
 ) -> Message | None:
     """The message ``str(exc)`` prints for ``error_class(*args)``; ``None`` when there is none."""
-    plain = [a for a in args if not isinstance(a, ast.Starred)]
     if not args:
         return None
-    if len(args) != len(plain):
+    if any(isinstance(a, ast.Starred) for a in args):
         return make_message([Placeholder(", ".join(ctx.src(a) for a in args))])
-    first = expr_parts(plain[0], ctx)
     base = error_class.rsplit(".", 1)[-1]
-    if len(plain) > 1:
+    if base in _OSERROR_FAMILY and len(args) in (2, 3):
+        # OSError(errno, strerror[, filename]) prints "[Errno n] strerror[: 'filename']".
+        parts: list[Part] = ["[Errno ", *expr_parts(args[0], ctx), "] ", *expr_parts(args[1], ctx)]
+        if len(args) == 3:
+            parts += [": ", *_repr_template(args[2], ctx)]
+            msg = make_message(parts)
+            head = pattern_of(parts[: len(parts) - len(_repr_template(args[2], ctx))])
+            return Message(msg.template, _unanchored(head) + _repr_body(args[2], ctx), msg.parts)
+        return make_message(parts)
+    if len(args) > 1:
         # BaseException.__str__ of several args prints the tuple's repr.
-        msg = make_message(first)
-        pattern = "\\(" + WILDCARD + "\\)"
-        return Message(template=msg.template, pattern=pattern, parts=msg.parts)
-    msg = make_message(first)
+        tparts: list[Part] = ["("]
+        bodies = []
+        for i, arg in enumerate(args):
+            if i:
+                tparts.append(", ")
+            tparts.extend(_repr_template(arg, ctx))
+            bodies.append(_repr_body(arg, ctx))
+        tparts.append(")")
+        msg = make_message(tparts)
+        return Message(template=msg.template, pattern="\\(" + ", ".join(bodies) + "\\)", parts=msg.parts)
+    msg = make_message(expr_parts(args[0], ctx))
     if base == "KeyError":
         # KeyError.__str__ prints the repr of its argument.
-        inner = msg.pattern
-        pattern = f"(?:'{inner}'|\"{inner}\")" if inner else "''"
-        return Message(template=msg.template, pattern=pattern, parts=msg.parts)
+        return Message(template=msg.template, pattern=_repr_pattern(args[0], ctx), parts=msg.parts)
     return msg
+
+
+def _unanchored(pattern: str) -> str:
+    # Strip the leading lookaheads pattern_of adds: the fragment is followed by more pattern.
+    while pattern.startswith("(?=[\\s\\S]*"):
+        depth = 0
+        for i, ch in enumerate(pattern):
+            if ch == "(" and (i == 0 or pattern[i - 1] != "\\"):
+                depth += 1
+            elif ch == ")" and pattern[i - 1] != "\\":
+                depth -= 1
+                if depth == 0:
+                    pattern = pattern[i + 1 :]
+                    break
+        else:
+            break
+    return pattern
+
+
+def _repr_inner(text: str, quote: str) -> str:
+    """``text`` as it appears inside a repr that uses ``quote``."""
+    if quote == "'":
+        # A string holding both quote kinds is printed in single quotes with ' escaped.
+        return repr("'\"" + text)[4:-1]
+    return repr("'" + text)[2:-1]
+
+
+def _repr_alternatives(parts: Sequence[Part]) -> list[list[Part]]:
+    out: list[list[Part]] = []
+    for quote in ("'", '"'):
+        if quote == '"' and any(isinstance(p, str) and '"' in p for p in parts):
+            continue  # a string holding " is printed in single quotes
+        out.append([quote, *(_repr_inner(p, quote) if isinstance(p, str) else p for p in parts), quote])
+    return out
+
+
+def _repr_pattern(arg: ast.expr, ctx: MessageContext) -> str:
+    """A full pattern for ``repr(arg)``."""
+    if isinstance(arg, ast.Constant):
+        return escape(repr(arg.value))
+    if not _stringish(arg, ctx):
+        return WILDCARD
+    parts = expr_parts(arg, ctx)
+    alts = [pattern_of(a) for a in _repr_alternatives(parts)]
+    return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+
+def _repr_body(arg: ast.expr, ctx: MessageContext) -> str:
+    """A pattern fragment for ``repr(arg)`` inside a larger pattern."""
+    if isinstance(arg, ast.Constant):
+        return escape(repr(arg.value))
+    if not _stringish(arg, ctx):
+        return WILDCARD
+    parts = expr_parts(arg, ctx)
+    alts = sorted({_body(a) for a in _repr_alternatives(parts)})
+    return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+
+def _repr_template(arg: ast.expr, ctx: MessageContext) -> list[Part]:
+    """Template parts for ``repr(arg)``: a string literal in quotes, anything else as ``{x!r}``."""
+    if isinstance(arg, ast.Constant):
+        return [repr(arg.value)]
+    if _stringish(arg, ctx):
+        return ["'", *expr_parts(arg, ctx), "'"]
+    return [Placeholder(ctx.src(arg) + "!r")]
