@@ -153,6 +153,8 @@ class _Ctx:
     attr_bindings: Mapping[str, Sequence[ast.expr]]
     """Dotted target (``self.tp_size``) -> the values assigned to it."""
     constants: Mapping[str, str]
+    attr_roots: frozenset[str]
+    """First names of the dotted ``attr_bindings`` targets (``self``)."""
     module_values: Mapping[str, ast.expr]
     """Module-level name -> its value (``FLA_CI_ENV = os.getenv("FLA_CI_ENV") == "1"``)."""
 
@@ -348,13 +350,31 @@ def _context(site: Site, knowledge: Knowledge, constants: Mapping[str, str] | No
         bindings=bindings,
         attr_bindings=attr_bindings,
         constants=consts,
+        attr_roots=frozenset(k.split(".", 1)[0] for k in attr_bindings),
         module_values=getattr(consts, "exprs", {}),
     )
 
 
+_IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _may_read(text: str, ctx: _Ctx) -> bool:
+    """A cheap test on the atom's text: can it read a flag or env var at all? Every read goes
+    through an identifier that names args/env/an accessor, ``self`` in an args class, or a
+    local/module name bound to something (most atoms mention none of these)."""
+    for ident in _IDENT_RE.findall(text):
+        if "args" in ident or "env" in ident or ident.startswith("get_"):
+            return True
+        if ident in ctx.bindings or ident in ctx.module_values or ident in ctx.attr_roots:
+            return True
+        if ident == "self" and ctx.self_is_args:
+            return True
+    return False
+
+
 def _atom_reads(atom: GuardAtom, ctx: _Ctx) -> _Reads:
     out = _Reads()
-    if atom.test is not None:
+    if atom.test is not None and _may_read(atom.text, ctx):
         with contextlib.suppress(RecursionError):
             _collect(atom.test, ctx, out)
     return out
@@ -571,7 +591,10 @@ def _simplify(expr: ast.expr, depth: int = 0) -> ast.expr:
             return ast.BoolOp(op=new_op, values=parts)
         return expr
     if isinstance(expr, ast.BoolOp):
-        return ast.BoolOp(op=expr.op, values=[_simplify(v, depth + 1) for v in expr.values])
+        values = [_simplify(v, depth + 1) for v in expr.values]
+        if all(a is b for a, b in zip(values, expr.values, strict=True)):
+            return expr
+        return ast.BoolOp(op=expr.op, values=values)
     return expr
 
 
@@ -600,6 +623,17 @@ _HW_RE = re.compile(
     r"_is_(cuda|hip|npu|xpu|cpu|musa|hpu)\b|get_device_capability|device_capability|torch\.cuda\.is_available|"
     r"is_sm\d+|sm_version|compute_capability|get_device_sm|is_fp8_fnuz|supports_fp8|_is_sm"
 )
+# Cheap substring pre-checks: most atoms mention none of these, and a substring test is far
+# cheaper than the full pattern.
+_MODEL_HINTS = ("config", "arch", "model", "head", "hidden", "expert", "checkpoint")
+_HW_HINTS = ("is_", "capab", "sm", "cuda", "device", "supports")
+_REQUEST_HINTS = ("req", "sampling", "body", "payload", "messages", "prompt")
+
+
+def _has(text: str, hints: tuple[str, ...], rx: re.Pattern[str]) -> bool:
+    return any(h in text for h in hints) and rx.search(text) is not None
+
+
 _REQUEST_RE = re.compile(r"\b(request|req|sampling_params|body|payload|messages|prompt)\b")
 
 
@@ -669,9 +703,9 @@ def _view(atom: GuardAtom, reads: _Reads, ctx: _Ctx) -> _AtomView:
         reads=reads,
         constraints=constraints,
         simple=simple,
-        model=bool(_MODEL_RE.search(text)),
-        hardware=bool(_HW_RE.search(text)),
-        request=bool(_REQUEST_RE.search(text)),
+        model=_has(text, _MODEL_HINTS, _MODEL_RE),
+        hardware=_has(text, _HW_HINTS, _HW_RE),
+        request=_has(text, _REQUEST_HINTS, _REQUEST_RE),
         isinstance_=_is_instance_atom(expr) if expr is not None else None,
     )
 
@@ -1137,9 +1171,7 @@ def _command_fix(site: Site, knowledge: Knowledge, views: list[_AtomView], total
 def _call_of(site: Site) -> str:
     """How a caller reaches the site, as one line of code."""
     if site.qualname in ("", "<module>"):
-        mod = site.path[:-3].replace("/", ".") if site.path.endswith(".py") else site.path
-        mod = mod.removeprefix("python.")
-        return f"import {mod}"
+        return f"import {_module_name(site.path)}"
     name = site.qualname.replace(".<locals>.", ".")
     if site.in_class and "." in name:
         cls, _, meth = name.rpartition(".")
@@ -1148,6 +1180,17 @@ def _call_of(site: Site) -> str:
             return f"{cls}(...)"
         return f"{_snake(cls) or 'obj'}.{meth}(...)"
     return f"{name}(...)"
+
+
+def _module_name(path: str) -> str:
+    """The import name of a file: ``python/sglang/srt/x.py`` -> ``sglang.srt.x``,
+    ``sgl-kernel/python/sgl_kernel/y.py`` -> ``sgl_kernel.y``."""
+    rel = path.rsplit("python/", 1)[-1] if "python/" in path else path
+    rel = rel.removesuffix(".py").removesuffix("/__init__")
+    parts = [p for p in rel.split("/") if p]
+    if parts and all(p.isidentifier() for p in parts):
+        return ".".join(parts)
+    return "_".join(re.sub(r"\W", "_", p) for p in parts) or "module"
 
 
 def _snake(name: str) -> str:

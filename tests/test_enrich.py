@@ -502,3 +502,18 @@ def test_negated_or_on_flags_gives_one_solution_per_flag(knowledge: Knowledge) -
         "Add `--stream` to the launch command",
         "Use a `--max-queue` value other than 1",
     ]
+
+
+@pytest.mark.parametrize(
+    ("path", "module"),
+    [
+        ("python/sglang/srt/layers/linear.py", "sglang.srt.layers.linear"),
+        ("sgl-kernel/python/sgl_kernel/flash_attn.py", "sgl_kernel.flash_attn"),
+        ("python/sglang/srt/lora/__init__.py", "sglang.srt.lora"),
+    ],
+)
+def test_module_level_try_catch_imports_the_module(knowledge: Knowledge, path: str, module: str) -> None:
+    site = make_site(path=path, qualname="<module>", in_class=None, error_class="ImportError")
+    pattern = enrich(site, knowledge).tryCatchPattern
+    assert pattern is not None and f"import {module}\n" in pattern
+    ast.parse(pattern)
