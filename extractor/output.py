@@ -33,11 +33,20 @@ def dumps_line(record: ErrorRecord, dataset_version: str) -> bytes:
     )
 
 
+def _umask() -> int:
+    # os.umask can only be read by setting it; set it straight back.
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write_bytes(path: Path, chunks: Iterable[bytes]) -> None:
     """Write ``chunks`` to ``path`` through a temp file in the same folder, fsync it, then rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        # mkstemp creates 0600; a dataset gets the mode any new file of the user would get.
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as fh:
             for chunk in chunks:
                 fh.write(chunk)

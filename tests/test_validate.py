@@ -52,3 +52,18 @@ def test_missing_file_is_an_error(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert "nope.jsonl" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_atomic_write_uses_the_normal_file_mode(tmp_path: Path) -> None:
+    import os
+
+    from extractor.output import atomic_write_bytes
+
+    target = tmp_path / "d.jsonl"
+    old = os.umask(0o022)
+    try:
+        atomic_write_bytes(target, [b"x\n"])
+    finally:
+        os.umask(old)
+    assert target.stat().st_mode & 0o777 == 0o644
+    assert target.read_bytes() == b"x\n"
