@@ -37,6 +37,7 @@ from urllib.parse import SplitResult, urlsplit
 
 import git
 
+from extractor.cache import default_cache_dir
 from extractor.config import Scope
 from extractor.errors import ExtractorError
 from extractor.scope import dir_in_scope, in_scope
@@ -248,13 +249,6 @@ def validate_commitish(value: str) -> None:
 
 # ---------------------------------------------------------------------------------------------
 # Opening
-
-
-def default_cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/sglang-errors``, or ``~/.cache/sglang-errors`` when that is unset."""
-    xdg = os.environ.get("XDG_CACHE_HOME", "")
-    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
-    return base / "sglang-errors"
 
 
 def clone_dir_for(url: str, cache_dir: Path) -> Path:
