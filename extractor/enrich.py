@@ -163,6 +163,11 @@ def _str_value(node: ast.expr | None, ctx: _Ctx) -> str | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     if isinstance(node, ast.Name):
+        # A local ``key = "SGLANG_X"`` first, then a module-level constant.
+        local = ctx.bindings.get(node.id, ())
+        if len(local) == 1:
+            v = local[0]
+            return v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else None
         return ctx.constants.get(node.id)
     return None
 
@@ -190,6 +195,16 @@ def _flag_of_node(node: ast.AST, ctx: _Ctx) -> FlagInfo | None:
             if key is not None:
                 return ctx.flags.get(key)
         return None
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "get"
+        and node.args
+        and "server_args" in (_dotted(node.func.value) or "")
+    ):
+        # global_server_args_dict.get("x", default)
+        key = _str_value(node.args[0], ctx)
+        return ctx.flags.get(key) if key is not None else None
     if isinstance(node, ast.Call) and not node.args and not node.keywords:
         # ``get_moe_runner_backend()``: a getter named after a multi-word flag destination
         # returns that flag's (parsed) value.
@@ -272,6 +287,34 @@ def _dotted(node: ast.expr) -> str | None:
     return None
 
 
+# Builtins whose result is computed from their arguments alone: ``min(server_args.x, 8)`` still
+# carries the flag's value.
+_PURE_BUILTINS = frozenset(
+    {
+        "min",
+        "max",
+        "abs",
+        "int",
+        "float",
+        "str",
+        "bool",
+        "len",
+        "round",
+        "sum",
+        "any",
+        "all",
+        "tuple",
+        "list",
+        "set",
+        "frozenset",
+        "sorted",
+        "getattr",
+        "divmod",
+        "pow",
+    }
+)
+
+
 def _children(node: ast.AST, strict: bool) -> list[ast.AST]:
     """Sub-nodes to search. In ``strict`` mode (a binding's value) the arguments of a call that
     takes several are skipped: ``result = run(batch, server_args.model_path)`` does not make a
@@ -279,7 +322,8 @@ def _children(node: ast.AST, strict: bool) -> list[ast.AST]:
     does."""
     if strict and isinstance(node, ast.Call):
         n_args = len(node.args) + len(node.keywords)
-        if n_args != 1 or any(isinstance(a, ast.Starred) for a in node.args):
+        transparent = isinstance(node.func, ast.Name) and node.func.id in _PURE_BUILTINS
+        if not transparent and (n_args != 1 or any(isinstance(a, ast.Starred) for a in node.args)):
             return [node.func]
     return list(ast.iter_child_nodes(node))
 

@@ -183,6 +183,7 @@ def test_reference_gate_documentation(knowledge: Knowledge) -> None:
         ("get_flags().capture.tp_size > 1", ["--tp-size"]),
         ("server_args.model_path.startswith('/') and server_args.tp_size", ["--model-path", "--tp-size"]),
         ("get_join_offset() > 0", ["--elastic-join-offset"]),
+        ("global_server_args_dict.get('stream', False)", ["--stream"]),
         ("get_kv_dtype().is_fp8()", ["--kv-dtype"]),
         # Not flags: the receiver is not a server-args object.
         ("self.tp_size > 1", []),
@@ -235,6 +236,16 @@ def test_bindings_are_followed_but_not_through_multi_argument_calls(knowledge: K
         bindings=(binding("self.tp_size = get_server_args().tp_size"),),
     )
     assert guard_flags(attribute, knowledge) == ["--tp-size"]
+    clamped = make_site(
+        (atom("width > 8"),),
+        bindings=(binding("width = min(server_args.draft_window_size, limit)"),),
+    )
+    assert guard_flags(clamped, knowledge) == ["--draft-window"]
+    local_key = make_site(
+        (atom("os.environ.get(key) == '1'"),),
+        bindings=(binding("key = 'SGLANG_LOCAL_KEY'"),),
+    )
+    assert guard_env_vars(local_key, knowledge) == ["SGLANG_LOCAL_KEY"]
     derived = make_site(
         (atom("result.output is None"),),
         bindings=(binding("result = client.run(batch, server_args.model_path, retries=2)"),),
