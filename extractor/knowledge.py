@@ -22,6 +22,7 @@ runs the target, and bad input gives fewer mappings instead of an exception.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import fnmatch
 import functools
 import hashlib
@@ -262,6 +263,7 @@ class _FileFlags:
     deprecated: set[str] = field(default_factory=set)  # flags declared through a deprecation path
     classes: set[str] = field(default_factory=set)
     bases: dict[str, list[str]] = field(default_factory=dict)
+    fields: set[str] = field(default_factory=set)  # attribute names declared in class bodies
 
 
 def _annotated_parts(ann: ast.expr) -> list[ast.expr] | None:
@@ -421,6 +423,11 @@ def _read_flags(path: str, tree: ast.Module) -> _FileFlags:
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):
             out.bases[node.name] = [_name_of(b) for b in node.bases if _name_of(b)]
+            for stmt in node.body:
+                if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                    out.fields.add(stmt.target.id)
+                elif isinstance(stmt, ast.Assign):
+                    out.fields.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
             if _dataclass_field_flags(node, ns, out):
                 out.classes.add(node.name)
     _ArgCallFinder(ns, out).visit(tree)
@@ -553,6 +560,7 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
     nothing. Never raises on any content.
     """
     per_ns: dict[str, list[tuple[FlagInfo, bool]]] = {}
+    fields: dict[str, set[str]] = {}
     classes: set[tuple[str, str]] = set()
     bases: dict[tuple[str, str], list[str]] = {}
     env: dict[str, EnvInfo] = {}
@@ -568,6 +576,7 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
             for info in ff.flags:
                 per_ns.setdefault(ns, []).append((info, info.flag in ff.deprecated))
             classes.update((ns, c) for c in ff.classes)
+            fields.setdefault(ns, set()).update(ff.fields)
             for c, bs in ff.bases.items():
                 bases.setdefault((ns, c), []).extend(bs)
             base = path.rsplit("/", 1)[-1]
@@ -590,6 +599,16 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
         # Non-deprecated declarations win; among equals the first in file order.
         for info, _dep in sorted(entries, key=lambda e: e[1]):
             m.setdefault(info.dest, info)
+        # Older layouts register ``"--tensor-parallel-size", "--tp-size"`` (argparse dest
+        # ``tensor_parallel_size``) and copy the value into the field ``tp_size``: the alias
+        # that spells a declared field stands for that field, when no flag claims it already.
+        declared = fields.get(ns, set())
+        for info, _dep in entries:
+            for alias in info.aliases:
+                dest = alias[2:].replace("-", "_")
+                if dest in declared and dest not in m:
+                    others = tuple(a for a in (info.flag, *info.aliases) if a != alias)
+                    m[dest] = dataclasses.replace(info, flag=alias, dest=dest, aliases=others)
         scoped[ns] = m
     order = sorted(scoped, key=lambda n: (-len(scoped[n]), n))
     merged: dict[str, FlagInfo] = {}

@@ -101,6 +101,9 @@ def test_older_layout_with_only_add_argument() -> None:
         "model_path": "--model-path",
         "disable_radix_cache": "--disable-radix-cache",
         "chunked_prefill_size": "--chunked-prefill-size",
+        "tensor_parallel_size": "--tensor-parallel-size",
+        # The alias that spells the field the value is copied into stands for that field.
+        "tp_size": "--tp-size",
     }
     assert k.flag_info["disable_radix_cache"].is_bool
     assert not k.flag_info["chunked_prefill_size"].is_bool
