@@ -76,6 +76,11 @@ def _where(record: ErrorRecord) -> str:
     return f"{record.filePath}:{record.lineNumber}"
 
 
+def _short_where(record: ErrorRecord) -> str:
+    """``_where`` without the ``python/sglang/`` every path starts with, for narrow table cells."""
+    return _where(record).removeprefix("python/sglang/")
+
+
 def _value(record: ErrorRecord, name: str) -> str:
     value = getattr(record, name)
     return "null" if value is None else _one_line(str(value))
@@ -126,27 +131,27 @@ def render_table(console: Console, result: DiffResult) -> None:
             title=f"Error changes {_short(result.from_sha)} → {_short(result.to_sha)}", show_lines=False
         )
         table.add_column("change", no_wrap=True)
-        table.add_column("class", no_wrap=True)
-        table.add_column("where", overflow="fold")
-        table.add_column("message / changed fields", overflow="fold")
+        table.add_column("class", overflow="fold", ratio=1)
+        table.add_column("where", overflow="fold", ratio=2)
+        table.add_column("message / changed fields", overflow="fold", ratio=3)
         for record in result.added:
             table.add_row(
                 Text("added", style="green"),
                 Text(record.errorClass),
-                Text(_where(record)),
+                Text(_short_where(record)),
                 Text(_one_line(record.errorMessage)),
             )
         for record in result.removed:
             table.add_row(
                 Text("removed", style="red"),
                 Text(record.errorClass),
-                Text(_where(record)),
+                Text(_short_where(record)),
                 Text(_one_line(record.errorMessage)),
             )
         for change in result.changed:
-            where = _where(change.new)
+            where = _short_where(change.new)
             if change.old.filePath != change.new.filePath:
-                where = f"{_where(change.old)} → {where}"
+                where = f"{_short_where(change.old)} → {where}"
             detail = Text(_one_line(change.new.errorMessage))
             detail.append("\n" + ", ".join(change.fields), style="yellow")
             table.add_row(Text("changed", style="yellow"), Text(change.new.errorClass), Text(where), detail)
