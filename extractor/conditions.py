@@ -88,18 +88,44 @@ def _if_chain(stmt: ast.If) -> tuple[list[tuple[ast.expr, list[ast.stmt]]], list
 
 
 def early_exit_atoms(stmt: ast.stmt) -> list[GuardAtom]:
-    """Atoms that hold after ``stmt`` when all of its branches but one leave the block."""
+    """Atoms that hold after an ``if`` chain some of whose branches leave the block.
+
+    The tests before the first branch that falls through are negated (``if c: return`` gives
+    ``not c``); when that is the only branch left that falls through, its own test holds too.
+    When several remain and some later branch leaves, which of them ran is one ``or`` atom.
+    """
     if not isinstance(stmt, ast.If):
         return []
     branches, orelse = _if_chain(stmt)
-    falls = [not terminates(body) for _, body in branches]
-    falls.append(not terminates(orelse))
-    if falls.count(True) != 1:
+    entries: list[tuple[ast.expr | None, bool]] = [(test, not terminates(body)) for test, body in branches]
+    entries.append((None, not terminates(orelse)))
+    falls = [f for _, f in entries]
+    if not any(falls) or all(falls):
         return []
     j = falls.index(True)
-    atoms = [_negative(test, "early-exit") for test, _ in branches[:j]]
-    if j < len(branches):
-        atoms.extend(_positive(branches[j][0], "early-exit"))
+    atoms = [_negative(test, "early-exit") for test, _ in entries[:j] if test is not None]
+    rest = entries[j:]
+    if all(f for _, f in rest):
+        return atoms
+    first = rest[0][0]
+    if sum(1 for _, f in rest if f) == 1:
+        if first is not None:
+            atoms.extend(_positive(first, "early-exit"))
+        return atoms
+    # Several branches fall through and some between them leave: one of the survivors ran.
+    # (Branches are exclusive, so only the leaving ones before a survivor need negating.)
+    terms: list[ast.expr] = []
+    for k, (test, f) in enumerate(rest):
+        if not f:
+            continue
+        conj: list[ast.expr] = [
+            ast.UnaryOp(op=ast.Not(), operand=t) for t, falls_too in rest[:k] if t is not None and not falls_too
+        ]
+        if test is not None:
+            conj.append(test)
+        terms.append(conj[0] if len(conj) == 1 else ast.BoolOp(op=ast.And(), values=conj))
+    either = ast.BoolOp(op=ast.Or(), values=terms)
+    atoms.append(GuardAtom(unparse(either), "early-exit", either, False, stmt.lineno))
     return atoms
 
 
@@ -239,15 +265,61 @@ def _names_read(nodes: Iterable[ast.AST]) -> list[str]:
     return seen
 
 
+def _exclusive_statements(site: RawSite) -> set[int]:
+    """Statements in the branches the path to the site does not take (they never run before it)."""
+    out: set[int] = set()
+    for frame in site.frames[:-1]:
+        stmt, branch = frame.stmt, frame.branch
+        blocks: list[tuple[str, list[ast.stmt]]] = []
+        if isinstance(stmt, ast.If | ast.For | ast.AsyncFor | ast.While):
+            blocks = [("body", stmt.body), ("orelse", stmt.orelse)]
+        elif isinstance(stmt, ast.Try | ast.TryStar):
+            blocks = [(f"handler:{k}", h.body) for k, h in enumerate(stmt.handlers)] + [("orelse", stmt.orelse)]
+        elif isinstance(stmt, ast.Match):
+            blocks = [(f"case:{k}", c.body) for k, c in enumerate(stmt.cases)]
+        for name, block in blocks:
+            if name == branch:
+                continue
+            for inner in block:
+                out.update(id(s) for s in _statements_in(inner))
+    return out
+
+
+def _statements_in(stmt: ast.stmt) -> Iterable[ast.stmt]:
+    yield stmt
+    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return
+    for name in ("body", "orelse", "finalbody"):
+        value = getattr(stmt, name, None)
+        if isinstance(value, list):
+            for child in value:
+                yield from _statements_in(child)
+    for handler in getattr(stmt, "handlers", []) or []:
+        for child in handler.body:
+            yield from _statements_in(child)
+    for case in getattr(stmt, "cases", []) or []:
+        for child in case.body:
+            yield from _statements_in(child)
+
+
 def local_bindings(site: RawSite, atoms: list[GuardAtom]) -> list[LocalBinding]:
-    """The last assignment before the site of each local name the guard reads (two levels deep)."""
+    """For each local name the guard reads, the last assignment that can run before it is read.
+
+    Assignments in branches the path does not take, and those below the test that reads the
+    name, are left out; the names those assignments read are followed one more level.
+    """
     assigned = assignments_before(site.scope, site.node.lineno)
+    excluded = _exclusive_statements(site)
     chosen: dict[int, tuple[str, ast.stmt]] = {}
-    frontier = _names_read([a.test for a in atoms if a.test is not None])
+    frontier: list[tuple[str, int]] = []
+    for atom in atoms:
+        if atom.test is not None:
+            line = atom.line or site.node.lineno
+            frontier.extend((name, line) for name in _names_read([atom.test]))
     for _ in range(2):
-        next_frontier: list[str] = []
-        for name in frontier:
-            stmts = assigned.get(name)
+        next_frontier: list[tuple[str, int]] = []
+        for name, before in frontier:
+            stmts = [s for s in assigned.get(name, []) if s.lineno < before and id(s) not in excluded]
             if not stmts:
                 continue
             # ``x += 1`` only makes sense after the assignment it updates: carry the run back to it.
@@ -260,7 +332,7 @@ def local_bindings(site: RawSite, atoms: list[GuardAtom]) -> list[LocalBinding]:
                 chosen[id(stmt)] = (name, stmt)
                 value = getattr(stmt, "value", None)
                 if value is not None:
-                    next_frontier.extend(_names_read([value]))
+                    next_frontier.extend((n, stmt.lineno) for n in _names_read([value]))
         frontier = next_frontier
     out = []
     for name, stmt in sorted(chosen.values(), key=lambda p: (p[1].lineno, p[1].col_offset)):

@@ -9,9 +9,10 @@ LibCST, which keeps the exact text of each replacement field), ``textwrap.dedent
 
 The pattern escapes the literal parts and lets each dynamic part match any text, newlines
 included; a :class:`Choice` (a name that holds one of a few known strings) matches exactly those.
-It is built to stay linear-ish on hostile input: adjacent wildcards merge, and a pattern with
-several wildcards checks its suffix and literal anchors with cheap lookaheads before the
-backtracking part can run.
+It is built to stay linear on hostile input: adjacent wildcards merge, a literal between two
+wildcards is matched at its first occurrence inside an atomic group (never retried), and a
+pattern with several wildcards checks its suffix and literal anchors with cheap lookaheads before
+the backtracking part can run.
 
 What ``str(exc)`` prints also depends on the exception: several arguments print as a tuple's
 repr, ``KeyError`` prints the repr of its argument, ``OSError(errno, strerror)`` prints
@@ -36,9 +37,12 @@ from extractor.parse import ParsedFile
 
 Part = str | Placeholder
 WILDCARD = "(?s:.*)"
+_LAZY_WILDCARD = "(?s:.*?)"
 _EMPTY_MODULE = cst.Module(body=[])
 _HAS_LETTER = re.compile(r"[A-Za-z]")
 _MAX_CHOICES = 6
+# Alternatives a pattern spells out for its choices before it matches them as any text instead.
+_MAX_VARIANTS = 24
 
 
 @dataclass(frozen=True)
@@ -71,15 +75,40 @@ def escape(text: str) -> str:
     return "".join(out)
 
 
+class Loose(str):
+    """Literal text whose runtime form may differ in whitespace, with the regex that allows it.
+
+    ``textwrap.dedent`` and ``str.strip`` run on the rendered message, so the values decide how
+    much indentation (or edge whitespace) survives: the template shows the text, the pattern
+    lets the affected whitespace vary.
+    """
+
+    regex: str
+
+    @classmethod
+    def of(cls, text: str, regex: str) -> Loose:
+        made = cls(text)
+        made.regex = regex
+        return made
+
+
+def _regex_of(text: str) -> str:
+    return text.regex if isinstance(text, Loose) else escape(text)
+
+
 def normalise(parts: Sequence[Part]) -> tuple[Part, ...]:
     """Join adjacent literals and drop empty ones."""
     out: list[Part] = []
     for part in parts:
         if isinstance(part, str):
-            if not part:
+            if not part and not (isinstance(part, Loose) and part.regex):
                 continue
             if out and isinstance(out[-1], str):
-                out[-1] = out[-1] + part
+                prev = out[-1]
+                if isinstance(prev, Loose) or isinstance(part, Loose):
+                    out[-1] = Loose.of(prev + part, _regex_of(prev) + _regex_of(part))
+                else:
+                    out[-1] = prev + part
                 continue
         out.append(part)
     return tuple(out)
@@ -98,6 +127,9 @@ _Token = str | None | tuple[str]
 def _tokens(parts: Sequence[Part]) -> list[_Token]:
     tokens: list[_Token] = []
     for part in normalise(parts):
+        if isinstance(part, Loose):
+            tokens.append((part.regex,))
+            continue
         if isinstance(part, str):
             tokens.append(part)
             continue
@@ -119,7 +151,30 @@ def _tokens(parts: Sequence[Part]) -> list[_Token]:
 
 def _body(parts: Sequence[Part]) -> str:
     """A pattern fragment for ``parts`` with no anchoring lookaheads (used inside alternations)."""
-    return "".join(_token_text(t) for t in _tokens(parts))
+    return _join(_tokens(parts))
+
+
+def _join(tokens: list[_Token]) -> str:
+    """The regex text of ``tokens``; a literal between two wildcards is matched at its first occurrence.
+
+    ``(?>(?s:.*?)L)`` finds the first ``L`` and never gives it back. That loses no match: another
+    wildcard follows, so the leftmost ``L`` leaves the most room for the rest of the pattern (the
+    greedy glob argument). It keeps ``k`` wildcards to one pass over the text where plain
+    ``(?s:.*)L(?s:.*)M...`` retries every ``L`` for every ``M`` (n**k steps on text made of the
+    literals in the wrong order, e.g. a 30 kB log line).
+    """
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        literal = tokens[i + 1] if i + 2 < len(tokens) and tokens[i + 2] is None else None
+        if tok is None and isinstance(literal, str):
+            out.append(f"(?>{_LAZY_WILDCARD}{escape(literal)})")
+            i += 2
+            continue
+        out.append(_token_text(tok))
+        i += 1
+    return "".join(out)
 
 
 def _token_text(tok: _Token) -> str:
@@ -132,6 +187,37 @@ def _token_text(tok: _Token) -> str:
 
 def pattern_of(parts: Sequence[Part]) -> str:
     """A regex that full-matches every rendering of ``parts`` (each placeholder: any text)."""
+    if any(isinstance(p, Choice) for p in parts) and _body(parts).count("(?s:.*") >= 2:
+        # An alternation with wildcards around or inside it backtracks like one more wildcard, and
+        # no first-occurrence rule holds for it (its options differ in length). Spelled out as
+        # one choice-free alternative per combination of options, each alternative is linear.
+        variants = _variants(parts)
+        if variants is None:
+            return _plain_pattern([Placeholder(p.source, p.prefix) if isinstance(p, Choice) else p for p in parts])
+        alternatives = sorted({_plain_pattern(v) for v in variants}, key=lambda b: (-len(b), b))
+        return alternatives[0] if len(alternatives) == 1 else "(?:" + "|".join(alternatives) + ")"
+    return _plain_pattern(parts)
+
+
+def _variants(parts: Sequence[Part]) -> list[list[Part]] | None:
+    """Every spelling of ``parts`` with each choice replaced by one of its options; None past the cap."""
+    out: list[list[Part]] = [[]]
+    for part in parts:
+        alternatives: list[list[Part]] = [[part]]
+        if isinstance(part, Choice) and part.options:
+            alternatives = []
+            for option in part.options:
+                spelled = _variants(option)
+                if spelled is None:
+                    return None
+                alternatives += [[part.prefix, *s] for s in spelled]
+        out = [[*o, *a] for o in out for a in alternatives]
+        if len(out) > _MAX_VARIANTS:
+            return None
+    return out
+
+
+def _plain_pattern(parts: Sequence[Part]) -> str:
     tokens = _tokens(parts)
     wildcards = sum(1 for t in tokens if t is None)
     if wildcards >= 3:
@@ -140,7 +226,7 @@ def pattern_of(parts: Sequence[Part]) -> str:
         # strings as a single wildcard would, minus the separators, so fold it into one.
         tokens = _merge(_fold_weak(tokens))
         wildcards = sum(1 for t in tokens if t is None)
-    body = "".join(_token_text(t) for t in tokens)
+    body = _join(tokens)
     if wildcards < 2:
         return body
     guards = []
@@ -824,15 +910,73 @@ def _map_literal_text(parts: list[Part], fn: Callable[[str], str]) -> list[Part]
         else:
             buf.append(ch)
     out.append("".join(buf))
-    return out
+    if not holders:
+        return out
+    # The values take part in the runtime dedent (a blank value blanks its line, a value with a
+    # newline changes the common margin): indentation and line-end blanks may differ.
+    loose: list[Part] = []
+    for i, part in enumerate(out):
+        if isinstance(part, str):
+            loose.append(Loose.of(part, _loose_lines(part, at_line_start=i == 0)))
+        else:
+            loose.append(part)
+    return loose
+
+
+_BLANKS = "[ \\t]*"
+
+
+def _loose_lines(text: str, at_line_start: bool) -> str:
+    lines = text.split("\n")
+    out = []
+    for j, line in enumerate(lines):
+        piece = line
+        head = tail = ""
+        if j > 0 or at_line_start:
+            piece = piece.lstrip(" \t")
+            head = _BLANKS
+        if j < len(lines) - 1:
+            piece = piece.rstrip(" \t")
+            tail = _BLANKS
+        out.append(head + escape(piece) + tail if piece else (_BLANKS if head or tail else ""))
+    return "\\n".join(out)
 
 
 def _strip_parts(parts: list[Part], how: str) -> list[Part]:
-    out = list(parts)
-    if how in ("strip", "lstrip") and out and isinstance(out[0], str):
-        out[0] = out[0].lstrip()
-    if how in ("strip", "rstrip") and out and isinstance(out[-1], str):
-        out[-1] = out[-1].rstrip()
+    """``.strip()`` of the rendered text: the edge literals lose their blanks, and past a dynamic
+    part that may render blank, the strip may reach further into the next literal."""
+    n = len(parts)
+    cut_head = [False] * n  # blanks surely stripped from the start of literal i
+    may_head = [False] * n  # blanks maybe stripped
+    cut_tail = [False] * n
+    may_tail = [False] * n
+    for cut, may, order in (
+        (cut_head, may_head, range(n) if how in ("strip", "lstrip") else range(0)),
+        (cut_tail, may_tail, range(n - 1, -1, -1) if how in ("strip", "rstrip") else range(0)),
+    ):
+        reach = False
+        for i in order:
+            part = parts[i]
+            if not isinstance(part, str):
+                reach = True
+                continue
+            (may if reach else cut)[i] = True
+            if part.strip():
+                break
+    out: list[Part] = []
+    for i, part in enumerate(parts):
+        if not isinstance(part, str) or not (cut_head[i] or may_head[i] or cut_tail[i] or may_tail[i]):
+            out.append(part)
+            continue
+        text = part.lstrip() if cut_head[i] else part
+        text = text.rstrip() if cut_tail[i] else text
+        if not (may_head[i] or may_tail[i]):
+            out.append(text)
+            continue
+        core = text.lstrip() if may_head[i] else text
+        core = core.rstrip() if may_tail[i] else core
+        regex = ("\\s*" if may_head[i] else "") + escape(core) + ("\\s*" if may_tail[i] and core else "")
+        out.append(Loose.of(text, regex))
     return out
 
 
@@ -916,8 +1060,22 @@ def _repr_alternatives(parts: Sequence[Part]) -> list[list[Part]]:
     for quote in ("'", '"'):
         if quote == '"' and any(isinstance(p, str) and '"' in p for p in parts):
             continue  # a string holding " is printed in single quotes
-        out.append([quote, *(_repr_inner(p, quote) if isinstance(p, str) else p for p in parts), quote])
+        out.append([quote, *(_repr_part(p, quote) for p in parts), quote])
     return out
+
+
+def _repr_part(part: Part, quote: str) -> Part:
+    if isinstance(part, Loose):
+        # Its whitespace is decided at runtime; inside a repr any text will do.
+        return Placeholder(part)
+    if isinstance(part, str):
+        return _repr_inner(part, quote)
+    if isinstance(part, Choice):
+        options = tuple(tuple(_repr_part(p, quote) for p in opt) for opt in part.options)
+        return Choice(source=part.source, prefix=_repr_inner(part.prefix, quote), options=options)
+    if part.prefix:
+        return Placeholder(source=part.source, prefix=_repr_inner(part.prefix, quote))
+    return part
 
 
 def _repr_pattern(arg: ast.expr, ctx: MessageContext) -> str:

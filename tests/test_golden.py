@@ -44,9 +44,7 @@ def census(tree: ast.Module) -> set[int]:
                     bound.add(id(n))
     lines = set()
     for n in ast.walk(tree):
-        if isinstance(n, ast.Raise) and n.exc is not None and id(n) not in bound:
-            lines.add(n.lineno)
-        elif isinstance(n, ast.Assert) and n.msg is not None:
+        if (isinstance(n, ast.Raise) and n.exc is not None and id(n) not in bound) or (isinstance(n, ast.Assert) and n.msg is not None):
             lines.add(n.lineno)
     return lines
 
