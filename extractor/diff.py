@@ -253,12 +253,29 @@ class _Score:
 
 
 def _ratio(matcher: SequenceMatcher[Any], a: Sequence[Any], b: Sequence[Any]) -> float:
-    if not a and not b:
+    if a == b:
         return 1.0
     matcher.set_seqs(a, b)
-    # quick_ratio is an upper bound and cheap; below 0.2 the exact value changes no decision.
-    if matcher.real_quick_ratio() < 0.2 or matcher.quick_ratio() < 0.2:
-        return 0.0
+    return matcher.ratio()
+
+
+def _message_ratio(
+    matcher: SequenceMatcher[str], a: str, b: str, good_enough: Callable[[float], bool]
+) -> float:
+    """The messages' ``difflib`` ratio, or a cheap upper bound of it when even that is not ``good_enough``.
+
+    Comparing long messages character by character is the costly part of pairing; the bounds
+    (lengths, then character counts) settle most hopeless candidates without it.
+    """
+    if a == b:
+        return 1.0
+    matcher.set_seqs(a, b)
+    bound = matcher.real_quick_ratio()
+    if not good_enough(bound):
+        return bound
+    bound = matcher.quick_ratio()
+    if not good_enough(bound):
+        return bound
     return matcher.ratio()
 
 
@@ -305,11 +322,18 @@ def _match_buckets(
         candidates: list[tuple[float, int, int, _Sig, _Sig]] = []
         for b in right:
             for a in left:
-                score = _Score(
-                    message=_ratio(msg_matcher, a.message, b.message),
-                    code=_ratio(code_matcher, a.code, b.code),
-                    guard=bool(a.guard) and a.guard == b.guard,
-                )
+                code = _ratio(code_matcher, a.code, b.code)
+                guard = bool(a.guard) and a.guard == b.guard
+
+                # Every acceptance rule is monotone in the message ratio, so a candidate that
+                # fails with an upper bound of it fails with the ratio itself.
+                def good_enough(
+                    message: float, a: _Sig = a, b: _Sig = b, code: float = code, guard: bool = guard
+                ) -> bool:
+                    return accept(a, b, _Score(message, code, guard))
+
+                message = _message_ratio(msg_matcher, a.message, b.message, good_enough)
+                score = _Score(message, code, guard)
                 if accept(a, b, score):
                     candidates.append((-score.total, a.index, b.index, a, b))
         candidates.sort(key=lambda c: (c[0], c[1], c[2]))
