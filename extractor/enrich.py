@@ -16,6 +16,7 @@ site's namespace declares a flag with destination ``x``, read from
   ``get_spec().speculative_algorithm``, ``get_flags().capture.enable_torch_compile``): sglang's
   runtime config groups are seeded from the server args;
 * ``self.x`` only inside a class that declares flags (``ServerArgs`` and its mixins);
+* a name ``server_args_x`` (a parameter that carries field ``x``);
 * a zero-argument getter named after a multi-word destination, ``get_moe_runner_backend()``
   (sglang's module-level accessors for values initialised from the server args).
 
@@ -181,6 +182,11 @@ def _env_name(node: ast.expr | None, ctx: _Ctx) -> str | None:
 
 def _flag_of_node(node: ast.AST, ctx: _Ctx) -> FlagInfo | None:
     """The flag whose value ``node`` itself is (not a sub-expression of it)."""
+    if isinstance(node, ast.Name):
+        # A parameter named after the field it carries: ``server_args_kv_cache_dtype``.
+        if node.id.startswith("server_args_"):
+            return ctx.flags.get(node.id[len("server_args_") :])
+        return None
     if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
         info = ctx.flags.get(node.attr)
         if info is None:

@@ -184,6 +184,7 @@ def test_reference_gate_documentation(knowledge: Knowledge) -> None:
         ("server_args.model_path.startswith('/') and server_args.tp_size", ["--model-path", "--tp-size"]),
         ("get_join_offset() > 0", ["--elastic-join-offset"]),
         ("global_server_args_dict.get('stream', False)", ["--stream"]),
+        ("server_args_kv_dtype == 'auto'", ["--kv-dtype"]),
         ("get_kv_dtype().is_fp8()", ["--kv-dtype"]),
         # Not flags: the receiver is not a server-args object.
         ("self.tp_size > 1", []),
