@@ -11,6 +11,7 @@ import ast
 import codecs
 import io
 import re
+import sys
 import tokenize
 import warnings
 from dataclasses import dataclass, field
@@ -66,26 +67,73 @@ class ParseFailure:
     reason: str
 
 
+_GRAMMAR = f"Python {sys.version_info.major}.{sys.version_info.minor}"
+
+
+def _line_of(data: bytes, offset: int) -> int:
+    return data.count(b"\n", 0, offset) + 1
+
+
 def decode_source(data: bytes) -> str:
-    """Decode Python source the way the interpreter does: BOM, then coding cookie, then UTF-8."""
+    """Decode Python source the way the interpreter does: BOM, then coding cookie, then UTF-8.
+
+    Raises :class:`UnicodeDecodeError` (with a readable ``reason``) for bytes the declared or
+    default encoding cannot decode, an unknown encoding, or a codec that is not a text encoding
+    (``# coding: rot13`` names a transform the interpreter refuses too).
+    """
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
-        raise UnicodeDecodeError("utf-8", data[:1], 0, 1, str(exc)) from exc
+        reason = str(exc)
+        if data.startswith(codecs.BOM_UTF8):
+            reason += " (a UTF-8 byte order mark and a coding cookie naming another encoding)"
+        else:
+            try:
+                data.decode("utf-8")
+            except UnicodeDecodeError as bad:
+                reason = (
+                    f"not valid utf-8 at line {_line_of(data, bad.start)} and no coding cookie: {bad.reason}"
+                )
+        raise UnicodeDecodeError("utf-8", data[:1], 0, 1, reason) from exc
     try:
-        codecs.lookup(encoding)
+        info = codecs.lookup(encoding)
     except LookupError as exc:
         raise UnicodeDecodeError("utf-8", data[:1], 0, 1, f"unknown encoding {encoding!r}") from exc
-    text = data.decode(encoding)
+    if not getattr(info, "_is_text_encoding", True):
+        raise UnicodeDecodeError("utf-8", data[:1], 0, 1, f"{encoding!r} is not a text encoding")
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = _line_of(data, exc.start)
+        raise UnicodeDecodeError(
+            exc.encoding, exc.object, exc.start, exc.end, f"not valid {encoding} at line {line}: {exc.reason}"
+        ) from exc
+    except LookupError as exc:
+        raise UnicodeDecodeError("utf-8", data[:1], 0, 1, f"cannot decode as {encoding!r}: {exc}") from exc
     if text.startswith("\ufeff"):
         text = text[1:]
     return text
 
 
 def parse_source(path: str, data: bytes) -> ParsedFile | ParseFailure:
-    """Parse one target file; any failure becomes a :class:`ParseFailure` naming the reason."""
-    if b"\x00" in data:
-        return ParseFailure(path, "source contains NUL bytes (binary content?)")
+    """Parse one target file; never raises: any failure is a :class:`ParseFailure` naming the reason.
+
+    The tree is built by this interpreter's own parser, so code it cannot read (Python 2, syntax
+    newer than the running Python, binary content, nesting past the parser's limits) is a failure
+    whose reason names the line and, for syntax errors, the grammar used.
+    """
+    try:
+        return _parse(path, data)
+    except Exception as exc:  # the promise is a value, whatever the input
+        return ParseFailure(path, f"cannot parse: {type(exc).__name__}: {exc}")
+
+
+def _parse(path: str, data: bytes) -> ParsedFile | ParseFailure:
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        return ParseFailure(
+            path, f"source contains a NUL byte at line {_line_of(data, nul)} (binary content?)"
+        )
     try:
         text = decode_source(data)
     except UnicodeDecodeError as exc:
@@ -97,7 +145,11 @@ def parse_source(path: str, data: bytes) -> ParsedFile | ParseFailure:
             tree = ast.parse(text, filename=path, type_comments=False)
     except SyntaxError as exc:
         where = f"line {exc.lineno}" if exc.lineno else "unknown line"
-        return ParseFailure(path, f"syntax error at {where}: {exc.msg}")
-    except (ValueError, RecursionError, MemoryError) as exc:
-        return ParseFailure(path, f"cannot parse: {type(exc).__name__}: {exc}")
+        return ParseFailure(path, f"syntax error at {where}: {exc.msg} ({_GRAMMAR} grammar)")
+    except (RecursionError, MemoryError) as exc:
+        # CPython's parser reports nesting past its stack limit as a MemoryError with no message
+        # (or a RecursionError while it builds the tree), not as a SyntaxError.
+        return ParseFailure(path, f"nested too deeply for the {_GRAMMAR} parser ({type(exc).__name__})")
+    except ValueError as exc:
+        return ParseFailure(path, f"cannot parse: {exc}")
     return ParsedFile(path=path, tree=tree, lines=_LINE_BREAK.split(text))
