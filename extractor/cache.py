@@ -58,12 +58,18 @@ def default_cache_dir() -> Path:
     return base / _APP_DIR
 
 
+# The module whose import closure decides per-file results: editing a module outside it (the CLI,
+# diff, match, nightly) must not throw the extraction cache away.
+_FINGERPRINT_ROOTS: tuple[str, ...] = ("pipeline",)
+
+
 @functools.cache
 def code_fingerprint() -> str:
-    """sha256 over every ``.py`` file of the installed ``extractor`` package and its version.
+    """sha256 over the extraction code of the installed ``extractor`` package and its version.
 
-    Each file contributes its path relative to the package and its bytes, in sorted order, so an
-    edit, an added module or a rename all change the fingerprint even if ``__version__`` did not.
+    The code is every module that :mod:`extractor.pipeline` imports, directly or through others
+    (function-level imports included); each contributes its path relative to the package and its
+    bytes, so an edit or a new import changes the fingerprint even if ``__version__`` did not.
     Computed once per process: the code a process runs does not change under it.
     """
     import extractor
@@ -71,18 +77,63 @@ def code_fingerprint() -> str:
     return package_fingerprint(Path(extractor.__file__).resolve().parent, extractor.__version__)
 
 
-def package_fingerprint(package: Path, version: str) -> str:
+def package_fingerprint(package: Path, version: str, roots: Iterable[str] = _FINGERPRINT_ROOTS) -> str:
     """The fingerprint :func:`code_fingerprint` computes, for the package folder ``package``."""
     digest = hashlib.sha256()
     digest.update(b"extractor " + version.encode() + b"\0")
-    files = sorted(
-        (p.relative_to(package).as_posix(), p) for p in package.rglob("*.py") if "__pycache__" not in p.parts
-    )
-    for rel, path in files:
-        data = path.read_bytes()
+    for rel in sorted(import_closure(package, roots)):
+        data = (package / rel).read_bytes()
         digest.update(rel.encode() + b"\0" + str(len(data)).encode() + b"\0")
         digest.update(data)
     return digest.hexdigest()
+
+
+def import_closure(package: Path, roots: Iterable[str]) -> set[str]:
+    """Files (relative to ``package``) of ``roots`` and every package module they import, transitively."""
+    import ast
+
+    def module_file(name: str) -> str | None:
+        rel = name.replace(".", "/")
+        for candidate in (f"{rel}.py", f"{rel}/__init__.py"):
+            if (package / candidate).is_file():
+                return candidate
+        return None
+
+    seen: set[str] = set()
+    todo = [f for f in (module_file(r) for r in roots) if f is not None]
+    init = module_file("__init__")
+    if init is not None:
+        todo.append(init)
+    while todo:
+        rel = todo.pop()
+        if rel in seen:
+            continue
+        seen.add(rel)
+        try:
+            tree = ast.parse((package / rel).read_bytes())
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if not node.level:  # a relative import is relative to the (flat) package already
+                    if base != package.name and not base.startswith(package.name + "."):
+                        continue
+                    base = base[len(package.name) + 1 :]
+                names = [base] if base else []
+                names += [f"{base}.{a.name}" if base else a.name for a in node.names]
+            for name in names:
+                if name.startswith(package.name + "."):
+                    name = name[len(package.name) + 1 :]
+                elif isinstance(node, ast.Import):
+                    continue
+                found = module_file(name)
+                if found is not None:
+                    todo.append(found)
+    return seen
 
 
 def make_namespace(*parts: str) -> str:

@@ -178,7 +178,14 @@ def test_code_fingerprint_tracks_package_bytes(tmp_path: Path) -> None:
     timefmt.write_bytes(timefmt.read_bytes() + b"\n# edited\n")
     edited = run()
     assert edited != original
+    # Modules the extraction never imports (the CLI, diff, match) leave the cache alone ...
     (copy / "new_module.py").write_bytes(b"")
+    for name in ("diff.py", "match.py", "cli.py"):
+        (copy / name).write_bytes((copy / name).read_bytes() + b"\n# edited\n")
+    assert run() == edited
+    # ... until the extraction imports them.
+    sites = copy / "sites.py"
+    sites.write_bytes(sites.read_bytes() + b"\nimport extractor.new_module\n")
     assert run() not in {original, edited}
 
 
