@@ -393,7 +393,9 @@ def _context(site: Site, knowledge: Knowledge, constants: Mapping[str, str] | No
             attr_bindings.setdefault(target, []).append(b.value)
         else:
             bindings.setdefault(b.name, []).append(b.value)
-    consts = constants or {}
+    # Not ``constants or {}``: a ModuleConstants without string entries is falsy but may
+    # still carry module-level expressions.
+    consts: Mapping[str, str] = constants if constants is not None else {}
     return _Ctx(
         flags=knowledge.flags_for(site.path),
         self_is_args=knowledge.is_arg_class(site.path, site.in_class),

@@ -302,6 +302,13 @@ def test_env_reads(knowledge: Knowledge, source: str, envs: list[str]) -> None:
         assert e in prose.documentation
 
 
+def test_module_level_env_value_without_string_constants(knowledge: Knowledge) -> None:
+    # The module has no plain string constants, only a derived value.
+    consts = module_constants(ast.parse("import os\nCI = os.getenv('FLA_CI') == '1'\n"))
+    site = make_site((atom("warning or (CI and rate < 0.01)", negated=True),))
+    assert guard_env_vars(site, knowledge, consts) == ["FLA_CI"]
+
+
 def test_env_constraint_prose(knowledge: Knowledge) -> None:
     site = make_site(
         (atom("envs.SGLANG_VIT_CUDA_GRAPH.get()"), atom("'output_ws' not in kwargs")),
