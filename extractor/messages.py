@@ -22,6 +22,7 @@ repr, ``KeyError`` prints the repr of its argument, ``OSError(errno, strerror)``
 from __future__ import annotations
 
 import ast
+import builtins
 import io
 import re
 import string
@@ -1002,7 +1003,16 @@ def message_from_args(
     if any(isinstance(a, ast.Starred) for a in args):
         return make_message([Placeholder(", ".join(ctx.src(a) for a in args))])
     base = error_class.rsplit(".", 1)[-1]
-    if base in _OSERROR_FAMILY and len(args) in (2, 3):
+    builtin = base in _BUILTIN_EXCEPTIONS and error_class in (base, f"builtins.{base}")
+    if len(args) > 1 and not builtin:
+        # A class from elsewhere may format its arguments any way it likes: keep the part that
+        # reads as the message, and let anything surround it.
+        chosen = _message_arg(args, ctx)
+        msg = make_message(expr_parts(chosen, ctx))
+        inner = _body(msg.parts)
+        pattern = WILDCARD if inner == WILDCARD or not inner else WILDCARD + inner + WILDCARD
+        return Message(template=msg.template, pattern=pattern, parts=msg.parts)
+    if base in _OSERROR_FAMILY and builtin and len(args) in (2, 3):
         # OSError(errno, strerror[, filename]) prints "[Errno n] strerror[: 'filename']".
         parts: list[Part] = ["[Errno ", *expr_parts(args[0], ctx), "] ", *expr_parts(args[1], ctx)]
         if len(args) == 3:
@@ -1024,10 +1034,28 @@ def message_from_args(
         msg = make_message(tparts)
         return Message(template=msg.template, pattern="\\(" + ", ".join(bodies) + "\\)", parts=msg.parts)
     msg = make_message(expr_parts(args[0], ctx))
-    if base == "KeyError":
+    if base == "KeyError" and builtin:
         # KeyError.__str__ prints the repr of its argument.
         return Message(template=msg.template, pattern=_repr_pattern(args[0], ctx), parts=msg.parts)
     return msg
+
+
+_BUILTIN_EXCEPTIONS = frozenset(
+    name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)
+)
+_MESSAGE_NAME = re.compile(r"(?:^|_)(?:msg|message|reason|error|err|detail|text|description)s?$", re.IGNORECASE)
+
+
+def _message_arg(args: Sequence[ast.expr], ctx: MessageContext) -> ast.expr:
+    """Of several constructor arguments, the one that reads as the message."""
+    for arg in args:
+        if _stringish(arg, ctx):
+            return arg
+    for arg in args:
+        name = arg.id if isinstance(arg, ast.Name) else arg.attr if isinstance(arg, ast.Attribute) else ""
+        if _MESSAGE_NAME.search(name):
+            return arg
+    return args[0]
 
 
 def _unanchored(pattern: str) -> str:
