@@ -58,7 +58,29 @@ def analyse_file(path: str, data: bytes, repo: str, knowledge: Knowledge) -> Pay
         return {"status": "failed", "reason": "nesting too deep to analyse"}
     except Exception as exc:  # noqa: BLE001 - one odd file must never stop a run
         return {"status": "failed", "reason": f"analysis error: {type(exc).__name__}: {exc}"}
-    return {"status": "parsed", "records": records, "sites": len(sites)}
+    return {"status": "parsed", "records": _utf8_safe(records), "sites": len(sites)}
+
+
+def _utf8_safe(value: Any) -> Any:
+    """``value`` with lone surrogates spelled as ``\\udXXX`` escapes, everything else unchanged.
+
+    A ``"\\ud800"`` escape in the target's source is a lone surrogate in its message: JSON cannot
+    carry it and the site's id hashes UTF-8, so it would stop the worker. As escape text the message
+    stays readable, and in ``messagePattern`` the escape still matches that very character.
+    """
+    if isinstance(value, str):
+        if value.isascii():
+            return value
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return value
+    if isinstance(value, list):
+        return [_utf8_safe(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _utf8_safe(v) for k, v in value.items()}
+    return value
 
 
 def _records(sites: list[Site], repo: str, knowledge: Knowledge, constants: dict[str, str]) -> list[Payload]:
