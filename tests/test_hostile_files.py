@@ -239,7 +239,7 @@ def test_library_run_reports_the_same(api_run: ExtractResult, cli_run: Run) -> N
     assert api_run.stats.records == len(cli_run.records)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _expected_lines(data: bytes) -> list[str]:
     """The file's lines as Python reads them: BOM, coding cookie, and \\r\\n, \\r or \\n breaks."""
     encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
