@@ -772,9 +772,13 @@ _DEP_RE = re.compile(
     r"version of [\w.-]+ (is|must)|>= ?\d+\.\d+",
     re.I,
 )
+# Phrases that say the device is the problem; a bare "cuda" in "cuda-graph mode" does not.
 _HW_MSG_RE = re.compile(
-    r"\b(gpu|cuda|rocm|hip|npu|xpu|ascend|sm ?\d{2,3}|sm\d{2,3}|compute capability|hopper|blackwell|ampere|"
-    r"architecture not supported|device does not support|hardware|platform)\b",
+    r"\b((not |un)supported (on|by|for) (this |the |your )?(gpu|device|platform|hardware|arch)|"
+    r"requires? (an? )?(nvidia |amd )?(gpu|cuda|rocm|hip|npu|xpu|sm ?\d{2,3}|hopper|blackwell|ampere)|"
+    r"only (supported|available|works) on|compute capability|\bsm ?\d{2,3}\b|"
+    r"(hopper|blackwell|ampere|ada)( gpus?| or newer| architecture)|device does not support|"
+    r"unsupported (gpu|device|platform|hardware)|no (cuda|gpu|npu) (device|available))",
     re.I,
 )
 _RESOURCE_RE = re.compile(
@@ -1158,13 +1162,7 @@ def _command_fix(site: Site, knowledge: Knowledge, views: list[_AtomView], total
     all_constraints = [c for v in views for c in v.constraints]
     if not all_constraints:
         return None
-    # One constraint per flag/env var: one with concrete values (``x > 0``) says more about the
-    # command line than a presence test on the same flag (``x is not None``).
-    best: dict[str, _Constraint] = {}
-    for c in all_constraints:
-        if c.name not in best or (c.values and not best[c.name].values):
-            best[c.name] = c
-    constraints = list(best.values())
+    constraints = _best_constraints(views)
     base = _launcher(site, knowledge)
     before_flags: list[str] = []
     before_env: list[str] = []
@@ -1255,10 +1253,13 @@ def _code_fix(site: Site, views: list[_AtomView]) -> str:
     if not plain:
         if site.guard.handlers:
             h = ", ".join(site.guard.handlers)
+            short = site.error_class.rsplit(".", 1)[-1]
             return (
-                f"# before: {call} lets a {h} escape as {site.error_class}\n{call}\n"
-                f"# after: fix the cause of the {h} first (its traceback is chained as __cause__)\n"
-                f'try:\n    {call}\nexcept {site.error_class.rsplit(".", 1)[-1]} as e:\n    raise SystemExit(f"{{e}} (caused by {{e.__cause__!r}})")'
+                f"# before: a {h} inside {site.qualname} surfaces as {short}\n{call}\n"
+                f"# after: catch it and look at the original error, chained as __cause__\n"
+                f"try:\n    {call}\nexcept {short} as e:\n"
+                f"    cause = e.__cause__  # the original {h}\n"
+                f"    ...  # fix what `cause` points at (input, file or config), then retry"
             )
         if site.error_class.endswith("NotImplementedError") and site.in_class:
             meth = site.qualname.rsplit(".", 1)[-1]
@@ -1469,10 +1470,24 @@ def _fallback_solutions(site: Site, views: list[_AtomView], kind: _Kind) -> list
     return out
 
 
-def _trigger(site: Site, views: list[_AtomView], total: _Reads, knowledge: Knowledge) -> str:
-    acts: list[str] = []
+def _best_constraints(views: list[_AtomView]) -> list[_Constraint]:
+    """One constraint per flag/env var: one with concrete values (``x > 0``) says more about
+    the command line than a presence test on the same flag (``x is not None``)."""
+    best: dict[str, _Constraint] = {}
     for v in views:
         for c in v.constraints:
+            if c.name not in best or (c.values and not best[c.name].values):
+                best[c.name] = c
+    return list(best.values())
+
+
+def _trigger(site: Site, views: list[_AtomView], total: _Reads, knowledge: Knowledge) -> str:
+    acts: list[str] = []
+    best = {c.name: c for c in _best_constraints(views)}
+    for v in views:
+        for c in v.constraints:
+            if best.get(c.name) is not c:
+                continue
             if c.kind == "flag":
                 args = _flag_args(c, True)
                 if args:
@@ -1646,7 +1661,9 @@ def _features(text: str) -> list[str]:
 
 
 def _kebab(name: str) -> str:
-    s = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", name)
+    # Split before a capitalised word only, so acronyms stay whole: ViTNpuRunner -> vit-npu-runner,
+    # OpenAIServing -> openai-serving, KVCacheConfigurator -> kv-cache-configurator.
+    s = re.sub(r"(?<=[a-z0-9])(?=[A-Z][a-z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", name)
     s = re.sub(r"[^A-Za-z0-9]+", "-", s).strip("-").lower()
     return s
 
