@@ -395,6 +395,12 @@ def percent_parts(fmt: str, args: ast.expr, src: Callable[[ast.AST], str]) -> li
                 mapping[k.value] = v
     else:
         whole = args
+    directives = sum(1 for m in _PERCENT.finditer(fmt) if m.group("conv") != "%" and m.group("key") is None)
+    if whole is not None and directives > 1:
+        # ``fmt % values`` with a tuple held in a name: directive i prints values[i].
+        items = [ast.Subscript(value=whole, slice=ast.Constant(i), ctx=ast.Load()) for i in range(directives)]
+        src = _indexed_src(src, src(whole), items)
+        positional = list(items)
     out: list[Part] = []
     pos = 0
     index = 0
@@ -446,6 +452,19 @@ def percent_parts(fmt: str, args: ast.expr, src: Callable[[ast.AST], str]) -> li
         out.append(Placeholder(source=expr_text + _percent_suffix(m.group("flags") or "", width, prec, conv)))
     out.append(fmt[pos:])
     return out
+
+
+def _indexed_src(
+    src: Callable[[ast.AST], str], base: str, items: list[ast.Subscript]
+) -> Callable[[ast.AST], str]:
+    ids = {id(item): i for i, item in enumerate(items)}
+
+    def read(node: ast.AST) -> str:
+        if id(node) in ids:
+            return f"{base}[{ids[id(node)]}]"
+        return src(node)
+
+    return read
 
 
 def _percent_suffix(flags: str, width: str, prec: str | None, conv: str) -> str:

@@ -82,7 +82,9 @@ def test_percent_parts_shapes() -> None:
     mapping = ast.parse("{'k': v}", mode="eval").body
     parts = percent_parts("%(k)05d", mapping, src)
     assert parts is not None and template_of(parts) == "{v:05d}"
-    assert percent_parts("%s %s", ast.parse("x", mode="eval").body, src) is None
+    parts = percent_parts("%s %s", ast.parse("x", mode="eval").body, src)
+    assert parts is not None and template_of(parts) == "{x[0]} {x[1]}"
+    assert percent_parts("%s %s", ast.parse("(x,)", mode="eval").body, src) is None
 
 
 def test_substitute_names_respects_attributes_keywords_and_conversions() -> None:
@@ -289,7 +291,9 @@ def percent(draw: st.DrawFn) -> Built:
     pieces = draw(st.lists(st.one_of(TEXT.map(lambda t: ("t", t)), st.sampled_from(PERCENT).map(lambda d: ("d", d))), min_size=1, max_size=5))
     fmt = "".join(v.replace("%", "%%") if k == "t" else v[0] for k, v in pieces)
     args = [v[1] for k, v in pieces if k == "d" and v[1] is not None]
-    shape = draw(st.sampled_from(["tuple", "single", "mapping"]))
+    shape = draw(st.sampled_from(["tuple", "single", "mapping", "name"]))
+    if shape == "name":
+        return Built(f"{lit(fmt)} % values", setup=[f"values = ({', '.join(args)}{',' if len(args) == 1 else ''})"])
     if shape == "mapping" and args:
         keys = iter(range(100))
         fmt = "".join(
