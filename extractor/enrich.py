@@ -1401,6 +1401,19 @@ def _solutions(site: Site, views: list[_AtomView], kind: _Kind) -> list[str]:
                 break
     if not out:
         out.extend(_fallback_solutions(site, views, kind))
+    elif views and views[-1].expr is not None and views[-1].atom.kind != "except":
+        last = views[-1]
+        if not (
+            last.reads.flags
+            or last.reads.envs
+            or last.model
+            or last.hardware
+            or last.request
+            or last.isinstance_
+        ):
+            # The settings above only select the path; the check itself is on program state.
+            where = f"`{site.qualname}`" if site.qualname not in ("", "<module>") else f"`{site.path}`"
+            out.append(f"If the settings must stay, make sure `{last.neg}` holds when {where} runs")
     return list(dict.fromkeys(out))[:8]
 
 

@@ -536,3 +536,16 @@ def test_module_level_try_catch_imports_the_module(knowledge: Knowledge, path: s
     pattern = enrich(site, knowledge).tryCatchPattern
     assert pattern is not None and f"import {module}\n" in pattern
     ast.parse(pattern)
+
+
+def test_flag_selected_path_also_names_the_state_check(knowledge: Knowledge) -> None:
+    site = make_site(
+        (atom("backend == 'ascend_attn'"), atom("self._merger_list is None")),
+        bindings=(binding("backend = get_server_args().kv_dtype"),),
+        error_class="RuntimeError",
+    )
+    prose = enrich(site, knowledge)
+    assert prose.solutions == [
+        "Use a `--kv-dtype` value other than ascend_attn",
+        "If the settings must stay, make sure `self._merger_list is not None` holds when `Pool.alloc` runs",
+    ]
