@@ -59,7 +59,6 @@ class ModuleIndex:
     @classmethod
     def of(cls, module: ast.Module) -> ModuleIndex:
         index = cls()
-        reassigned: set[str] = set()
         for stmt in module.body:
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
                 index.functions[stmt.name] = stmt
@@ -69,12 +68,20 @@ class ModuleIndex:
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                 for target in targets:
                     if isinstance(target, ast.Name):
-                        if target.id in index.constants:
-                            reassigned.add(target.id)
                         index.constants[target.id] = stmt.value
-        for name in reassigned:
-            # A module name assigned twice holds no one sure value.
-            index.constants.pop(name, None)
+        # A module name bound more than once (in any block of the module, or by a function that
+        # declares it ``global``) holds no one sure value.
+        counts: dict[str, int] = {}
+        for stmt in _own_statements(module.body):
+            for name in _direct_binds(stmt):
+                counts[name] = counts.get(name, 0) + 1
+        for node in ast.walk(module):
+            if isinstance(node, ast.Global):
+                for name in node.names:
+                    counts[name] = counts.get(name, 0) + 2
+        for name, count in counts.items():
+            if count > 1:
+                index.constants.pop(name, None)
         return index
 
 
@@ -317,11 +324,9 @@ class ScopeFlow:
             results = [self._block(stmt.body, name, state), self._block(stmt.orelse, name, state)]
             return _union_all(results)
         if isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
-            if name in self._augmented.get(id(stmt), frozenset()):
-                return [_UNKNOWN]
-            body = self._block(stmt.body, name, state)
-            looped = _union(state, body or [])
-            return self._block(stmt.orelse, name, looped) if stmt.orelse else looped
+            # A value set in a loop reaches the code after it through ``continue``, ``break`` and
+            # later iterations as much as through the end of the body: not one known value.
+            return _union(state, [_UNKNOWN])
         if isinstance(stmt, ast.With | ast.AsyncWith):
             return self._block(stmt.body, name, state)
         if isinstance(stmt, ast.Try | ast.TryStar):

@@ -377,7 +377,9 @@ OTHER_MESSAGE = st.one_of(
 @st.composite
 def site(draw: st.DrawFn) -> Built:
     msg = draw(MESSAGE)
-    how = draw(st.sampled_from(["direct", "local", "augmented", "branches", "helper", "custom", "key", "multi", "oserror"]))
+    how = draw(
+        st.sampled_from(["direct", "local", "augmented", "branches", "loop", "helper", "custom", "key", "multi", "oserror"])
+    )
     module = list(msg.module)
     setup = list(msg.setup)
     if how == "direct":
@@ -390,6 +392,11 @@ def site(draw: st.DrawFn) -> Built:
     if how == "branches":
         other = draw(OTHER_MESSAGE)
         lines = [*setup, *other.setup, "if flag:", f"    msg = {msg.expr}", "else:", f"    msg = {other.expr}"]
+        return Built("RuntimeError(msg)", lines, module + other.module)
+    if how == "loop":
+        # A value set in a loop reaches the raise through ``continue`` as well.
+        other = draw(OTHER_MESSAGE)
+        lines = [*setup, *other.setup, f"msg = {msg.expr}", "for _ in range(2):", "    if flag:", f"        msg = {other.expr}", "        continue"]
         return Built("RuntimeError(msg)", lines, module + other.module)
     if how == "helper":
         module.append("def _error(text):\n    return TypeError(text)")
