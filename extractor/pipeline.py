@@ -1,45 +1,76 @@
 """The extraction pipeline: source -> parse -> analyse -> enrich -> records, across processes.
 
-Per-file work (:func:`analyse_file`) is a pure function of the file's bytes, its path, the repo name
-and the target's knowledge (flags, env vars), so its result is cached by blob sha and computed in
-worker processes. Everything that depends on the analysed commit (``githubUrl``, ``analyzedSha``,
-``analyzedAt``) is added afterwards, in :func:`assemble`.
+Per-file work (:func:`analyse_file`) is a pure function of the file's bytes, its path, the repo
+name and what the enrichment reads from the target's knowledge (flags, env vars). Its result (a
+*payload*) is computed in worker processes and cached under a key made of the blob sha and the
+path (the prose names the path, so a renamed file is analysed again). Everything that depends on
+the analysed commit (``githubUrl``, ``analyzedSha``, ``analyzedAt``) is added afterwards, in
+:func:`assemble`.
+
+Speed (issue 7, see ``docs/performance.md``):
+
+* A cached payload does not depend on the whole knowledge base: the worker records every answer
+  the knowledge gave while the file was enriched (:class:`_RecordingKnowledge`), and the entry is
+  reused as long as the current knowledge gives the same answers. An edit of ``server_args.py``
+  therefore re-analyses only the files whose prose read what changed, not the whole tree.
+* Records are validated with pydantic in the worker that computed them (with placeholder commit
+  fields); :func:`assemble` validates one record per run in full (which checks the commit fields,
+  the same for every record) and builds the others with ``model_construct``. A cached payload is
+  only ever one that passed that validation: the cache namespace includes the code's fingerprint
+  and every entry is checksummed (:mod:`extractor.cache`).
+* The knowledge base itself is cached by the blob shas of the files it is read from.
+* Blobs are streamed from ``git cat-file`` to the workers, biggest first, while they are read.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import os
+import pickle
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
-from extractor.analyse import analyse
 from extractor.config import Scope
 from extractor.context import permalink
-from extractor.enrich import enrich
-from extractor.facts import Site
-from extractor.knowledge import Knowledge, build_knowledge, is_knowledge_path, module_constants
+from extractor.errors import ExtractorError
+from extractor.knowledge import Knowledge, build_knowledge, is_knowledge_path
 from extractor.models import SCHEMA_VERSION, ErrorRecord
-from extractor.parse import ParseFailure, parse_source
 from extractor.timefmt import build_time, iso_millis
 
 if TYPE_CHECKING:
     from extractor.api import ExtractOptions, ExtractResult
+    from extractor.cache import ResultCache
+    from extractor.facts import Site
+    from extractor.knowledge import FlagInfo
     from extractor.source import Target, TargetFile
 
 Payload = dict[str, Any]
 """A file's outcome: ``{"status": "parsed", "records": [...], "sites": n}`` or ``{"status": "failed", "reason": ...}``."""
 
-PAYLOAD_VERSION = 1
+# 2: entries hold the knowledge answers before the payload and are keyed by blob and path.
+PAYLOAD_VERSION = 2
 _SLUG_WORDS = 8
 _SLUG_CHARS = 60
 _WORD = re.compile(r"[a-z0-9]+")
+# Files handed to a worker at once: few enough to balance the load at the end of a run (files
+# are sent biggest first), enough to amortise the inter-process round trip.
+_BATCH_FILES = 8
+_BATCH_BYTES = 256 * 1024
+# Below this many files to analyse a pool costs more than it saves.
+_MIN_PARALLEL = 8
+# Commit fields used to validate a record in the worker, before the commit is attached.
+_PROBE_SHA = "0" * 40
+_PROBE_TIME = "2000-01-01T00:00:00.000Z"
 
 
 # --------------------------------------------------------------------------- per file
@@ -47,6 +78,11 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 def analyse_file(path: str, data: bytes, repo: str, knowledge: Knowledge) -> Payload:
     """One file's records without the commit-dependent fields; never raises."""
+    # Imported here: a warm run (everything cached) never needs the parser stack (libcst...).
+    from extractor.analyse import analyse
+    from extractor.knowledge import module_constants
+    from extractor.parse import ParseFailure, parse_source
+
     parsed = parse_source(path, data)
     if isinstance(parsed, ParseFailure):
         return {"status": "failed", "reason": parsed.reason}
@@ -56,7 +92,7 @@ def analyse_file(path: str, data: bytes, repo: str, knowledge: Knowledge) -> Pay
         records = _records(sites, repo, knowledge, constants)
     except RecursionError:
         return {"status": "failed", "reason": "nesting too deep to analyse"}
-    except Exception as exc:  # noqa: BLE001 - one odd file must never stop a run
+    except Exception as exc:  # one odd file must never stop a run
         return {"status": "failed", "reason": f"analysis error: {type(exc).__name__}: {exc}"}
     return {"status": "parsed", "records": _utf8_safe(records), "sites": len(sites)}
 
@@ -84,6 +120,8 @@ def _utf8_safe(value: Any) -> Any:
 
 
 def _records(sites: list[Site], repo: str, knowledge: Knowledge, constants: dict[str, str]) -> list[Payload]:
+    from extractor.enrich import enrich
+
     seen: dict[str, int] = {}
     out = []
     for site in sites:
@@ -157,61 +195,358 @@ def slug_base(site: Site) -> str:
     return slug or "error"
 
 
+def record_fields(partial: Mapping[str, Any], path: str, repo: str, sha: str, analyzed_at: str) -> dict[str, Any]:
+    """A payload record with the path- and commit-dependent fields filled in.
+
+    Key order is irrelevant: validation and ``model_construct`` both lay fields out in schema order.
+    """
+    # Payloads hold the site's key; the id adds repo and path, so a blob shared by two paths
+    # still gives two distinct ids.
+    rid = record_id(repo, path, partial["id"])
+    return {
+        **partial,
+        # Records name the path they were found at.
+        "filePath": path,
+        "id": rid,
+        "slug": f"{partial['slug']}-{rid[:6]}",
+        "githubUrl": permalink(repo, sha, path, partial["sourceCodeStart"], partial["sourceCodeEnd"]),
+        "analyzedSha": sha,
+        "analyzedAt": analyzed_at,
+        "schemaVersion": SCHEMA_VERSION,
+    }
+
+
+def check_payload(payload: Payload, path: str, repo: str) -> Payload:
+    """The payload if every record validates (commit fields stubbed), else a failure naming the first bad one."""
+    from pydantic import ValidationError
+
+    if payload.get("status") != "parsed":
+        return payload
+    for partial in payload["records"]:
+        try:
+            ErrorRecord.model_validate(record_fields(partial, path, repo, _PROBE_SHA, _PROBE_TIME))
+        except (ValidationError, KeyError, TypeError) as exc:
+            return {"status": "failed", "reason": f"invalid record at line {partial.get('lineNumber')}: {_why(exc)}"}
+    return payload
+
+
+def _why(exc: Exception) -> str:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        first = errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "record"
+        return f"{where}: {first.get('msg', '')}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+# --------------------------------------------------------------------------- knowledge reads
+
+_MISSING = object()
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+def _flag_digest(info: FlagInfo | None) -> str | None:
+    # repr of a frozen dataclass holds every field, so any change to the flag changes it.
+    return None if info is None else _digest(repr(info))
+
+
+def _mapping_digest(flags: Mapping[str, FlagInfo]) -> str:
+    return _digest(repr(sorted(flags.items())))
+
+
+class _RecordingFlags(Mapping[str, "FlagInfo"]):
+    """``Knowledge.flags_for(path)`` that records each lookup (and a digest of it all when iterated)."""
+
+    def __init__(self, flags: Mapping[str, FlagInfo], reads: dict[tuple[str, str, str], Any], path: str) -> None:
+        self._flags = flags
+        self._reads = reads
+        self._path = path
+
+    def _look(self, key: object) -> FlagInfo | None:
+        if not isinstance(key, str):
+            return None
+        info = self._flags.get(key)
+        self._reads[("f", self._path, key)] = _flag_digest(info)
+        return info
+
+    def __getitem__(self, key: str) -> FlagInfo:
+        info = self._look(key)
+        if info is None:
+            raise KeyError(key)
+        return info
+
+    def get(self, key: str, default: Any = None) -> Any:
+        info = self._look(key)
+        return default if info is None else info
+
+    def __contains__(self, key: object) -> bool:
+        return self._look(key) is not None
+
+    def _all(self) -> None:
+        self._reads[("F", self._path, "")] = _mapping_digest(self._flags)
+
+    def __iter__(self) -> Iterator[str]:
+        self._all()
+        return iter(self._flags)
+
+    def __len__(self) -> int:
+        self._all()
+        return len(self._flags)
+
+
+class _RecordingKnowledge:
+    """Stands in for :class:`Knowledge` while one file is enriched and notes every answer it gives.
+
+    ``namespace_of``, ``is_arg_class`` and ``flags_for(...)[key]`` are recorded one by one; any
+    other use of the knowledge (an attribute this class does not know) records its whole
+    fingerprint, so a new way of reading it is never missed, only less precise.
+    """
+
+    def __init__(self, knowledge: Knowledge) -> None:
+        self._knowledge = knowledge
+        self.reads: dict[tuple[str, str, str], Any] = {}
+
+    def namespace_of(self, path: str) -> str:
+        answer = self._knowledge.namespace_of(path)
+        self.reads[("n", path, "")] = answer
+        return answer
+
+    def is_arg_class(self, path: str, class_name: str | None) -> bool:
+        answer = self._knowledge.is_arg_class(path, class_name)
+        self.reads[("c", path, class_name or "")] = answer
+        return answer
+
+    def flags_for(self, path: str) -> Mapping[str, FlagInfo]:
+        return _RecordingFlags(self._knowledge.flags_for(path), self.reads, path)
+
+    def __getattr__(self, name: str) -> Any:
+        self.reads[("*", "", "")] = self._knowledge.fingerprint()
+        return getattr(self._knowledge, name)
+
+    def encoded(self) -> bytes:
+        """The answers as one JSON line (sorted, so equal reads give equal bytes)."""
+        return orjson.dumps(sorted([*k, v] for k, v in self.reads.items()))
+
+
+def _answer(knowledge: Knowledge, kind: str, path: str, key: str) -> Any:
+    if kind == "n":
+        return knowledge.namespace_of(path)
+    if kind == "c":
+        return knowledge.is_arg_class(path, key or None)
+    if kind == "f":
+        return _flag_digest(knowledge.flags_for(path).get(key))
+    if kind == "F":
+        return _mapping_digest(knowledge.flags_for(path))
+    if kind == "*":
+        return knowledge.fingerprint()
+    return _MISSING  # an unknown kind never matches
+
+
+class _ReadsCheck:
+    """Whether recorded answers still hold for this run's knowledge (answers memoised per run)."""
+
+    def __init__(self, knowledge: Knowledge) -> None:
+        self._knowledge = knowledge
+        self._memo: dict[tuple[str, str, str], Any] = {}
+
+    def holds(self, encoded: bytes) -> bool:
+        try:
+            reads = orjson.loads(encoded)
+            for kind, path, key, answer in reads:
+                memo_key = (kind, path, key)
+                now = self._memo.get(memo_key, _MISSING)
+                if now is _MISSING:
+                    now = self._memo[memo_key] = _answer(self._knowledge, kind, path, key)
+                if now != answer:
+                    return False
+        except (orjson.JSONDecodeError, TypeError, ValueError):
+            return False
+        return True
+
+
+def _entry(reads: bytes, payload: bytes) -> bytes:
+    # orjson never writes a raw newline, so the first one ends the answers.
+    return reads + b"\n" + payload
+
+
+def _split_entry(raw: bytes) -> tuple[bytes, bytes] | None:
+    reads, sep, payload = raw.partition(b"\n")
+    return (reads, payload) if sep else None
+
+
 # --------------------------------------------------------------------------- workers
 
 _worker_state: dict[str, Any] = {}
 
 
-def _init_worker(repo: str, knowledge: Knowledge) -> None:
+def _init_worker(repo: str, knowledge: Knowledge, cache: ResultCache | None) -> None:
     _worker_state["repo"] = repo
     _worker_state["knowledge"] = knowledge
+    _worker_state["cache"] = cache
+    # The analysis code (libcst alone takes most of a second) is imported by each worker, in
+    # parallel, while the parent is already reading blobs, rather than by the parent before forking.
+    import extractor.analyse
+    import extractor.enrich  # noqa: F401
 
 
-def _work(item: tuple[str, str, bytes]) -> tuple[str, bytes]:
-    blob, path, data = item
-    payload = analyse_file(path, data, _worker_state["repo"], _worker_state["knowledge"])
-    return blob, orjson.dumps(payload)
+def _work_one(key: str, path: str, data: bytes) -> tuple[str, bytes]:
+    repo: str = _worker_state["repo"]
+    recorder = _RecordingKnowledge(_worker_state["knowledge"])
+    payload = check_payload(analyse_file(path, data, repo, cast(Knowledge, recorder)), path, repo)
+    try:
+        raw = orjson.dumps(payload)
+    except orjson.JSONEncodeError as exc:  # e.g. a lone surrogate from a "\ud800" literal
+        raw = orjson.dumps({"status": "failed", "reason": f"cannot encode the records: {exc}"})
+    cache: ResultCache | None = _worker_state["cache"]
+    if cache is not None:
+        cache.put(key, _entry(recorder.encoded(), raw))
+    return key, raw
 
 
-def _run_parallel(
-    items: list[tuple[str, str, bytes]], jobs: int, repo: str, knowledge: Knowledge, tick: Callable[[], None]
+def _work(batch: list[tuple[str, str, bytes]]) -> list[tuple[str, bytes]]:
+    return [_work_one(key, path, data) for key, path, data in batch]
+
+
+def _batches(items: Iterable[tuple[str, str, bytes]]) -> Iterator[list[tuple[str, str, bytes]]]:
+    batch: list[tuple[str, str, bytes]] = []
+    size = 0
+    for item in items:
+        batch.append(item)
+        size += len(item[2])
+        if len(batch) >= _BATCH_FILES or size >= _BATCH_BYTES:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def _analyse_all(
+    target: Target,
+    todo: list[TargetFile],
+    jobs: int,
+    repo: str,
+    knowledge: Knowledge,
+    cache: ResultCache | None,
+    tick: Callable[[], None],
 ) -> Iterator[tuple[str, bytes]]:
-    if jobs <= 1 or len(items) < 8:
-        _init_worker(repo, knowledge)
-        for item in items:
-            yield _work(item)
+    """``(file key, payload)`` for each file, computed in ``jobs`` processes (order not fixed)."""
+    # Biggest first, so one slow file does not finish the run alone; sizes come from the tree.
+    ordered = sorted(todo, key=lambda f: (-f.size, f.path))
+    by_blob: dict[str, list[TargetFile]] = {}
+    for f in ordered:
+        by_blob.setdefault(f.blob_sha, []).append(f)
+
+    def items() -> Iterator[tuple[str, str, bytes]]:
+        for blob, data in target.read_many(list(by_blob)):
+            for f in by_blob[blob]:
+                yield file_key(f), f.path, data
+
+    if jobs <= 1 or len(todo) < _MIN_PARALLEL:
+        _init_worker(repo, knowledge, cache)
+        for key, path, data in items():
+            yield _work_one(key, path, data)
             tick()
         return
-    # Big files first so one slow file does not finish the run alone.
-    ordered = sorted(items, key=lambda i: -len(i[2]))
     ctx = get_context("fork") if hasattr(os, "fork") else get_context("spawn")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker, initargs=(repo, knowledge)) as pool:
-        for result in pool.map(_work, ordered, chunksize=4):
-            yield result
-            tick()
+    try:
+        with ProcessPoolExecutor(
+            max_workers=jobs, mp_context=ctx, initializer=_init_worker, initargs=(repo, knowledge, cache)
+        ) as pool:
+            # Fork the workers now (submit forks them all when the start method is fork), before
+            # the git reader process and its writer thread exist; they start importing meanwhile.
+            pool.submit(int)
+            pending: set[Future[list[tuple[str, bytes]]]] = set()
+            for batch in _batches(items()):
+                pending.add(pool.submit(_work, batch))
+                done = {f for f in pending if f.done()}
+                for fut in done:
+                    pending.discard(fut)
+                    for result in fut.result():
+                        yield result
+                        tick()
+            while pending:
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    for result in fut.result():
+                        yield result
+                        tick()
+    except BrokenProcessPool as exc:
+        raise ExtractorError("--jobs", f"a worker process died ({exc}); try fewer jobs or more memory") from None
+
+
+def file_key(f: TargetFile) -> str:
+    """What a payload is stored and looked up under: the blob and the path (the prose names the path)."""
+    return hashlib.sha256(f"{f.blob_sha}\0{f.path}".encode("utf-8", "surrogateescape")).hexdigest()
+
+
+# --------------------------------------------------------------------------- knowledge
+
+
+class _KnowledgeUnpickler(pickle.Unpickler):
+    """Loads only what a :class:`Knowledge` is made of: a cache file can never name other code."""
+
+    _BUILTINS = frozenset({"frozenset", "set", "tuple", "dict", "list", "str", "int", "bool"})
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module == "extractor.knowledge" or (module == "builtins" and name in self._BUILTINS):
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"{module}.{name} is not part of a knowledge base")
+
+
+def knowledge_cache(cache_dir: Path) -> ResultCache:
+    """Where built knowledge bases are kept, keyed by the paths and blobs they were read from."""
+    from extractor.cache import ResultCache, code_fingerprint, make_namespace
+
+    return ResultCache(cache_dir, make_namespace(code_fingerprint(), "knowledge-v1"))
+
+
+def load_knowledge(target: Target, cache_dir: Path | None = None) -> Knowledge:
+    """The target's flags and env vars, read from its own files at the analysed sha.
+
+    With ``cache_dir``, the built knowledge is kept under the blob shas of the files it was
+    read from, so a run at a commit that did not touch them skips reading and parsing them.
+    """
+    try:
+        every = target.files(Scope(include=("**/*.py",), exclude=()))
+    except Exception:  # knowledge is an enrichment, never a reason to fail
+        return Knowledge.empty()
+    wanted = sorted((f.path, f.blob_sha) for f in every if is_knowledge_path(f.path))
+    store = key = None
+    if cache_dir is not None:
+        store = knowledge_cache(cache_dir)
+        key = hashlib.sha256(orjson.dumps(wanted)).hexdigest()
+        raw = store.get(key)
+        if raw is not None:
+            try:
+                found = _KnowledgeUnpickler(io.BytesIO(raw)).load()
+            except Exception:  # a stale or foreign entry is rebuilt
+                found = None
+            if isinstance(found, Knowledge):
+                return found
+    by_blob = {blob: path for path, blob in wanted}
+    files = {by_blob[blob]: data for blob, data in target.read_many(by_blob)}
+    knowledge = build_knowledge(files)
+    if store is not None and key is not None:
+        knowledge.fingerprint()  # computed once, stored with it
+        with contextlib.suppress(pickle.PicklingError, TypeError, AttributeError):
+            store.put(key, pickle.dumps(knowledge, protocol=pickle.HIGHEST_PROTOCOL))
+    return knowledge
+
+
+def namespace(options_scope: Scope) -> str:
+    """The cache namespace of per-file payloads: the extractor's code, payload format and scope.
+
+    The knowledge is not part of it: each entry carries the answers it read (see the module doc).
+    """
+    from extractor.cache import code_fingerprint, make_namespace
+
+    return make_namespace(code_fingerprint(), f"payload-v{PAYLOAD_VERSION}", options_scope.key())
 
 
 # --------------------------------------------------------------------------- the run
-
-
-def load_knowledge(target: Target) -> Knowledge:
-    """The target's flags and env vars, read from its own files at the analysed sha."""
-    try:
-        every = target.files(Scope(include=("**/*.py",), exclude=()))
-    except Exception:  # noqa: BLE001 - knowledge is an enrichment, never a reason to fail
-        return Knowledge.empty()
-    wanted = [f for f in every if is_knowledge_path(f.path)]
-    files: dict[str, bytes] = {}
-    by_blob = {f.blob_sha: f.path for f in wanted}
-    for blob, data in target.read_many(by_blob):
-        files[by_blob[blob]] = data
-    return build_knowledge(files)
-
-
-def namespace(options_scope: Scope, knowledge: Knowledge) -> str:
-    from extractor.cache import code_fingerprint, make_namespace
-
-    return make_namespace(code_fingerprint(), f"payload-v{PAYLOAD_VERSION}", options_scope.key(), knowledge.fingerprint())
 
 
 def run_extraction(options: ExtractOptions, *, progress: bool = False) -> ExtractResult:
@@ -225,25 +560,23 @@ def run_extraction(options: ExtractOptions, *, progress: bool = False) -> Extrac
     cache_dir = options.cache_dir or default_cache_dir()
     with open_target(options.source, options.sha, cache_dir=cache_dir) as target:
         files = target.files(options.scope)
-        knowledge = load_knowledge(target)
-        cache = ResultCache(cache_dir, namespace(options.scope, knowledge)) if options.use_cache else None
+        knowledge = load_knowledge(target, cache_dir if options.use_cache else None)
+        cache = ResultCache(cache_dir, namespace(options.scope)) if options.use_cache else None
+        check = _ReadsCheck(knowledge)
         payloads: dict[str, bytes] = {}
         todo: list[TargetFile] = []
         for f in files:
-            hit = cache.get(f.blob_sha) if cache is not None else None
-            if hit is not None:
-                payloads[f.blob_sha] = hit
+            key = file_key(f)
+            hit = cache.get(key) if cache is not None else None
+            parts = _split_entry(hit) if hit is not None else None
+            if parts is not None and check.holds(parts[0]):
+                payloads[key] = parts[1]
             else:
                 todo.append(f)
-        from_cache = len(files) - len(todo)
-        paths = {f.blob_sha: f.path for f in todo}
-        items = [(blob, paths[blob], data) for blob, data in target.read_many(list(paths))]
-        with _progress(progress, len(items)) as tick:
-            for blob, payload in _run_parallel(items, options.jobs, options.scope.repo, knowledge, tick):
-                payloads[blob] = payload
-                if cache is not None:
-                    cache.put(blob, payload)
-        stats = ExtractStats(files_in_scope=len(files), files_parsed=len(todo), files_from_cache=from_cache)
+        with _progress(progress, len(todo)) as tick:
+            for key, payload in _analyse_all(target, todo, options.jobs, options.scope.repo, knowledge, cache, tick):
+                payloads[key] = payload
+        stats = ExtractStats(files_in_scope=len(files), files_parsed=len(todo), files_from_cache=len(files) - len(todo))
         records = assemble(files, payloads, target.sha, options.scope.repo, iso_millis(moment), stats)
         for path, why in target.skipped(options.scope):
             stats.failures.append(FileFailure(path, f"skipped: {why}"))
@@ -259,31 +592,40 @@ def assemble(
     repo: str,
     analyzed_at: str,
     stats: Any,
+    *,
+    revalidate: bool = False,
 ) -> list[ErrorRecord]:
-    """Records from per-file payloads, with the commit-dependent fields filled in, sorted."""
+    """Records from per-file payloads (keyed by :func:`file_key`), with the commit-dependent fields, sorted.
+
+    Payloads come from the workers, which validated every record with stub commit fields
+    (:func:`check_payload`); here the first record is validated in full (its commit fields are
+    every record's) and the rest are built without re-validation, unless ``revalidate``.
+    """
+    from pydantic import ValidationError
+
     from extractor.api import FileFailure
 
     records: list[ErrorRecord] = []
+    probe = True
     for f in files:
-        payload = orjson.loads(payloads[f.blob_sha])
+        payload = orjson.loads(payloads[file_key(f)])
         if payload["status"] != "parsed":
             stats.failures.append(FileFailure(f.path, payload["reason"]))
             continue
+        built: list[ErrorRecord] = []
+        try:
+            for partial in payload["records"]:
+                fields = record_fields(partial, f.path, repo, sha, analyzed_at)
+                if probe or revalidate:
+                    built.append(ErrorRecord.model_validate(fields))
+                    probe = False
+                else:
+                    built.append(ErrorRecord.model_construct(**fields))
+        except ValidationError as exc:
+            stats.failures.append(FileFailure(f.path, f"invalid record: {_why(exc)}"))
+            continue
         stats.sites += payload["sites"]
-        for partial in payload["records"]:
-            # The same blob can sit at two paths; records name the path they were found at.
-            fields = dict(partial)
-            fields["filePath"] = f.path
-            # Payloads hold the site's key; the id adds repo and path, so a blob shared by two
-            # paths still gives two distinct ids.
-            fields["id"] = rid = record_id(repo, f.path, partial["id"])
-            fields["slug"] = f"{partial['slug']}-{rid[:6]}"
-            fields["githubUrl"] = permalink(repo, sha, f.path, partial["sourceCodeStart"], partial["sourceCodeEnd"])
-            fields["analyzedSha"] = sha
-            fields["analyzedAt"] = analyzed_at
-            fields["schemaVersion"] = SCHEMA_VERSION
-            ordered = {name: fields[name] for name in ErrorRecord.model_fields}
-            records.append(ErrorRecord.model_validate(ordered))
+        records.extend(built)
     records.sort(key=lambda r: (r.filePath, r.lineNumber, r.id))
     stats.records = len(records)
     return records

@@ -1,0 +1,214 @@
+"""The pipeline's reuse of earlier work: per-file results keyed by what they read, the knowledge
+cache, validation in the workers, and the same bytes whatever was reused or however many jobs ran."""
+
+from __future__ import annotations
+
+import os
+import pickle
+from pathlib import Path
+
+import orjson
+import pytest
+
+from extractor import pipeline
+from extractor.api import ExtractOptions, ExtractResult, ExtractStats, extract
+from extractor.cache import ResultCache
+from extractor.output import dumps_line
+from extractor.source import open_target
+from tests.gitrepos import make_repo
+
+ARGS = "python/sglang/srt/server_args.py"
+GATE = "python/sglang/srt/layers/gate.py"
+PLAIN = "python/sglang/srt/utils/plain.py"
+
+SERVER_ARGS = """\
+from dataclasses import dataclass
+
+
+@dataclass
+class ServerArgs:
+    tp_size: int = 1
+    max_queue: int = 8
+{extra}
+    @staticmethod
+    def add_cli_args(parser):
+        parser.add_argument("--tp-size", type=int, help="{tp_help}")
+        parser.add_argument("--max-queue", type=int, help="Requests allowed to wait.")
+"""
+
+
+def server_args(tp_help: str = "Tensor parallel size.", extra: str = "") -> bytes:
+    return SERVER_ARGS.format(tp_help=tp_help, extra=extra).encode()
+
+
+# Reads a flag in its guard: its prose depends on what the knowledge says about --tp-size.
+GATE_SRC = b"""\
+def check(server_args):
+    if server_args.tp_size > 8:
+        raise ValueError("tp_size must be at most 8")
+"""
+
+# Reads no flag at all.
+PLAIN_SRC = b"""\
+def parse_port(text):
+    if not text.isdigit():
+        raise ValueError(f"port must be a number, got {text!r}")
+    return int(text)
+"""
+
+
+@pytest.fixture(autouse=True)
+def fixed_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
+
+
+def filler(i: int) -> bytes:
+    return f"def f{i}(x):\n    assert x != {i}, 'x must not be {i}'\n    return x\n".encode()
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    tmp = tmp_path_factory.mktemp("repo")
+    first = {ARGS: server_args(), GATE: GATE_SRC, PLAIN: PLAIN_SRC}
+    # Enough files that a run with two jobs uses the worker pool.
+    first.update({f"python/sglang/srt/fill/m{i}.py": filler(i) for i in range(10)})
+    repo, shas = make_repo(
+        tmp,
+        [
+            first,
+            # 1: a new flag: no existing file read it, so nothing but server_args.py is redone.
+            {ARGS: server_args(extra="    new_flag: bool = False\n")},
+            # 2: the help of a flag the gate reads: the gate is redone, the rest is not.
+            {ARGS: server_args(tp_help="Tensor parallel degree.", extra="    new_flag: bool = False\n")},
+            # 3: a rename keeps the blob; the record must name the new path.
+            {PLAIN: None, "python/sglang/srt/utils/renamed.py": PLAIN_SRC},
+        ],
+    )
+    return repo, shas
+
+
+def run(repo: Path, sha: str, cache: Path | None, jobs: int = 1) -> ExtractResult:
+    options = ExtractOptions.build(source=str(repo), sha=sha, jobs=jobs, cache_dir=cache)
+    if cache is None:
+        options = ExtractOptions.build(source=str(repo), sha=sha, jobs=jobs, use_cache=False)
+    return extract(options)
+
+
+def dataset_bytes(result: ExtractResult) -> bytes:
+    return b"".join(dumps_line(r, "2026-01-01T00:00:00.000Z") for r in result.records)
+
+
+def test_reuse_follows_what_each_file_read(history: tuple[Path, list[str]], tmp_path: Path) -> None:
+    repo, shas = history
+    cache = tmp_path / "cache"
+    cold = run(repo, shas[0], cache)
+    assert cold.stats.files_parsed == cold.stats.files_in_scope == 13
+
+    warm = run(repo, shas[0], cache)
+    assert warm.stats.files_parsed == 0
+    assert dataset_bytes(warm) == dataset_bytes(cold)
+
+    added_flag = run(repo, shas[1], cache)
+    # Only server_args.py itself changed blob; the gate read --tp-size, which did not change.
+    assert added_flag.stats.files_parsed == 1
+    assert dataset_bytes(added_flag) == dataset_bytes(run(repo, shas[1], None))
+
+    new_help = run(repo, shas[2], cache)
+    assert new_help.stats.files_parsed == 2  # server_args.py and the gate that reads --tp-size
+    fresh = run(repo, shas[2], None)
+    assert dataset_bytes(new_help) == dataset_bytes(fresh)
+    (gate,) = [r for r in new_help.records if r.filePath == GATE]
+    assert "Tensor parallel degree" in gate.documentation
+
+
+def test_a_renamed_file_is_analysed_under_its_new_path(history: tuple[Path, list[str]], tmp_path: Path) -> None:
+    repo, shas = history
+    cache = tmp_path / "cache"
+    run(repo, shas[2], cache)
+    moved = run(repo, shas[3], cache)
+    assert moved.stats.files_parsed == 1
+    (rec,) = [r for r in moved.records if "port must be a number" in r.errorMessage]
+    assert rec.filePath == "python/sglang/srt/utils/renamed.py"
+    assert "utils/plain.py" not in rec.documentation + rec.triggerScenarios
+    assert dataset_bytes(moved) == dataset_bytes(run(repo, shas[3], None))
+
+
+def test_jobs_do_not_change_the_output(history: tuple[Path, list[str]], tmp_path: Path) -> None:
+    repo, shas = history
+    one = run(repo, shas[0], tmp_path / "a", jobs=1)
+    two = run(repo, shas[0], tmp_path / "b", jobs=2)
+    assert two.stats.files_parsed == 13
+    assert dataset_bytes(one) == dataset_bytes(two)
+    # The workers wrote the cache entries: a second run with two jobs reuses all of them.
+    again = run(repo, shas[0], tmp_path / "b", jobs=2)
+    assert again.stats.files_parsed == 0
+    assert dataset_bytes(again) == dataset_bytes(one)
+
+
+def test_assemble_without_revalidation_builds_the_same_records(history: tuple[Path, list[str]]) -> None:
+    repo, shas = history
+    with open_target(str(repo), shas[0]) as target:
+        files = target.files(ExtractOptions.build().scope)
+        knowledge = pipeline.load_knowledge(target)
+        payloads = dict(pipeline._analyse_all(target, files, 1, "o/r", knowledge, None, lambda: None))
+        sha = target.sha
+    fast = pipeline.assemble(files, payloads, sha, "o/r", "2026-01-01T00:00:00.000Z", ExtractStats())
+    slow = pipeline.assemble(files, payloads, sha, "o/r", "2026-01-01T00:00:00.000Z", ExtractStats(), revalidate=True)
+    assert len(fast) == len(slow) == 12  # server_args.py raises nothing
+    assert [r.model_dump(mode="json") for r in fast] == [r.model_dump(mode="json") for r in slow]
+    assert fast == slow
+
+
+def test_a_record_the_model_rejects_fails_its_file_not_the_run() -> None:
+    payload = pipeline.analyse_file(GATE, GATE_SRC, "o/r", pipeline.Knowledge.empty())
+    assert pipeline.check_payload(payload, GATE, "o/r") is payload
+    bad = orjson.loads(orjson.dumps(payload))
+    bad["records"][0]["severity"] = "catastrophic"
+    checked = pipeline.check_payload(bad, GATE, "o/r")
+    assert checked["status"] == "failed"
+    assert "line 3" in checked["reason"] and "severity" in checked["reason"]
+
+
+def test_a_stale_answer_in_a_cache_entry_forces_a_new_analysis(history: tuple[Path, list[str]], tmp_path: Path) -> None:
+    repo, shas = history
+    cache = tmp_path / "cache"
+    run(repo, shas[0], cache)
+    results = ResultCache(cache, pipeline.namespace(ExtractOptions.build().scope))
+    with open_target(str(repo), shas[0]) as target:
+        (gate,) = [f for f in target.files(ExtractOptions.build().scope) if f.path == GATE]
+    key = pipeline.file_key(gate)
+    raw = results.get(key)
+    assert raw is not None
+    reads, payload = raw.split(b"\n", 1)
+    answers = orjson.loads(reads)
+    assert ["f", GATE, "tp_size"] in [a[:3] for a in answers]  # the gate's read of --tp-size
+    forged = [[*a[:3], "0000000000000000"] if a[2] == "tp_size" else a for a in answers]
+    results.put(key, orjson.dumps(forged) + b"\n" + payload)
+    assert run(repo, shas[0], cache).stats.files_parsed == 1
+
+
+class _Boom:
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        return (os.system, ("touch boom-marker",))
+
+
+def test_knowledge_cache_hits_and_refuses_foreign_pickles(history: tuple[Path, list[str]], tmp_path: Path) -> None:
+    repo, shas = history
+    cache = tmp_path / "cache"
+    with open_target(str(repo), shas[0]) as target:
+        built = pipeline.load_knowledge(target, cache)
+        assert built.flags_for(GATE)["tp_size"].flag == "--tp-size"
+        store = pipeline.knowledge_cache(cache)
+        (entry,) = store.folder.rglob("*.bin")
+        cached = pipeline.load_knowledge(target, cache)
+        assert cached is not built and cached.fingerprint() == built.fingerprint()
+        # A cache entry naming code to run is refused and rebuilt, never executed.
+        store.put(entry.stem, pickle.dumps(_Boom()))
+        cwd = os.getcwd()
+        os.chdir(tmp_path)
+        try:
+            rebuilt = pipeline.load_knowledge(target, cache)
+        finally:
+            os.chdir(cwd)
+        assert not (tmp_path / "boom-marker").exists()
+        assert rebuilt.fingerprint() == built.fingerprint()
