@@ -632,9 +632,11 @@ class Resolver:
             elif func.value.id in self.index.classes:
                 owner = self.index.classes[func.value.id]
             if owner is not None:
-                for stmt in owner.body:
-                    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and stmt.name == func.attr:
-                        return stmt
+                # The method may come from a base class defined in the same module.
+                for node in self._class_chain(owner)[0]:
+                    for stmt in node.body:
+                        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and stmt.name == func.attr:
+                            return stmt
         return None
 
     def _bind(
