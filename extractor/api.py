@@ -13,7 +13,14 @@ from pathlib import Path
 
 import orjson
 
-from extractor.config import DEFAULT_EXCLUDE, DEFAULT_INCLUDE, DEFAULT_OUTPUT_DIR, DEFAULT_SHA, DEFAULT_SOURCE, Scope
+from extractor.config import (
+    DEFAULT_EXCLUDE,
+    DEFAULT_INCLUDE,
+    DEFAULT_OUTPUT_DIR,
+    DEFAULT_SHA,
+    DEFAULT_SOURCE,
+    Scope,
+)
 from extractor.errors import ExtractorError
 from extractor.models import ErrorRecord, json_schema
 from extractor.output import LineProblem, atomic_write_bytes, read_dataset, write_dataset
@@ -118,6 +125,8 @@ class ValidationReport:
 
 def validate(path: Path) -> ValidationReport:
     """Check every line of a dataset: JSON, shape and types, unique ids, patterns, source windows."""
+    if path.is_dir():
+        raise ExtractorError(str(path), "is a directory, not a dataset file")
     if not path.is_file():
         raise ExtractorError(str(path), "no such dataset file")
     result = read_dataset(path)

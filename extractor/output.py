@@ -115,6 +115,15 @@ def _describe(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
+def _json_problem(raw: bytes, exc: orjson.JSONDecodeError) -> str:
+    # orjson reports bytes that are not UTF-8 as "surrogates not allowed": say what is wrong.
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        return f"not valid UTF-8 at column {bad.start + 1} ({bad.reason})"
+    return f"invalid JSON ({exc})"
+
+
 def iter_dataset(path: Path) -> Iterator[tuple[int, DatasetLine | LineProblem]]:
     """Yield ``(line number, parsed line or problem)`` for every non-blank line of a dataset."""
     name = str(path)
@@ -136,7 +145,7 @@ def iter_dataset(path: Path) -> Iterator[tuple[int, DatasetLine | LineProblem]]:
             try:
                 obj = orjson.loads(raw)
             except orjson.JSONDecodeError as exc:
-                yield number, LineProblem(name, number, f"invalid JSON ({exc})")
+                yield number, LineProblem(name, number, _json_problem(raw, exc))
                 continue
             if not isinstance(obj, dict):
                 yield number, LineProblem(name, number, f"expected a JSON object, got {type(obj).__name__}")
