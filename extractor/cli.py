@@ -134,7 +134,7 @@ def validate(
             err.print(str(problem), highlight=False, markup=False, soft_wrap=True)
         bad += len(report.problems)
         state = "ok" if not report.problems else f"{len(report.problems)} bad line(s)"
-        err.print(f"{path}: {report.good} record(s), {state}", highlight=False, markup=False)
+        err.print(f"{path}: {report.good} record(s), {state}", highlight=False, markup=False, soft_wrap=True)
     if bad:
         raise typer.Exit(1)
 
