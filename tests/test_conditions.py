@@ -271,7 +271,7 @@ def evaluate(code: str, env: dict[str, Any]) -> bool:
     return bool(eval(lines[-1], {}, scope))
 
 
-@examples(100)
+@examples(200)
 @given(body=block(0, False))
 def test_guard_is_true_exactly_where_the_target_is_reached(body: list[str]) -> None:
     source = program(body)

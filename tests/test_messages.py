@@ -422,7 +422,7 @@ def render_module(built: Built) -> str:
     )
 
 
-@examples(60)
+@examples(200)
 @given(built=site(), s=TEXT, i=INTS, f=FLOATS, w=st.integers(0, 12), flag=st.booleans())
 def test_pattern_fullmatches_every_rendering(
     tmp_path_factory: Any, built: Built, s: str, i: int, f: float, w: int, flag: bool
