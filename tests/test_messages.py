@@ -287,13 +287,13 @@ PERCENT = [("%s", "s"), ("%r", "s"), ("%d", "i"), ("%.2f", "f"), ("%5d", "i"), (
 
 
 @st.composite
-def percent(draw: st.DrawFn) -> Built:
+def percent(draw: st.DrawFn, local: str = "values") -> Built:
     pieces = draw(st.lists(st.one_of(TEXT.map(lambda t: ("t", t)), st.sampled_from(PERCENT).map(lambda d: ("d", d))), min_size=1, max_size=5))
     fmt = "".join(v.replace("%", "%%") if k == "t" else v[0] for k, v in pieces)
     args = [v[1] for k, v in pieces if k == "d" and v[1] is not None]
     shape = draw(st.sampled_from(["tuple", "single", "mapping", "name"]))
     if shape == "name":
-        return Built(f"{lit(fmt)} % values", setup=[f"values = ({', '.join(args)}{',' if len(args) == 1 else ''})"])
+        return Built(f"{lit(fmt)} % {local}", setup=[f"{local} = ({', '.join(args)}{',' if len(args) == 1 else ''})"])
     if shape == "mapping" and args:
         keys = iter(range(100))
         fmt = "".join(
@@ -370,7 +370,7 @@ def triple(draw: st.DrawFn) -> Built:
 MESSAGE = st.one_of(fstring(), percent(), format_call(), concatenation(), triple(), TEXT.map(lambda t: Built(lit(t))))
 # A second message in the same function keeps its template in names of its own.
 OTHER_MESSAGE = st.one_of(
-    fstring(), percent(), format_call("other"), concatenation(), triple(), TEXT.map(lambda t: Built(lit(t)))
+    fstring(), percent("other_values"), format_call("other"), concatenation(), triple(), TEXT.map(lambda t: Built(lit(t)))
 )
 
 
