@@ -1,8 +1,9 @@
 """Shared pieces of the hostile-input tests: hostile text for regexes, a bounded full match, the
 CLI as a subprocess, and the example counts of the property tests.
 
-Property tests run a handful of examples by default (CI); ``SGLANG_ERRORS_FUZZ=1`` runs the long
-profile, as LibCST gates its hypothesmith fuzzing behind an environment variable.
+Property tests run a handful of examples by default (CI); ``SGLANG_ERRORS_FUZZ=1`` (or the
+project-wide ``HYPOTHESIS_PROFILE=long``) runs the long profile, as LibCST gates its hypothesmith
+fuzzing behind an environment variable.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from hypothesis import HealthCheck, settings
 from extractor.match import analyse_pattern
 
 ROOT = Path(__file__).resolve().parent.parent
-FUZZ = os.environ.get("SGLANG_ERRORS_FUZZ") == "1"
+FUZZ = os.environ.get("SGLANG_ERRORS_FUZZ") == "1" or os.environ.get("HYPOTHESIS_PROFILE") == "long"
 
 HOSTILE_LENGTH = 30_000
 # A full match that runs this long has gone quadratic or worse: linear work on 30 kB takes about a
