@@ -34,7 +34,7 @@ from extractor.messages import (
     message_from_args,
 )
 from extractor.parse import ParsedFile
-from extractor.sites import Frame, RawSite, ScopeNode, find_sites
+from extractor.sites import Frame, RawSite, ScopeNode, error_response_call, find_sites
 
 _STATUS_ATTR = re.compile(r"HTTP_(\d{3})(?:_|$)")
 _HTTP_CLASSES = ("HTTPException", "StarletteHTTPException")
@@ -453,6 +453,35 @@ class Raised:
     code: str | None = None
 
 
+# sglang's OpenAI-compatible serving base declares these defaults for create_error_response
+# (err_type="BadRequestError", status_code=400); a call that omits them gets them.
+_RESPONSE_DEFAULT_TYPE = "BadRequestError"
+_RESPONSE_DEFAULT_STATUS = 400
+
+
+def _error_response(call: ast.Call, ctx: MessageContext) -> Raised:
+    """An error response: its ``type`` as the class, ``message`` as the message, ``status_code``."""
+    named = {kw.arg: kw.value for kw in call.keywords if kw.arg is not None}
+    args = [a for a in call.args if not isinstance(a, ast.Starred)]
+
+    def arg(position: int, name: str) -> ast.expr | None:
+        if name in named:
+            return named[name]
+        return args[position] if position < len(args) else None
+
+    message_node = arg(0, "message")
+    type_node = arg(1, "err_type")
+    status_node = arg(2, "status_code")
+    error_class = _RESPONSE_DEFAULT_TYPE
+    if isinstance(type_node, ast.Constant) and isinstance(type_node.value, str) and type_node.value:
+        error_class = type_node.value
+    elif type_node is not None:
+        error_class = ctx.src(type_node)
+    status = _status_value(status_node, ctx) if status_node is not None else _RESPONSE_DEFAULT_STATUS
+    message = make_message(expr_parts(message_node, ctx)) if message_node is not None else None
+    return Raised(error_class, message, status)
+
+
 class Resolver:
     """Resolves each raw site of one parsed file into a :class:`Site`."""
 
@@ -534,17 +563,20 @@ class Resolver:
     def resolve(self, raw: RawSite) -> Site:
         ctx = self.context_at(raw.scope, raw.frames)
         node = raw.node
+        response = error_response_call(node) if isinstance(node, ast.Return | ast.Expr) else None
         if isinstance(node, ast.Assert):
             assert node.msg is not None
             raised = Raised("AssertionError", make_message(expr_parts(node.msg, ctx)))
+        elif response is not None:
+            raised = _error_response(response, ctx)
         else:
-            assert node.exc is not None
+            assert isinstance(node, ast.Raise) and node.exc is not None
             raised = self._raised(node.exc, raw.class_node, ctx)
         guard = guard_of(raw)
         start, end, comments = window_of(self.parsed, raw, guard.bindings)
         return Site(
             path=self.parsed.path,
-            kind="assert" if isinstance(node, ast.Assert) else "raise",
+            kind="assert" if isinstance(node, ast.Assert) else "response" if response is not None else "raise",
             line=node.lineno,
             end_line=node.end_lineno or node.lineno,
             error_class=raised.error_class,

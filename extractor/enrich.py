@@ -1011,6 +1011,9 @@ def _condition_sentence(views: list[_AtomView]) -> str:
 
 def _documentation(site: Site, views: list[_AtomView], total: _Reads, kind: _Kind) -> str:
     what = "fails the assertion" if site.kind == "assert" else f"raises `{site.error_class}`"
+    if site.kind == "response":
+        status = site.http_status if site.http_status is not None else "an error"
+        what = f"returns an HTTP {status} error response of type `{site.error_class}`"
     if site.kind == "assert":
         what += f" (`AssertionError` {_message_words(site)})"
     else:
@@ -1749,6 +1752,18 @@ def _isinstance_arg(types: list[str]) -> str:
 
 
 def _try_catch(site: Site) -> str:
+    if site.kind == "response":
+        # A returned error response reaches the client as an HTTP error body, not an exception.
+        pattern = site.message.pattern if site.message is not None and site.message.pattern else "(?s:.*)"
+        return "\n".join(
+            [
+                "import re\n",
+                "resp = client.post(url, json=request)",
+                f"err = resp.json().get('error', resp.json()) if resp.status_code == {site.http_status or 400} else None",
+                f"if err and err.get('type') == {site.error_class!r} and re.fullmatch({pattern!r}, err.get('message', '')):",
+                "    ...  # this check fired: apply one of the solutions",
+            ]
+        )
     cls = site.error_class
     short = cls.rsplit(".", 1)[-1]
     call = _call_of(site)

@@ -11,7 +11,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Literal
 
-SiteKind = Literal["raise", "assert"]
+SiteKind = Literal["raise", "assert", "response"]
 AtomKind = Literal["if", "else", "elif-negated", "early-exit", "assert", "except", "match", "while", "ternary"]
 
 

@@ -6,12 +6,15 @@ branches and ``except`` handlers it sits in, and the statements that run before 
 
 Which sites make a record follows the census our labels use: every ``raise`` with an exception,
 except the re-raise of the name an enclosing ``except ... as name`` bound; every ``assert`` that has
-a message.
+a message. Beyond the census, an error the server *returns* instead of raising is a site too:
+``return self.create_error_response(msg, ...)`` (and the streaming form, returned or yielded), since
+that is the error an API client sees.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -37,7 +40,7 @@ class Frame:
 class RawSite:
     """A site as the walk finds it, before messages and guards are worked out."""
 
-    node: ast.Raise | ast.Assert
+    node: ast.Raise | ast.Assert | ast.Return | ast.Expr
     frames: list[Frame]
     qualname: str
     scope: ScopeNode
@@ -47,6 +50,23 @@ class RawSite:
 
 
 _EMPTY: frozenset[str] = frozenset()
+
+ERROR_RESPONSE_FUNCS = re.compile(r"(?:^|[._])create(?:_streaming)?_error_response$")
+"""Builders of the error responses sglang's HTTP server returns (``self.create_error_response``)."""
+
+
+def error_response_call(stmt: ast.stmt) -> ast.Call | None:
+    """The ``create_error_response(...)`` call a ``return`` or ``yield`` statement hands back, if any."""
+    value: ast.expr | None = None
+    if isinstance(stmt, ast.Return):
+        value = stmt.value
+    elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Yield):
+        value = stmt.value.value
+    if isinstance(value, ast.Await):
+        value = value.value
+    if isinstance(value, ast.Call) and ERROR_RESPONSE_FUNCS.search(ast.unparse(value.func)):
+        return value
+    return None
 
 
 class SiteFinder:
@@ -83,6 +103,9 @@ class SiteFinder:
                 self.sites.append(RawSite(stmt, here, qualname, scope, class_name, class_node, handlers))
             elif isinstance(stmt, ast.Assert):
                 if stmt.msg is not None:
+                    self.sites.append(RawSite(stmt, here, qualname, scope, class_name, class_node, handlers))
+            elif isinstance(stmt, ast.Return | ast.Expr):
+                if error_response_call(stmt) is not None:
                     self.sites.append(RawSite(stmt, here, qualname, scope, class_name, class_node, handlers))
             elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
                 name = f"{prefix}.{stmt.name}" if prefix else stmt.name
