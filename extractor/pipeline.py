@@ -323,12 +323,18 @@ class _RecordingKnowledge:
         return _RecordingFlags(self._knowledge.flags_for(path), self.reads, path)
 
     def __getattr__(self, name: str) -> Any:
+        if name in ("_knowledge", "reads"):  # not set yet (a copy being made): no recursion
+            raise AttributeError(name)
         self.reads[("*", "", "")] = self._knowledge.fingerprint()
         return getattr(self._knowledge, name)
 
     def encoded(self) -> bytes:
         """The answers as one JSON line (sorted, so equal reads give equal bytes)."""
-        return orjson.dumps(sorted([*k, v] for k, v in self.reads.items()))
+        try:
+            return orjson.dumps(sorted([*k, v] for k, v in self.reads.items()))
+        except orjson.JSONEncodeError:
+            # A key orjson cannot write (a lone surrogate from a string literal): depend on it all.
+            return orjson.dumps([["*", "", "", self._knowledge.fingerprint()]])
 
 
 def _answer(knowledge: Knowledge, kind: str, path: str, key: str) -> Any:
@@ -451,30 +457,35 @@ def _analyse_all(
             tick()
         return
     ctx = get_context("fork") if hasattr(os, "fork") else get_context("spawn")
+    pool = ProcessPoolExecutor(
+        max_workers=jobs, mp_context=ctx, initializer=_init_worker, initargs=(repo, knowledge, cache)
+    )
+    finished_normally = False
     try:
-        with ProcessPoolExecutor(
-            max_workers=jobs, mp_context=ctx, initializer=_init_worker, initargs=(repo, knowledge, cache)
-        ) as pool:
-            # Fork the workers now (submit forks them all when the start method is fork), before
-            # the git reader process and its writer thread exist; they start importing meanwhile.
-            pool.submit(int)
-            pending: set[Future[list[tuple[str, bytes]]]] = set()
-            for batch in _batches(items()):
-                pending.add(pool.submit(_work, batch))
-                done = {f for f in pending if f.done()}
-                for fut in done:
-                    pending.discard(fut)
-                    for result in fut.result():
-                        yield result
-                        tick()
-            while pending:
-                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    for result in fut.result():
-                        yield result
-                        tick()
+        # Fork the workers now (submit forks them all when the start method is fork), before
+        # the git reader process and its writer thread exist; they start importing meanwhile.
+        pool.submit(int)
+        pending: set[Future[list[tuple[str, bytes]]]] = set()
+        for batch in _batches(items()):
+            pending.add(pool.submit(_work, batch))
+            done = {f for f in pending if f.done()}
+            for fut in done:
+                pending.discard(fut)
+                for result in fut.result():
+                    yield result
+                    tick()
+        while pending:
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                for result in fut.result():
+                    yield result
+                    tick()
+        finished_normally = True
     except BrokenProcessPool as exc:
         raise ExtractorError("--jobs", f"a worker process died ({exc}); try fewer jobs or more memory") from None
+    finally:
+        # On an error (or Ctrl-C) drop the queued batches instead of analysing them all first.
+        pool.shutdown(wait=True, cancel_futures=not finished_normally)
 
 
 def file_key(f: TargetFile) -> str:
