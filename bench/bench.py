@@ -1,8 +1,8 @@
 """Benchmark of the extractor against the C parser, on a real mirror of sglang (issue 7).
 
-    PYTHONPATH=. python bench/bench.py --source /path/to/sglang.git --sha <commit>
+    /work/venv/bin/python bench/bench.py --source /path/to/sglang.git --sha <commit> [--jobs N] [--out t.md]
 
-Measures, in one run and on the same machine state:
+Measures, in one run:
 
 * the reference: a single-process ``ast.parse`` of every in-scope file (blobs are read first,
   only the parsing is timed);
@@ -11,11 +11,12 @@ Measures, in one run and on the same machine state:
   the real CLI run as a subprocess, wall-clock from start to exit;
 * match query latency, when :mod:`extractor.match` offers ``bench_queries``.
 
-Each extract is reported as a ratio to the reference, with the peak memory of its process tree
-(the sum of the RSS of the CLI process and its workers, sampled from ``/proc``; shared pages of
-forked workers are counted once per process, so this is an upper bound) and the largest single
-process (``ru_maxrss``). Output is a markdown table on stdout (and ``--out``). Speed is never a
-test: this script only measures and reports.
+Each extract is reported as a ratio to a reference parse measured just before it (the machine may
+be shared and its load change between phases), with its CPU time over the reference's, the peak
+memory of its process tree (the sum of the RSS of the CLI process and its workers, sampled from
+``/proc``; pages shared by forked workers count once per process, so this is an upper bound) and
+the largest single process (``ru_maxrss``). Output is a markdown table on stdout (and ``--out``).
+Speed is never a test: this script only measures and reports.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ class Phase:
     name: str
     seconds: float
     cpu: float = 0.0
+    ref: Phase | None = None  # the reference measured just before this phase
     tree_peak_mb: float = 0.0
     process_peak_mb: float = 0.0
     note: str = ""
@@ -59,8 +61,8 @@ class Phase:
 # ----------------------------------------------------------------------------------- reference
 
 
-def reference(source: str, sha: str) -> tuple[Phase, str, int]:
-    """Single-process ``ast.parse`` of the in-scope files; returns the phase, full sha, file count."""
+def load_blobs(source: str, sha: str) -> tuple[str, list[bytes]]:
+    """The full sha and the bytes of every in-scope file (default scope), read once."""
     from extractor.config import Scope
     from extractor.source import open_target
 
@@ -68,7 +70,11 @@ def reference(source: str, sha: str) -> tuple[Phase, str, int]:
         files = target.files(Scope())
         blobs = dict(target.read_many(sorted({f.blob_sha for f in files})))
         full = target.sha
-    datas = [blobs[f.blob_sha] for f in files]
+    return full, [blobs[f.blob_sha] for f in files]
+
+
+def reference(datas: list[bytes]) -> Phase:
+    """Single-process ``ast.parse`` of the in-scope files, bytes already in memory."""
     lines = sum(d.count(b"\n") for d in datas)
     failed = 0
     with warnings.catch_warnings():
@@ -81,7 +87,7 @@ def reference(source: str, sha: str) -> tuple[Phase, str, int]:
                 failed += 1
         seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     note = f"{len(datas)} files, {lines:,} lines" + (f", {failed} unparsable" if failed else "")
-    return Phase("reference: `ast.parse`, 1 process", seconds, cpu=cpu, note=note), full, len(datas)
+    return Phase("reference: `ast.parse`, 1 process", seconds, cpu=cpu, note=note)
 
 
 # ----------------------------------------------------------------------------------- extracts
@@ -224,29 +230,32 @@ def match_latency(dataset: Path) -> Phase | None:
 # ----------------------------------------------------------------------------------- report
 
 
-def table(ref: Phase, phases: list[Phase], match: Phase | None, cores: int, jobs: int, load: str) -> str:
+def table(refs: list[Phase], phases: list[Phase], match: Phase | None, cores: int, jobs: int, load: str) -> str:
+    secs = sorted(r.seconds for r in refs)
+    cpus = sorted(r.cpu for r in refs)
     rows = [
         f"Machine: {cores} cores ({platform.machine()}, Python {platform.python_version()}); extracts with "
         f"`--jobs {jobs}`; load average {load}.",
         "",
-        "| phase | seconds | ratio to reference | target | CPU seconds (all processes) | peak RSS, process tree | largest process | notes |",
-        "|---|---:|---:|---:|---:|---:|---:|---|",
-        f"| {ref.name} | {ref.seconds:.2f} | 1.00 | | {ref.cpu:.2f} | | | {ref.note} |",
+        "| phase | seconds | reference just before (s) | ratio to it | target | CPU s, all processes "
+        "| CPU ratio | peak RSS, process tree | largest process | notes |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        f"| {refs[0].name} (median of {len(refs)}) | {secs[len(secs) // 2]:.2f} | "
+        f"{secs[0]:.2f}-{secs[-1]:.2f} | 1.00 | | {cpus[len(cpus) // 2]:.2f} | 1.00 | | | {refs[0].note} |",
     ]
     for p in phases:
+        ref = p.ref or refs[0]
         ratio = p.seconds / ref.seconds if ref.seconds else float("inf")
-        key = p.name.split()[0]
-        target = TARGETS.get(key)
-        mark = ""
-        if target is not None:
-            mark = f"≤ {target:.1f} {'ok' if ratio <= target else 'MISSED'}"
+        cpu_ratio = p.cpu / ref.cpu if ref.cpu else float("inf")
+        target = TARGETS.get(p.name.split()[0])
+        mark = "" if target is None else f"≤ {target:.1f} {'ok' if ratio <= target else 'MISSED'}"
         mem_ok = "" if p.tree_peak_mb < MEMORY_LIMIT_MB else " (over 2 GB)"
         rows.append(
-            f"| {p.name} | {p.seconds:.2f} | {ratio:.2f} | {mark} | {p.cpu:.2f} | {p.tree_peak_mb:,.0f} MB{mem_ok} "
-            f"| {p.process_peak_mb:,.0f} MB | {p.note} |"
+            f"| {p.name} | {p.seconds:.2f} | {ref.seconds:.2f} | {ratio:.2f} | {mark} | {p.cpu:.2f} | {cpu_ratio:.2f} "
+            f"| {p.tree_peak_mb:,.0f} MB{mem_ok} | {p.process_peak_mb:,.0f} MB | {p.note} |"
         )
     if match is not None:
-        rows.append(f"| {match.name} | {match.seconds:.2f} | | | | | | {match.note} |")
+        rows.append(f"| {match.name} | {match.seconds:.2f} | | | | | | | | {match.note} |")
     return "\n".join(rows) + "\n"
 
 
@@ -270,8 +279,8 @@ def main(argv: list[str] | None = None) -> int:
     shutil.copytree(ROOT / "extractor", code / "extractor", ignore=shutil.ignore_patterns("__pycache__"))
     env = dict(os.environ, SOURCE_DATE_EPOCH=EPOCH, PYTHONPATH=str(code))
     load_before = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    ref, full, _count = reference(args.source, args.sha)
-    print(f"reference: {ref.seconds:.2f} s ({ref.note})", file=sys.stderr)
+    full, datas = load_blobs(args.source, args.sha)
+    refs: list[Phase] = []
 
     cache = work / "cache"
     shutil.rmtree(cache, ignore_errors=True)
@@ -283,7 +292,13 @@ def main(argv: list[str] | None = None) -> int:
             ("warm extract (same sha)", full, "warm.jsonl"),
             (f"incremental extract (`sha~{args.back}`)", f"{full}~{args.back}", "incremental.jsonl"),
         ):
+            # The machine may be shared: each phase is compared with a reference measured just
+            # before it, so a change of load between phases does not skew its ratio.
+            ref = reference(datas)
+            refs.append(ref)
+            print(f"reference: {ref.seconds:.2f} s ({ref.note})", file=sys.stderr)
             phase = run_extract(name, [*common, "--sha", sha, "--out", str(work / out)], env)
+            phase.ref = ref
             print(f"{name}: {phase.seconds:.2f} s ({phase.note})", file=sys.stderr)
             phases.append(phase)
         same = (work / "cold.jsonl").read_bytes() == (work / "warm.jsonl").read_bytes()
@@ -295,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     load_after = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     # Other processes on the machine slow the phases unevenly; the 1-minute load says how busy it was.
-    text = table(ref, phases, match, cores, args.jobs, f"{load_before:.1f} at start, {load_after:.1f} at end")
+    text = table(refs, phases, match, cores, args.jobs, f"{load_before:.1f} at start, {load_after:.1f} at end")
     text += f"\nBench process itself (reference parse, match): peak {own:,.0f} MB.\n"
     sys.stdout.write(text)
     if args.out:
