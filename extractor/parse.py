@@ -65,6 +65,8 @@ class ParseFailure:
 
     path: str
     reason: str
+    too_deep: bool = False
+    """The parser ran out of recursion: a larger recursion limit might parse it (see the pipeline)."""
 
 
 _GRAMMAR = f"Python {sys.version_info.major}.{sys.version_info.minor}"
@@ -149,7 +151,9 @@ def _parse(path: str, data: bytes) -> ParsedFile | ParseFailure:
     except (RecursionError, MemoryError) as exc:
         # CPython's parser reports nesting past its stack limit as a MemoryError with no message
         # (or a RecursionError while it builds the tree), not as a SyntaxError.
-        return ParseFailure(path, f"nested too deeply for the {_GRAMMAR} parser ({type(exc).__name__})")
+        return ParseFailure(
+            path, f"nested too deeply for the {_GRAMMAR} parser ({type(exc).__name__})", too_deep=True
+        )
     except ValueError as exc:
         return ParseFailure(path, f"cannot parse: {exc}")
     return ParsedFile(path=path, tree=tree, lines=_LINE_BREAK.split(text))

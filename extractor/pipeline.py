@@ -30,13 +30,15 @@ import io
 import os
 import pickle
 import re
+import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import orjson
 
@@ -78,6 +80,21 @@ _PROBE_TIME = "2000-01-01T00:00:00.000Z"
 
 def analyse_file(path: str, data: bytes, repo: str, knowledge: Knowledge) -> Payload:
     """One file's records without the commit-dependent fields; never raises."""
+    try:
+        return _analyse_file(path, data, repo, knowledge, deep=False)
+    except RecursionError:
+        pass
+    # Code nested deeper than the recursion limit allows the parser's tree building or our walkers
+    # (a 1,000-branch elif chain, a long attribute chain in an f-string) is still code: do the same
+    # work again on a stack made for it rather than lose the file's sites.
+    try:
+        return _on_deep_stack(lambda: _analyse_file(path, data, repo, knowledge, deep=True))
+    except RecursionError:
+        return {"status": "failed", "reason": "nesting too deep to analyse"}
+
+
+def _analyse_file(path: str, data: bytes, repo: str, knowledge: Knowledge, *, deep: bool) -> Payload:
+    """:func:`analyse_file`, except that running out of recursion raises (unless ``deep``)."""
     # Imported here: a warm run (everything cached) never needs the parser stack (libcst...).
     from extractor.analyse import analyse
     from extractor.knowledge import module_constants
@@ -85,16 +102,65 @@ def analyse_file(path: str, data: bytes, repo: str, knowledge: Knowledge) -> Pay
 
     parsed = parse_source(path, data)
     if isinstance(parsed, ParseFailure):
+        if parsed.too_deep and not deep:
+            raise RecursionError(parsed.reason)
         return {"status": "failed", "reason": parsed.reason}
     try:
         sites = analyse(parsed)
         constants = module_constants(parsed.tree) if sites else {}
         records = _records(sites, repo, knowledge, constants)
     except RecursionError:
+        if not deep:
+            raise
         return {"status": "failed", "reason": "nesting too deep to analyse"}
     except Exception as exc:  # one odd file must never stop a run
         return {"status": "failed", "reason": f"analysis error: {type(exc).__name__}: {exc}"}
     return {"status": "parsed", "records": _utf8_safe(records), "sites": len(sites)}
+
+
+# Deep enough for any tree CPython's parser builds (its own stack stops it at 6,000 levels), with
+# about 13 kB of C stack per Python frame for the calls that go through C (the parser's tree
+# building, libcst's native parser and code generator).
+_DEEP_RECURSION_LIMIT = 20_000
+_DEEP_STACK_BYTES = 256 * 1024 * 1024
+
+_T = TypeVar("_T")
+
+
+def _on_deep_stack(fn: Callable[[], _T]) -> _T:
+    """``fn()`` in a thread with a large stack and a raised recursion limit; its exception re-raised.
+
+    Only for the rare file that overflows the default limit: the limit is the interpreter's, so
+    it is raised only while this thread runs and the caller waits for it.
+    """
+    outcome: list[Any] = []
+
+    def target() -> None:
+        try:
+            outcome.append((True, fn()))
+        except BaseException as exc:  # handed back to the caller's thread
+            outcome.append((False, exc))
+
+    old_limit = sys.getrecursionlimit()
+    try:
+        old_size = threading.stack_size(_DEEP_STACK_BYTES)
+    except (ValueError, RuntimeError):
+        raise RecursionError("no thread with a larger stack available") from None
+    try:
+        sys.setrecursionlimit(max(old_limit, _DEEP_RECURSION_LIMIT))
+        thread = threading.Thread(target=target, name="deep-analysis")
+        try:
+            thread.start()
+        except RuntimeError:
+            raise RecursionError("no thread with a larger stack available") from None
+        thread.join()
+    finally:
+        threading.stack_size(old_size)
+        sys.setrecursionlimit(old_limit)
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return cast(_T, value)
 
 
 def _utf8_safe(value: Any) -> Any:
