@@ -120,16 +120,19 @@ def template_of(parts: Sequence[Part]) -> str:
     return "".join(p if isinstance(p, str) else "{" + p.source + "}" for p in parts)
 
 
-# A token of a pattern under construction: literal text, None for a wildcard, or a ready-made
-# regex group (a Choice's alternation) that matches a bounded set of strings.
-_Token = str | None | tuple[str]
+# A token of a pattern under construction: literal text, None for a wildcard, a ready-made regex
+# group (a Choice's alternation) that matches a bounded set of strings, or a piece of a Loose
+# literal: (escaped text, "text") or a run of blanks it allows, (regex, "blanks").
+_Token = str | None | tuple[str] | tuple[str, str]
+_TEXT = "text"
+_BLANKS_RUN = "blanks"
 
 
 def _tokens(parts: Sequence[Part]) -> list[_Token]:
     tokens: list[_Token] = []
     for part in normalise(parts):
         if isinstance(part, Loose):
-            tokens.append((part.regex,))
+            tokens.extend(_loose_tokens(part.regex))
             continue
         if isinstance(part, str):
             tokens.append(part)
@@ -150,9 +153,46 @@ def _tokens(parts: Sequence[Part]) -> list[_Token]:
     return _merge(tokens)
 
 
+def _loose_tokens(regex: str) -> list[_Token]:
+    """A Loose literal's regex as escaped-text pieces and the blank runs (``[ \\t]*``, ``\\s*``) between them."""
+    out: list[_Token] = []
+    text: list[str] = []
+    i = 0
+    while i < len(regex):
+        run = next((r for r in ("[ \\t]*", "\\s*") if regex.startswith(r, i)), None)
+        if run is None:
+            step = 2 if regex[i] == "\\" else 1  # an escaped character stays whole
+            text.append(regex[i : i + step])
+            i += step
+            continue
+        if text:
+            out.append(("".join(text), _TEXT))
+            text = []
+        out.append((run, _BLANKS_RUN))
+        i += len(run)
+    if text:
+        out.append(("".join(text), _TEXT))
+    return out
+
+
+def _absorb_blanks(tokens: list[_Token]) -> list[_Token]:
+    """Drop the blank runs next to a wildcard: the wildcard matches those blanks as well."""
+    out = list(tokens)
+    changed = True
+    while changed:
+        changed = False
+        for i, tok in enumerate(out):
+            beside = (i > 0 and out[i - 1] is None) or (i + 1 < len(out) and out[i + 1] is None)
+            if beside and isinstance(tok, tuple) and tok[1:] == (_BLANKS_RUN,):
+                del out[i]
+                changed = True
+                break
+    return _merge(out)
+
+
 def _body(parts: Sequence[Part]) -> str:
     """A pattern fragment for ``parts`` with no anchoring lookaheads (used inside alternations)."""
-    return _join(_tokens(parts))
+    return _join(_absorb_blanks(_tokens(parts)))
 
 
 def _join(tokens: list[_Token]) -> str:
@@ -168,14 +208,46 @@ def _join(tokens: list[_Token]) -> str:
     i = 0
     while i < len(tokens):
         tok = tokens[i]
-        literal = tokens[i + 1] if i + 2 < len(tokens) and tokens[i + 2] is None else None
-        if tok is None and isinstance(literal, str):
-            out.append(f"(?>{_LAZY_WILDCARD}{escape(literal)})")
-            i += 2
+        following = [k for k in range(i + 1, len(tokens)) if tokens[k] is None]
+        segment = tokens[i + 1 : following[0]] if tok is None and following else []
+        if segment and _first_match_is_earliest(segment):
+            out.append(f"(?>{_LAZY_WILDCARD}{''.join(_token_text(t) for t in segment)})")
+            i += 1 + len(segment)
             continue
         out.append(_token_text(tok))
         i += 1
     return "".join(out)
+
+
+def _first_match_is_earliest(segment: list[_Token]) -> bool:
+    """Whether the first occurrence of ``segment`` also ends first, so an atomic group may keep it.
+
+    True for literal text, and for literal text with blank runs (from a Loose literal) when each
+    run is followed by a character it cannot match: the run is then forced to its full length, so
+    every start has one end, and a later start never ends sooner.
+    """
+    for k, tok in enumerate(segment):
+        if tok is None or (isinstance(tok, tuple) and tok[1:] not in ((_TEXT,), (_BLANKS_RUN,))):
+            return False  # a Choice's alternation: options of different lengths
+        if isinstance(tok, tuple) and tok[1:] == (_BLANKS_RUN,):
+            nxt = segment[k + 1] if k + 1 < len(segment) else None
+            if k == 0 or nxt is None or (isinstance(nxt, tuple) and nxt[1:] != (_TEXT,)):
+                return False
+            first = _first_char(nxt)
+            if first is None or (first in " \t" if tok[0] == "[ \\t]*" else first.isspace()):
+                return False
+    return True
+
+
+def _first_char(tok: _Token) -> str | None:
+    if isinstance(tok, str):
+        return tok[:1] or None
+    if isinstance(tok, tuple) and tok[0]:
+        text = tok[0]
+        if text[0] != "\\":
+            return text[0]
+        return {"n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v"}.get(text[1:2], text[1:2]) or None
+    return None
 
 
 def _token_text(tok: _Token) -> str:
@@ -219,7 +291,7 @@ def _variants(parts: Sequence[Part]) -> list[list[Part]] | None:
 
 
 def _plain_pattern(parts: Sequence[Part]) -> str:
-    tokens = _tokens(parts)
+    tokens = _absorb_blanks(_tokens(parts))
     wildcards = sum(1 for t in tokens if t is None)
     if wildcards >= 3:
         # Runs of wildcards separated only by punctuation, spaces or digits are where hostile text

@@ -20,7 +20,9 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from extractor.facts import Placeholder
+from extractor.knowledge import Knowledge
 from extractor.messages import Choice, pattern_of
+from extractor.pipeline import analyse_file
 from tests.hostile import HOSTILE_LENGTH, bounded_fullmatch, fuzz_settings, overruns
 
 Part = str | Placeholder
@@ -135,3 +137,34 @@ def test_every_dataset_pattern_resists_hostile_text() -> None:
     for pattern, rid in sorted(patterns.items()):
         slow += [(rid, pattern[:120], text[:30], round(s, 2)) for text, s in overruns(pattern)]
     assert not slow, f"{len(slow)} overrun(s) among {len(patterns)} patterns: {slow[:10]}"
+
+
+# --------------------------------------------------------------------------- whole messages from source
+
+# Message shapes whose whitespace is decided at runtime (dedent, strip) carry their own regex
+# pieces; these go through the real analysis so every kind of pattern piece is covered.
+PIECE = st.sampled_from(["x", "first", " and ", "  ", ": ", "\\n", "1,", "{{", "}}", "  second "])
+FIELD = st.sampled_from(["{a}", "{b!r}", "{c:>4}"])
+MESSAGE_BODY = st.lists(st.one_of(PIECE, FIELD), min_size=1, max_size=8).map("".join)
+WRAPS = [
+    'textwrap.dedent(f"""\n        {body}\n          {body}\n        """)',
+    'f"  {body}  ".strip()',
+    'textwrap.dedent(f"""\\\n        {body}\n    """).strip()',
+    'f" {body}\\n".rstrip()',
+    "f'{body}'",
+]
+
+
+@fuzz_settings(default=25, long=800)
+@given(body=MESSAGE_BODY, wrap=st.sampled_from(WRAPS))
+@example(body="{a}  x  {b}", wrap='f"  {body}  ".strip()')
+@example(body="first {a}\n          second {b} and {c}", wrap=WRAPS[0])
+def test_patterns_from_source_resist_hostile_text(body: str, wrap: str) -> None:
+    message = wrap.replace("{body}", body)
+    source = f"import textwrap\n\n\ndef f(a, b, c):\n    raise ValueError({message})\n".encode()
+    payload = analyse_file("generated.py", source, "o/r", Knowledge.empty())
+    assert payload["status"] == "parsed", payload.get("reason")
+    (record,) = payload["records"]
+    extra = [" \n" * (HOSTILE_LENGTH // 2), "\n" * HOSTILE_LENGTH, " " * (HOSTILE_LENGTH - 1) + "\n"]
+    slow = [text[:40] for text, _ in overruns(record["messagePattern"], extra)]
+    assert not slow, f"{record['messagePattern']!r} overruns on {slow}"
