@@ -20,12 +20,17 @@ from collections import Counter
 
 import hypothesmith
 import orjson
+import pytest
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from extractor.knowledge import Knowledge
 from extractor.pipeline import analyse_file, check_payload
 from tests.hostile import fuzz_settings
+
+# hypothesmith compiles what it generates; CPython warns about odd but valid code ("'int' object is
+# not callable"), which is noise here.
+pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
 
 PATH = "python/sglang/generated.py"
 # Built once: each call compiles hypothesmith's grammar, seconds of work.
