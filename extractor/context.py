@@ -13,6 +13,7 @@ import ast
 
 from extractor.conditions import innermost_guard_statement
 from extractor.facts import LocalBinding
+from extractor.models import permalink
 from extractor.parse import ParsedFile
 from extractor.sites import RawSite
 
@@ -91,5 +92,4 @@ def window_of(parsed: ParsedFile, site: RawSite, bindings: tuple[LocalBinding, .
     return start, end, comments
 
 
-def permalink(repo: str, sha: str, path: str, start: int, end: int) -> str:
-    return f"https://github.com/{repo}/blob/{sha}/{path}#L{start}-L{end}"
+__all__ = ["comments_above", "permalink", "window_of"]

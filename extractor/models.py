@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import re
 from typing import Annotated, Literal
+from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -116,6 +117,12 @@ def _compile_problem(pattern: str) -> str | None:
     return None
 
 
+def permalink(repo: str, sha: str, path: str, start: int, end: int) -> str:
+    """``https://github.com/{repo}/blob/{sha}/{path}#L{start}-L{end}``, the path percent-encoded
+    (a space, ``#`` or ``?`` in a file name would otherwise break the URL)."""
+    return f"https://github.com/{repo}/blob/{sha}/{quote(path, safe='/')}#L{start}-L{end}"
+
+
 class ErrorRecord(BaseModel):
     """One site in sglang that raises an error (a ``raise`` or an ``assert`` with its guard)."""
 
@@ -173,8 +180,8 @@ class ErrorRecord(BaseModel):
                 f"sourceCode has {lines} lines but sourceCodeStart..sourceCodeEnd spans "
                 f"{self.sourceCodeEnd - self.sourceCodeStart + 1}"
             )
-        suffix = f"/blob/{self.analyzedSha}/{self.filePath}#L{self.sourceCodeStart}-L{self.sourceCodeEnd}"
-        if self.githubUrl != f"https://github.com/{self.repo}{suffix}":
+        expected = permalink(self.repo, self.analyzedSha, self.filePath, self.sourceCodeStart, self.sourceCodeEnd)
+        if self.githubUrl != expected:
             raise ValueError("githubUrl does not match repo, analyzedSha, filePath and the source window")
         return self
 

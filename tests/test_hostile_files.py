@@ -415,3 +415,11 @@ def test_odd_string_values_are_kept_and_serialise(data: bytes, message: str, run
     assert re.fullmatch(by_message[message]["messagePattern"], runtime)
     decoded = orjson.loads(orjson.dumps(payload))
     assert {r["errorMessage"] for r in decoded["records"]} == set(by_message)
+
+
+def test_permalinks_percent_encode_odd_paths(cli_run: Run) -> None:
+    """A space (or ``#``/``?``) in a path would break the URL; the path part is percent-encoded."""
+    (rec,) = [r for r in cli_run.records if str(r["filePath"]).endswith("my module.py")]
+    url = str(rec["githubUrl"])
+    assert " " not in url
+    assert url.endswith(f"/with%20space/my%20module.py#L{rec['sourceCodeStart']}-L{rec['sourceCodeEnd']}")
