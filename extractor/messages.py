@@ -353,14 +353,41 @@ def fstring_parts(source: str, node: ast.JoinedStr | None = None) -> list[Part] 
     hand its constant pieces give the literal text exactly as Python evaluates it (escapes,
     ``{{``, quotes inside triple-quoted strings), so only the fields' text is taken from LibCST.
     """
+    if len(source) > FSTRING_CST_LIMIT:
+        # LibCST's parse grows faster than linearly on huge f-strings (generated code): read
+        # those from the ast alone, with each field's text as ast.unparse prints it.
+        return _ast_fstring_parts(node) if node is not None else None
     try:
         tree = cst.parse_expression("(" + source + "\n)")
     except (cst.ParserSyntaxError, RecursionError, ValueError):
-        return None
+        return _ast_fstring_parts(node) if node is not None else None
     parts = _cst_string_parts(tree)
     if parts is None or node is None:
         return parts
     return _with_ast_text(parts, node) or parts
+
+
+FSTRING_CST_LIMIT = 20_000
+"""f-strings longer than this (in source characters) are read from the ast instead of LibCST."""
+
+
+def _ast_fstring_parts(node: ast.JoinedStr) -> list[Part] | None:
+    out: list[Part] = []
+    for value in node.values:
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            out.append(value.value)
+        elif isinstance(value, ast.FormattedValue):
+            text = ast.unparse(value.value)
+            if value.conversion != -1:
+                text += "!" + chr(value.conversion)
+            if isinstance(value.format_spec, ast.JoinedStr):
+                spec = ast.unparse(value.format_spec)
+                # unparse gives f'...'; the spec is what sits between the quotes.
+                text += ":" + spec[2:-1]
+            out.append(Placeholder(text))
+        else:
+            return None
+    return out
 
 
 def _with_ast_text(parts: list[Part], node: ast.JoinedStr) -> list[Part] | None:

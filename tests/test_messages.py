@@ -450,3 +450,21 @@ def test_pattern_fullmatches_every_rendering(
     message = sites[0].message
     assert message is not None, source
     assert re.fullmatch(message.pattern, text), f"{source}\n--- str(exc): {text!r}\n--- pattern: {message.pattern!r}"
+
+
+def test_huge_fstrings_are_read_from_the_ast() -> None:
+    """Past FSTRING_CST_LIMIT the fields come from the ast (LibCST slows down on generated giants)."""
+    import ast as _ast
+
+    from extractor.messages import FSTRING_CST_LIMIT, fstring_parts
+
+    fields = FSTRING_CST_LIMIT // 8 + 10
+    source = 'f"' + "".join(f"k{i}={{v{i}!r}};" for i in range(fields)) + '"'
+    assert len(source) > FSTRING_CST_LIMIT
+    node = _ast.parse(source, mode="eval").body
+    assert isinstance(node, _ast.JoinedStr)
+    parts = fstring_parts(source, node)
+    assert parts is not None
+    holders = [p.source for p in parts if not isinstance(p, str)]
+    assert holders[:2] == ["v0!r", "v1!r"] and len(holders) == fields
+    assert parts[0] == "k0="
