@@ -25,6 +25,7 @@ Speed (issue 7, see ``docs/performance.md``):
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 import io
 import os
@@ -458,10 +459,6 @@ def _init_worker(repo: str, knowledge: Knowledge, cache: ResultCache | None) -> 
     _worker_state["repo"] = repo
     _worker_state["knowledge"] = knowledge
     _worker_state["cache"] = cache
-    # The analysis code (libcst alone takes most of a second) is imported by each worker, in
-    # parallel, while the parent is already reading blobs, rather than by the parent before forking.
-    import extractor.analyse
-    import extractor.enrich  # noqa: F401
 
 
 def _work_one(key: str, path: str, data: bytes) -> tuple[str, bytes]:
@@ -518,19 +515,35 @@ def _analyse_all(
 
     if jobs <= 1 or len(todo) < _MIN_PARALLEL:
         _init_worker(repo, knowledge, cache)
-        for key, path, data in items():
-            yield _work_one(key, path, data)
-            tick()
+        gc.freeze()  # see below
+        try:
+            for key, path, data in items():
+                yield _work_one(key, path, data)
+                tick()
+        finally:
+            gc.unfreeze()
         return
+    # The analysis code (libcst alone takes most of a second) is imported once, here, and shared
+    # by the forked workers: importing it in each worker measured 2-4 CPU seconds more per run.
+    import extractor.analyse
+    import extractor.enrich  # noqa: F401
+
     ctx = get_context("fork") if hasattr(os, "fork") else get_context("spawn")
     pool = ProcessPoolExecutor(
         max_workers=jobs, mp_context=ctx, initializer=_init_worker, initargs=(repo, knowledge, cache)
     )
     finished_normally = False
     try:
-        # Fork the workers now (submit forks them all when the start method is fork), before
-        # the git reader process and its writer thread exist; they start importing meanwhile.
-        pool.submit(int)
+        # The objects alive now (modules, knowledge) live as long as the workers: frozen, the
+        # cyclic collector never scans them again, which measured as 40% of the collector's time
+        # (about 6% of a cold run) and spares the copy-on-write of their pages in each worker.
+        gc.freeze()
+        try:
+            # Fork the workers now (submit forks them all when the start method is fork), before
+            # the git reader process and its writer thread exist.
+            pool.submit(int)
+        finally:
+            gc.unfreeze()  # in this process only; the forked workers keep theirs frozen
         pending: set[Future[list[tuple[str, bytes]]]] = set()
         for batch in _batches(items()):
             pending.add(pool.submit(_work, batch))
