@@ -31,7 +31,9 @@ import io
 import os
 import pickle
 import re
+import shutil
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -369,31 +371,40 @@ class _RecordingKnowledge:
 
     ``namespace_of``, ``is_arg_class`` and ``flags_for(...)[key]`` are recorded one by one; any
     other use of the knowledge (an attribute this class does not know) records its whole
-    fingerprint, so a new way of reading it is never missed, only less precise.
+    fingerprint, so a new way of reading it is never missed, only less precise. ``source`` may be
+    a function giving the knowledge: it is called on first use only, so a worker can parse and
+    analyse a file before the parent has finished building the knowledge.
     """
 
-    def __init__(self, knowledge: Knowledge) -> None:
-        self._knowledge = knowledge
+    def __init__(self, source: Knowledge | Callable[[], Knowledge]) -> None:
+        self._source = source
+        self._resolved: Knowledge | None = source if isinstance(source, Knowledge) else None
         self.reads: dict[tuple[str, str, str], Any] = {}
 
+    def _k(self) -> Knowledge:
+        if self._resolved is None:
+            self._resolved = cast("Callable[[], Knowledge]", self._source)()
+        return self._resolved
+
     def namespace_of(self, path: str) -> str:
-        answer = self._knowledge.namespace_of(path)
+        answer = self._k().namespace_of(path)
         self.reads[("n", path, "")] = answer
         return answer
 
     def is_arg_class(self, path: str, class_name: str | None) -> bool:
-        answer = self._knowledge.is_arg_class(path, class_name)
+        answer = self._k().is_arg_class(path, class_name)
         self.reads[("c", path, class_name or "")] = answer
         return answer
 
     def flags_for(self, path: str) -> Mapping[str, FlagInfo]:
-        return _RecordingFlags(self._knowledge.flags_for(path), self.reads, path)
+        return _RecordingFlags(self._k().flags_for(path), self.reads, path)
 
     def __getattr__(self, name: str) -> Any:
-        if name in ("_knowledge", "reads"):  # not set yet (a copy being made): no recursion
+        if name in ("_source", "_resolved", "reads"):  # not set yet (a copy being made): no recursion
             raise AttributeError(name)
-        self.reads[("*", "", "")] = self._knowledge.fingerprint()
-        return getattr(self._knowledge, name)
+        knowledge = self._k()
+        self.reads[("*", "", "")] = knowledge.fingerprint()
+        return getattr(knowledge, name)
 
     def encoded(self) -> bytes:
         """The answers as one JSON line (sorted, so equal reads give equal bytes)."""
@@ -401,7 +412,7 @@ class _RecordingKnowledge:
             return orjson.dumps(sorted([*k, v] for k, v in self.reads.items()))
         except orjson.JSONEncodeError:
             # A key orjson cannot write (a lone surrogate from a string literal): depend on it all.
-            return orjson.dumps([["*", "", "", self._knowledge.fingerprint()]])
+            return orjson.dumps([["*", "", "", self._k().fingerprint()]])
 
 
 def _answer(knowledge: Knowledge, kind: str, path: str, key: str) -> Any:
@@ -455,10 +466,38 @@ def _split_entry(raw: bytes) -> tuple[bytes, bytes] | None:
 _worker_state: dict[str, Any] = {}
 
 
-def _init_worker(repo: str, knowledge: Knowledge, cache: ResultCache | None) -> None:
+class _NoKnowledge(BaseException):  # a BaseException: analyse_file must not catch it
+    """The parent gave up before publishing the knowledge: the file's work is abandoned, not cached."""
+
+
+def _init_worker(repo: str, knowledge: Knowledge | Callable[[], Knowledge], cache: ResultCache | None) -> None:
     _worker_state["repo"] = repo
     _worker_state["knowledge"] = knowledge
     _worker_state["cache"] = cache
+
+
+def _init_forked(repo: str, cache: ResultCache | None, ready: Any, path: str) -> None:
+    """A pool worker: imports the analysis code; the knowledge is read when a file first needs it."""
+    known: list[Knowledge] = []
+
+    def knowledge() -> Knowledge:
+        if not known:
+            ready.wait()  # set by _Workers.publish, also when the run is abandoned
+            try:
+                # Written by this run's parent into its own private temporary folder.
+                with open(path, "rb") as fh:
+                    known.append(pickle.load(fh))
+            except OSError:
+                raise _NoKnowledge from None
+        return known[0]
+
+    _init_worker(repo, knowledge, cache)
+    import extractor.analyse
+    import extractor.enrich  # noqa: F401
+
+    # Everything alive now lives as long as the worker: frozen, the cyclic collector never scans
+    # it again (without this, full collections re-scan libcst's and pydantic's objects all run).
+    gc.freeze()
 
 
 def _work_one(key: str, path: str, data: bytes) -> tuple[str, bytes]:
@@ -492,6 +531,85 @@ def _batches(items: Iterable[tuple[str, str, bytes]]) -> Iterator[list[tuple[str
         yield batch
 
 
+class _Workers:
+    """Worker processes, forked as soon as the parent knows there is work for them.
+
+    They start before the knowledge base is built: importing the analysis code takes them most of
+    a second, and they can parse and analyse files (the bulk of the work) while the parent builds
+    the knowledge; they wait for it only when a file's prose needs it (:meth:`publish`).
+    """
+
+    def __init__(self, jobs: int, repo: str, cache: ResultCache | None) -> None:
+        ctx = get_context("fork") if hasattr(os, "fork") else get_context("spawn")
+        self._folder = tempfile.mkdtemp(prefix="sglang-errors-knowledge-")
+        self._path = os.path.join(self._folder, "knowledge.pickle")
+        self._ready = ctx.Event()
+        self._pending: set[Future[list[tuple[str, bytes]]]] = set()
+        self._pool = ProcessPoolExecutor(
+            max_workers=jobs,
+            mp_context=ctx,
+            initializer=_init_forked,
+            initargs=(repo, cache, self._ready, self._path),
+        )
+        # Fork now (submit forks every worker when the start method is fork), before any git
+        # reader process or thread exists. Frozen objects are never scanned by the workers'
+        # collector, and their pages are not copied into each worker by it either.
+        gc.freeze()
+        try:
+            self._pool.submit(int)
+        finally:
+            gc.unfreeze()  # in this process only; the workers keep theirs frozen
+
+    def submit(self, items: Iterable[tuple[str, str, bytes]], *, batches: int | None = None) -> None:
+        """Hand out files in batches (all of ``items``, or only the first ``batches`` batches of it)."""
+        for n, batch in enumerate(_batches(items), 1):
+            self._pending.add(self._pool.submit(_work, batch))
+            if batches is not None and n >= batches:
+                return
+
+    def publish(self, knowledge: Knowledge | None) -> None:
+        """Let the workers read ``knowledge``; ``None`` abandons the files that need it."""
+        if self._ready.is_set():
+            return
+        if knowledge is not None:
+            tmp = self._path + ".tmp"
+            with open(tmp, "wb") as fh:
+                pickle.dump(knowledge, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, self._path)
+        self._ready.set()
+
+    def results(self, tick: Callable[[], None]) -> Iterator[tuple[str, bytes]]:
+        """Every submitted file's ``(key, payload)`` as batches finish."""
+        try:
+            while self._pending:
+                finished, self._pending = wait(self._pending, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    for result in fut.result():
+                        yield result
+                        tick()
+        except BrokenProcessPool as exc:
+            raise ExtractorError("--jobs", f"a worker process died ({exc}); try fewer jobs or more memory") from None
+
+    def close(self, *, cancel: bool) -> None:
+        """Stop the workers; on an error (or Ctrl-C) queued batches are dropped, not analysed."""
+        self.publish(None)  # no worker may wait for a knowledge that will never come
+        try:
+            self._pool.shutdown(wait=True, cancel_futures=cancel)
+        finally:
+            shutil.rmtree(self._folder, ignore_errors=True)
+
+
+def _feed(target: Target, todo: list[TargetFile]) -> Iterator[tuple[str, str, bytes]]:
+    """``(file key, path, bytes)`` of ``todo``, biggest first (so one slow file does not finish
+    the run alone; sizes come from the tree), read from git while they are handed out."""
+    by_blob: dict[str, list[TargetFile]] = {}
+    for f in sorted(todo, key=lambda f: (-f.size, f.path)):
+        by_blob.setdefault(f.blob_sha, []).append(f)
+    for blob, data in target.read_many(list(by_blob)):
+        for f in by_blob[blob]:
+            yield file_key(f), f.path, data
+
+
 def _analyse_all(
     target: Target,
     todo: list[TargetFile],
@@ -501,70 +619,27 @@ def _analyse_all(
     cache: ResultCache | None,
     tick: Callable[[], None],
 ) -> Iterator[tuple[str, bytes]]:
-    """``(file key, payload)`` for each file, computed in ``jobs`` processes (order not fixed)."""
-    # Biggest first, so one slow file does not finish the run alone; sizes come from the tree.
-    ordered = sorted(todo, key=lambda f: (-f.size, f.path))
-    by_blob: dict[str, list[TargetFile]] = {}
-    for f in ordered:
-        by_blob.setdefault(f.blob_sha, []).append(f)
-
-    def items() -> Iterator[tuple[str, str, bytes]]:
-        for blob, data in target.read_many(list(by_blob)):
-            for f in by_blob[blob]:
-                yield file_key(f), f.path, data
-
+    """``(file key, payload)`` for each file, in ``jobs`` worker processes when that pays, else
+    here; the order is not fixed."""
     if jobs <= 1 or len(todo) < _MIN_PARALLEL:
         _init_worker(repo, knowledge, cache)
-        gc.freeze()  # see below
+        gc.freeze()  # as in a worker (see _init_forked)
         try:
-            for key, path, data in items():
+            for key, path, data in _feed(target, todo):
                 yield _work_one(key, path, data)
                 tick()
         finally:
             gc.unfreeze()
         return
-    # The analysis code (libcst alone takes most of a second) is imported once, here, and shared
-    # by the forked workers: importing it in each worker measured 2-4 CPU seconds more per run.
-    import extractor.analyse
-    import extractor.enrich  # noqa: F401
-
-    ctx = get_context("fork") if hasattr(os, "fork") else get_context("spawn")
-    pool = ProcessPoolExecutor(
-        max_workers=jobs, mp_context=ctx, initializer=_init_worker, initargs=(repo, knowledge, cache)
-    )
-    finished_normally = False
+    workers = _Workers(jobs, repo, cache)
+    finished = False
     try:
-        # The objects alive now (modules, knowledge) live as long as the workers: frozen, the
-        # cyclic collector never scans them again, which measured as 40% of the collector's time
-        # (about 6% of a cold run) and spares the copy-on-write of their pages in each worker.
-        gc.freeze()
-        try:
-            # Fork the workers now (submit forks them all when the start method is fork), before
-            # the git reader process and its writer thread exist.
-            pool.submit(int)
-        finally:
-            gc.unfreeze()  # in this process only; the forked workers keep theirs frozen
-        pending: set[Future[list[tuple[str, bytes]]]] = set()
-        for batch in _batches(items()):
-            pending.add(pool.submit(_work, batch))
-            done = {f for f in pending if f.done()}
-            for fut in done:
-                pending.discard(fut)
-                for result in fut.result():
-                    yield result
-                    tick()
-        while pending:
-            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in finished:
-                for result in fut.result():
-                    yield result
-                    tick()
-        finished_normally = True
-    except BrokenProcessPool as exc:
-        raise ExtractorError("--jobs", f"a worker process died ({exc}); try fewer jobs or more memory") from None
+        workers.publish(knowledge)
+        workers.submit(_feed(target, todo))
+        yield from workers.results(tick)
+        finished = True
     finally:
-        # On an error (or Ctrl-C) drop the queued batches instead of analysing them all first.
-        pool.shutdown(wait=True, cancel_futures=not finished_normally)
+        workers.close(cancel=not finished)
 
 
 def file_key(f: TargetFile) -> str:
@@ -650,23 +725,50 @@ def run_extraction(options: ExtractOptions, *, progress: bool = False) -> Extrac
     cache_dir = options.cache_dir or default_cache_dir()
     with open_target(options.source, options.sha, cache_dir=cache_dir) as target:
         files = target.files(options.scope)
-        knowledge = load_knowledge(target, cache_dir if options.use_cache else None)
         cache = ResultCache(cache_dir, namespace(options.scope)) if options.use_cache else None
-        check = _ReadsCheck(knowledge)
-        payloads: dict[str, bytes] = {}
-        todo: list[TargetFile] = []
-        for f in files:
-            key = file_key(f)
-            hit = cache.get(key) if cache is not None else None
-            parts = _split_entry(hit) if hit is not None else None
-            if parts is not None and check.holds(parts[0]):
-                payloads[key] = parts[1]
-            else:
-                todo.append(f)
-        with _progress(progress, len(todo)) as tick:
-            for key, payload in _analyse_all(target, todo, options.jobs, options.scope.repo, knowledge, cache, tick):
-                payloads[key] = payload
-        stats = ExtractStats(files_in_scope=len(files), files_parsed=len(todo), files_from_cache=len(files) - len(todo))
+        # A file with no cache entry at all is analysed whatever the knowledge says: when there
+        # are enough of them for a pool, the workers start on them while the knowledge is built.
+        absent = [f for f in files if cache is None or not os.path.exists(cache.path_for(file_key(f)))]
+        workers = _Workers(options.jobs, options.scope.repo, cache) if options.jobs > 1 and len(absent) >= _MIN_PARALLEL else None
+        finished = False
+        try:
+            early = _feed(target, absent) if workers is not None else None
+            if workers is not None and early is not None:
+                workers.submit(early, batches=2 * options.jobs)  # enough to keep them busy meanwhile
+            knowledge = load_knowledge(target, cache_dir if options.use_cache else None)
+            if workers is not None:
+                workers.publish(knowledge)
+            check = _ReadsCheck(knowledge)
+            payloads: dict[str, bytes] = {}
+            stale: list[TargetFile] = []  # entries whose knowledge answers no longer hold
+            absent_keys = {file_key(f) for f in absent}
+            for f in files:
+                key = file_key(f)
+                if key in absent_keys:
+                    continue
+                hit = cache.get(key) if cache is not None else None
+                parts = _split_entry(hit) if hit is not None else None
+                if parts is not None and check.holds(parts[0]):
+                    payloads[key] = parts[1]
+                else:
+                    stale.append(f)
+            todo_count = len(absent) + len(stale)
+            with _progress(progress, todo_count) as tick:
+                if workers is not None and early is not None:
+                    workers.submit(early)
+                    workers.submit(_feed(target, stale))
+                    results = workers.results(tick)
+                else:
+                    results = _analyse_all(
+                        target, absent + stale, options.jobs, options.scope.repo, knowledge, cache, tick
+                    )
+                for key, payload in results:
+                    payloads[key] = payload
+            finished = True
+        finally:
+            if workers is not None:
+                workers.close(cancel=not finished)
+        stats = ExtractStats(files_in_scope=len(files), files_parsed=todo_count, files_from_cache=len(files) - todo_count)
         records = assemble(files, payloads, target.sha, options.scope.repo, iso_millis(moment), stats)
         for path, why in target.skipped(options.scope):
             stats.failures.append(FileFailure(path, f"skipped: {why}"))

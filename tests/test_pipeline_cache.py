@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import pickle
+import subprocess
+import sys
 from pathlib import Path
 
 import orjson
@@ -17,6 +19,7 @@ from extractor.output import dumps_line
 from extractor.source import open_target
 from tests.gitrepos import make_repo
 
+ROOT = Path(__file__).resolve().parents[1]
 ARGS = "python/sglang/srt/server_args.py"
 GATE = "python/sglang/srt/layers/gate.py"
 PLAIN = "python/sglang/srt/utils/plain.py"
@@ -212,3 +215,45 @@ def test_knowledge_cache_hits_and_refuses_foreign_pickles(history: tuple[Path, l
             os.chdir(cwd)
         assert not (tmp_path / "boom-marker").exists()
         assert rebuilt.fingerprint() == built.fingerprint()
+
+
+ABANDON = """
+import sys
+from pathlib import Path
+from extractor import pipeline
+from extractor.api import ExtractOptions, extract
+from extractor.cache import ResultCache
+from extractor.errors import ExtractorError
+from extractor.source import open_target
+
+def broken(*args, **kwargs):
+    raise ExtractorError("knowledge", "cannot read it")
+
+pipeline.load_knowledge = broken
+repo, sha, cache = sys.argv[1], sys.argv[2], Path(sys.argv[3])
+options = ExtractOptions.build(source=repo, sha=sha, jobs=2, cache_dir=cache)
+try:
+    extract(options)
+except ExtractorError as exc:
+    print("refused:", exc.what)
+results = ResultCache(cache, pipeline.namespace(options.scope))
+with open_target(repo, sha) as target:
+    for f in target.files(options.scope):
+        if f.path.endswith("gate.py"):
+            print("gate cached:", results.get(pipeline.file_key(f)) is not None)
+"""
+
+
+def test_workers_started_early_are_released_when_the_run_fails(
+    history: tuple[Path, list[str]], tmp_path: Path
+) -> None:
+    repo, shas = history
+    # The workers start on the files before the knowledge exists; if building it fails they must
+    # neither wait for it forever nor cache a result made without it.
+    proc = subprocess.run(
+        [sys.executable, "-c", ABANDON, str(repo), shas[0], str(tmp_path / "cache")],
+        cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "refused: cannot read it" in proc.stdout
+    assert "gate cached: False" in proc.stdout
