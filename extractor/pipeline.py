@@ -736,8 +736,9 @@ def run_extraction(options: ExtractOptions, *, progress: bool = False) -> Extrac
             if workers is not None and early is not None:
                 workers.submit(early, batches=2 * options.jobs)  # enough to keep them busy meanwhile
             knowledge = load_knowledge(target, cache_dir if options.use_cache else None)
-            if workers is not None:
+            if workers is not None and early is not None:
                 workers.publish(knowledge)
+                workers.submit(early)  # the rest, before this process reads the cache entries
             check = _ReadsCheck(knowledge)
             payloads: dict[str, bytes] = {}
             stale: list[TargetFile] = []  # entries whose knowledge answers no longer hold
@@ -754,8 +755,7 @@ def run_extraction(options: ExtractOptions, *, progress: bool = False) -> Extrac
                     stale.append(f)
             todo_count = len(absent) + len(stale)
             with _progress(progress, todo_count) as tick:
-                if workers is not None and early is not None:
-                    workers.submit(early)
+                if workers is not None:
                     workers.submit(_feed(target, stale))
                     results = workers.results(tick)
                 else:
