@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
@@ -75,7 +76,7 @@ class ModuleIndex:
         for stmt in _own_statements(module.body):
             for name in _direct_binds(stmt):
                 counts[name] = counts.get(name, 0) + 1
-        for node in ast.walk(module):
+        for node in ast.walk(module) if _MAY_HAVE["global"].get() else ():
             if isinstance(node, ast.Global):
                 for name in node.names:
                     counts[name] = counts.get(name, 0) + 2
@@ -155,8 +156,9 @@ def _direct_binds(stmt: ast.stmt) -> set[str]:
                     names.add(node.name)
                 elif isinstance(node, ast.MatchMapping) and node.rest:
                     names.add(node.rest)
-    # A walrus binds in the enclosing scope, even inside a comprehension.
-    for child in _expressions_of(stmt):
+    # A walrus binds in the enclosing scope, even inside a comprehension. Finding one means walking
+    # every expression, so it is skipped in files whose text has no ":=" at all.
+    for child in _expressions_of(stmt) if _MAY_HAVE["walrus"].get() else ():
         for node in ast.walk(child):
             if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
                 names.add(node.target.id)
@@ -945,10 +947,31 @@ def custom_class_message(cls: ast.ClassDef, call: ast.Call, ctx: MessageContext)
     return made.message if made is not None else None
 
 
+# Whether the file being analysed may hold a construct that only a walk of every expression finds
+# (its text is checked once; a caller that does not go through analyse() keeps the full walks).
+_WALRUS_TEXT = re.compile(r":=")
+_GLOBAL_TEXT = re.compile(r"\bglobal\b")  # a continuation line may follow the keyword
+_MAY_HAVE: dict[str, ContextVar[bool]] = {
+    "walrus": ContextVar("may_have_walrus", default=True),
+    "global": ContextVar("may_have_global", default=True),
+}
+
+
 def analyse(parsed: ParsedFile) -> list[Site]:
     """Every site of a parsed file, resolved, in source order."""
-    resolver = Resolver(parsed)
-    return [resolver.resolve(raw) for raw in find_sites(parsed.tree)]
+    raws = find_sites(parsed.tree)
+    if not raws:
+        return []  # no index of the file's scopes is needed
+    tokens = [
+        (var, var.set(any(text.search(line) for line in parsed.lines)))
+        for var, text in ((_MAY_HAVE["walrus"], _WALRUS_TEXT), (_MAY_HAVE["global"], _GLOBAL_TEXT))
+    ]
+    try:
+        resolver = Resolver(parsed)
+        return [resolver.resolve(raw) for raw in raws]
+    finally:
+        for var, token in tokens:
+            var.reset(token)
 
 
 def site_facts(site: Site) -> dict[str, Any]:

@@ -26,6 +26,14 @@ from extractor.models import ErrorRecord, json_schema
 from extractor.output import LineProblem, atomic_write_bytes, read_dataset, write_dataset
 
 
+def _usable_cores() -> int:
+    """Cores this process may run on (a container's limit, not the host's count)."""
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 @dataclass(frozen=True)
 class ExtractOptions:
     """Everything one extraction depends on."""
@@ -64,7 +72,7 @@ class ExtractOptions:
             source=source or DEFAULT_SOURCE,
             sha=sha or DEFAULT_SHA,
             scope=scope,
-            jobs=jobs or (os.cpu_count() or 1),
+            jobs=jobs or _usable_cores(),
             cache_dir=cache_dir,
             use_cache=use_cache,
         )
