@@ -35,6 +35,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from extractor.conditions import split_and
 from extractor.facts import GuardAtom, Site
 from extractor.knowledge import ENV_NAME_RE, FlagInfo, Knowledge
 
@@ -650,15 +651,6 @@ def _simplify(expr: ast.expr, depth: int = 0) -> ast.expr:
     return expr
 
 
-def _conjuncts(expr: ast.expr) -> list[ast.expr]:
-    if isinstance(expr, ast.BoolOp) and isinstance(expr.op, ast.And):
-        out: list[ast.expr] = []
-        for v in expr.values:
-            out.extend(_conjuncts(v))
-        return out
-    return [expr]
-
-
 def _unparse(expr: ast.AST) -> str:
     try:
         return ast.unparse(expr)
@@ -742,7 +734,7 @@ def _view(atom: GuardAtom, reads: _Reads, ctx: _Ctx) -> _AtomView:
         # Each conjunct of the simplified atom may constrain one flag or env var on its own:
         # ``not (a or server_args.x != 1)`` is ``not a and server_args.x == 1``.
         try:
-            for part in _conjuncts(simple_expr):
+            for part in split_and(simple_expr):
                 c = _constraint(part, False, ctx)
                 if c is not None:
                     constraints.append(c)
@@ -1427,7 +1419,7 @@ def _handled_values(views: list[_AtomView]) -> tuple[str, list[str]] | None:
     for v in views:
         if v.expr is None:
             continue
-        for part in _conjuncts(_simplify(v.expr)):
+        for part in split_and(_simplify(v.expr)):
             if not (isinstance(part, ast.Compare) and len(part.ops) == 1):
                 continue
             op = part.ops[0]
