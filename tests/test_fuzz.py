@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from extractor.knowledge import Knowledge
 from extractor.pipeline import analyse_file, check_payload
+from tests.census import census
 from tests.hostile import fuzz_settings
 
 # hypothesmith compiles what it generates; CPython warns about odd but valid code ("'int' object is
@@ -36,22 +37,6 @@ PATH = "python/sglang/generated.py"
 # Built once: each call compiles hypothesmith's grammar, seconds of work.
 GRAMMAR = hypothesmith.from_grammar()
 REPO = "sgl-project/sglang"
-
-
-def census(tree: ast.Module) -> Counter[int]:
-    """Lines of the sites the scorer counts (a Counter: two sites can share a line)."""
-    bound: set[int] = set()
-    for handler in ast.walk(tree):
-        if isinstance(handler, ast.ExceptHandler) and handler.name:
-            for n in ast.walk(handler):
-                if isinstance(n, ast.Raise) and isinstance(n.exc, ast.Name) and n.exc.id == handler.name:
-                    bound.add(id(n))
-    lines: Counter[int] = Counter()
-    for n in ast.walk(tree):
-        raises = isinstance(n, ast.Raise) and n.exc is not None and id(n) not in bound
-        if raises or (isinstance(n, ast.Assert) and n.msg is not None):
-            lines[n.lineno] += 1
-    return lines
 
 
 def check(source: str) -> None:

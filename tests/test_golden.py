@@ -18,6 +18,7 @@ import pytest
 
 from extractor.analyse import analyse, site_facts
 from extractor.parse import ParsedFile, parse_source
+from tests.census import census
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CASES = sorted([*FIXTURES.glob("messages/*.py"), *FIXTURES.glob("conditions/*.py")])
@@ -32,21 +33,6 @@ def facts_of(path: Path) -> list[dict[str, object]]:
 
 def render(facts: list[dict[str, object]]) -> str:
     return "".join(json.dumps(f, ensure_ascii=False) + "\n" for f in facts)
-
-
-def census(tree: ast.Module) -> set[int]:
-    """Lines of every raise that makes an error and every assert with a message (the scorer's census)."""
-    bound: set[int] = set()
-    for h in ast.walk(tree):
-        if isinstance(h, ast.ExceptHandler) and h.name:
-            for n in ast.walk(h):
-                if isinstance(n, ast.Raise) and isinstance(n.exc, ast.Name) and n.exc.id == h.name:
-                    bound.add(id(n))
-    lines = set()
-    for n in ast.walk(tree):
-        if (isinstance(n, ast.Raise) and n.exc is not None and id(n) not in bound) or (isinstance(n, ast.Assert) and n.msg is not None):
-            lines.add(n.lineno)
-    return lines
 
 
 def test_there_are_cases() -> None:
@@ -73,7 +59,7 @@ def test_facts_are_well_formed(case: Path) -> None:
     """Whatever the golden says: patterns compile and match their own literal-only templates,
     validationCode parses, and every site of the module has a record."""
     facts = facts_of(case)
-    assert [f["line"] for f in facts] == sorted(census(ast.parse(case.read_bytes())))
+    assert [f["line"] for f in facts] == sorted(census(ast.parse(case.read_bytes())).elements())
     for fact in facts:
         ast.parse(str(fact["validationCode"]))
         pattern = fact["pattern"]
