@@ -9,7 +9,7 @@ Measures, in one run:
 * a cold extract (empty temporary cache), a warm extract (same sha, same cache) and an
   incremental extract at ``<sha>~N`` (same cache, so only files that differ are analysed), each
   the real CLI run as a subprocess, wall-clock from start to exit;
-* match query latency, when :mod:`extractor.match` offers ``bench_queries``.
+* match query latency, when :mod:`extractor.datasets.match` offers ``bench_queries``.
 
 Each extract is reported as a ratio to a reference parse measured just before it (the machine may
 be shared and its load change between phases), with its CPU time over the reference's, the peak
@@ -64,7 +64,7 @@ class Phase:
 def load_blobs(source: str, sha: str) -> tuple[str, list[bytes]]:
     """The full sha and the bytes of every in-scope file (default scope), read once."""
     from extractor.config import Scope
-    from extractor.source import open_target
+    from extractor.source.git import open_target
 
     with open_target(source, sha) as target:
         files = target.files(Scope())
@@ -200,7 +200,7 @@ def _summary(text: str) -> dict[str, str]:
 def match_latency(dataset: Path) -> Phase | None:
     """Mean / p95 query latency over queries made from the dataset's own messages, if offered."""
     try:
-        from extractor import match
+        from extractor.datasets import match
     except ImportError:
         return None
     bench_queries = getattr(match, "bench_queries", None)

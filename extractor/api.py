@@ -22,8 +22,8 @@ from extractor.config import (
     Scope,
 )
 from extractor.errors import ExtractorError
-from extractor.models import ErrorRecord, json_schema
-from extractor.output import LineProblem, atomic_write_bytes, read_dataset, write_dataset
+from extractor.records.jsonl import LineProblem, atomic_write_bytes, read_dataset, write_dataset
+from extractor.records.model import ErrorRecord, json_schema
 
 
 def _usable_cores() -> int:
@@ -115,7 +115,7 @@ def default_output_path(sha: str) -> Path:
 
 def extract(options: ExtractOptions, *, progress: bool = False) -> ExtractResult:
     """Analyse the target at ``options.sha`` and return its records, sorted and with unique ids."""
-    from extractor.pipeline import run_extraction
+    from extractor.engine.pipeline import run_extraction
 
     return run_extraction(options, progress=progress)
 

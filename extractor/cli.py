@@ -96,7 +96,7 @@ def extract(
 ) -> None:
     """Extract every error site of sglang at one commit into a JSONL dataset."""
     from extractor import api
-    from extractor.render import print_extract_summary
+    from extractor.render.summary import print_extract_summary
 
     try:
         options = api.ExtractOptions.build(
@@ -195,9 +195,9 @@ def diff(
 
     Exit status as diff(1): 0 no differences, 1 differences, 2 trouble.
     """
-    from extractor import diff as diffing
-    from extractor.diff_render import DiffFormat, render, render_table
-    from extractor.output import atomic_write_bytes
+    from extractor.datasets import diff as diffing
+    from extractor.records.jsonl import atomic_write_bytes
+    from extractor.render.diff import DiffFormat, render, render_table
 
     try:
         if fmt.lower() not in DiffFormat.__members__:
@@ -261,7 +261,7 @@ def nightly(
 ) -> None:
     """Regenerate the dataset of a ref into a folder: dataset, changelog, then manifest.json."""
     from extractor.config import DEFAULT_SOURCE
-    from extractor.nightly import NightlyOptions, run_nightly
+    from extractor.datasets.nightly import NightlyOptions, run_nightly
 
     def note(text: str) -> None:
         err.print(text, highlight=False, markup=False, soft_wrap=True)
@@ -330,7 +330,7 @@ def match(
     import orjson
 
     from extractor.config import DEFAULT_OUTPUT_DIR
-    from extractor.match import Matcher, matches_table, newest_dataset
+    from extractor.datasets.match import Matcher, matches_table, newest_dataset
 
     try:
         if text is None and sys.stdin.isatty():

@@ -11,8 +11,8 @@ import hashlib
 import re
 from pathlib import Path
 
-from extractor.models import ErrorRecord
-from extractor.output import write_dataset
+from extractor.records.jsonl import write_dataset
+from extractor.records.model import ErrorRecord
 
 SHA_OLD = "1" * 40
 SHA_NEW = "2" * 40

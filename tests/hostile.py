@@ -20,7 +20,7 @@ from types import FrameType
 
 from hypothesis import HealthCheck, settings
 
-from extractor.match import analyse_pattern
+from extractor.datasets.match import analyse_pattern
 
 ROOT = Path(__file__).resolve().parent.parent
 FUZZ = os.environ.get("SGLANG_ERRORS_FUZZ") == "1" or os.environ.get("HYPOTHESIS_PROFILE") == "long"

@@ -6,8 +6,8 @@ import hashlib
 import re
 from pathlib import Path
 
-from extractor.models import ErrorRecord
-from extractor.output import write_dataset
+from extractor.records.jsonl import write_dataset
+from extractor.records.model import ErrorRecord
 
 SHA = "8905cbd42f4a27dbecad6487cd3904278756fef8"
 VERSION = "2026-01-01T00:00:00.000Z"

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from extractor import cache
-from extractor.cache import (
+from extractor.engine import cache
+from extractor.engine.cache import (
     ResultCache,
     code_fingerprint,
     default_cache_dir,
@@ -163,7 +163,7 @@ def test_code_fingerprint_tracks_package_bytes(tmp_path: Path) -> None:
     # copy's bytes, and changes with one edited byte or one added module.
     copy = tmp_path / "extractor"
     shutil.copytree(Path(extractor.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    prog = "from extractor.cache import code_fingerprint; print(code_fingerprint())"
+    prog = "from extractor.engine.cache import code_fingerprint; print(code_fingerprint())"
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
 
     def run() -> str:
@@ -180,11 +180,11 @@ def test_code_fingerprint_tracks_package_bytes(tmp_path: Path) -> None:
     assert edited != original
     # Modules the extraction never imports (the CLI, diff, match) leave the cache alone ...
     (copy / "new_module.py").write_bytes(b"")
-    for name in ("diff.py", "match.py", "cli.py"):
+    for name in ("datasets/diff.py", "datasets/match.py", "cli.py"):
         (copy / name).write_bytes((copy / name).read_bytes() + b"\n# edited\n")
     assert run() == edited
     # ... until the extraction imports them.
-    sites = copy / "sites.py"
+    sites = copy / "analysis" / "sites.py"
     sites.write_bytes(sites.read_bytes() + b"\nimport extractor.new_module\n")
     assert run() not in {original, edited}
 

@@ -20,11 +20,11 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from extractor.analyse import analyse
-from extractor.conditions import guard_atoms, negate, pattern_test, split_and
-from extractor.facts import Site
-from extractor.parse import ParsedFile, parse_source
-from extractor.sites import find_sites
+from extractor.analysis.analyse import analyse
+from extractor.analysis.conditions import guard_atoms, negate, pattern_test, split_and
+from extractor.analysis.facts import Site
+from extractor.analysis.parse import ParsedFile, parse_source
+from extractor.analysis.sites import find_sites
 from tests.profiles import examples
 
 

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from extractor.diff import CONTENT_FIELDS, LOCATION_FIELDS, diff_records, subsystem
-from extractor.diff_render import DiffFormat, render, render_markdown
+from extractor.datasets.diff import CONTENT_FIELDS, LOCATION_FIELDS, diff_records, subsystem
 from extractor.errors import ExtractorError
-from extractor.models import ErrorRecord
+from extractor.records.model import ErrorRecord
+from extractor.render.diff import DiffFormat, render, render_markdown
 from tests.diff_factory import SHA_NEW, SHA_OLD, VERSION_NEW, make_record, regenerate, write
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,7 +17,7 @@ from textwrap import dedent
 import orjson
 import pytest
 
-from extractor.models import ErrorRecord
+from extractor.records.model import ErrorRecord
 from tests.gitrepos import make_repo
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,10 +9,10 @@ from typing import get_args
 
 import pytest
 
-from extractor.enrich import Prose, enrich, guard_env_vars, guard_flags
-from extractor.facts import Guard, GuardAtom, LocalBinding, Message, Site
-from extractor.knowledge import Knowledge, build_knowledge, module_constants
-from extractor.models import BackgroundTag, ErrorType, HandlingStrategy, Severity
+from extractor.analysis.facts import Guard, GuardAtom, LocalBinding, Message, Site
+from extractor.prose.enrich import Prose, enrich, guard_env_vars, guard_flags
+from extractor.prose.knowledge import Knowledge, build_knowledge, module_constants
+from extractor.records.model import BackgroundTag, ErrorType, HandlingStrategy, Severity
 
 FIXTURES = Path(__file__).parent / "fixtures" / "enrich"
 MM_ARGS = "python/sglang/multimodal_gen/runtime/server_args/server_args.py"

@@ -74,7 +74,7 @@ def test_validate_accepts_the_output(dataset: Path) -> None:
 
 
 def test_records_have_exactly_the_reference_fields(dataset: Path) -> None:
-    from extractor.models import DatasetLine, ErrorRecord
+    from extractor.records.model import DatasetLine, ErrorRecord
 
 
     for line in read_lines(dataset):

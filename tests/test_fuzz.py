@@ -24,8 +24,8 @@ import pytest
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
-from extractor.knowledge import Knowledge
-from extractor.pipeline import analyse_file, check_payload
+from extractor.engine.pipeline import analyse_file, check_payload
+from extractor.prose.knowledge import Knowledge
 from tests.census import census
 from tests.hostile import fuzz_settings
 

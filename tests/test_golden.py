@@ -1,7 +1,7 @@
 """Fixture modules beside golden JSONL files: the analysis facts of every site, reviewed as a diff.
 
 Each ``tests/fixtures/{messages,conditions}/<case>.py`` is parsed and analysed; the facts of its
-sites (:func:`extractor.analyse.site_facts`, one JSON object a line) must equal
+sites (:func:`extractor.analysis.analyse.site_facts`, one JSON object a line) must equal
 ``<case>.jsonl`` beside it. After a deliberate change, regenerate them with
 ``SGLANG_ERRORS_REGEN=1 pytest tests/test_golden.py`` and review the diff.
 """
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from extractor.analyse import analyse, site_facts
-from extractor.parse import ParsedFile, parse_source
+from extractor.analysis.analyse import analyse, site_facts
+from extractor.analysis.parse import ParsedFile, parse_source
 from tests.census import census
 
 FIXTURES = Path(__file__).parent / "fixtures"

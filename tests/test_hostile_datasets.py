@@ -16,9 +16,9 @@ import orjson
 import pytest
 
 from extractor import api
-from extractor.diff import diff_files
+from extractor.datasets.diff import diff_files
+from extractor.datasets.match import Matcher
 from extractor.errors import ExtractorError
-from extractor.match import Matcher
 from tests.hostile import assert_clean_failure, run_cli
 from tests.test_models import LINE
 

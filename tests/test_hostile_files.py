@@ -21,8 +21,8 @@ import orjson
 import pytest
 
 from extractor.api import ExtractOptions, ExtractResult, extract
-from extractor.knowledge import Knowledge
-from extractor.pipeline import analyse_file
+from extractor.engine.pipeline import analyse_file
+from extractor.prose.knowledge import Knowledge
 from tests.gitrepos import Content, Symlink, make_repo
 from tests.hostile import run_cli
 

@@ -19,10 +19,10 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from extractor.facts import Placeholder
-from extractor.knowledge import Knowledge
-from extractor.messages import Choice, pattern_of
-from extractor.pipeline import analyse_file
+from extractor.analysis.facts import Placeholder
+from extractor.analysis.messages import Choice, pattern_of
+from extractor.engine.pipeline import analyse_file
+from extractor.prose.knowledge import Knowledge
 from tests.hostile import HOSTILE_LENGTH, bounded_fullmatch, fuzz_settings, overruns
 
 Part = str | Placeholder

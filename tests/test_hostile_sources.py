@@ -1,6 +1,6 @@
 """Hostile sources through the real CLI: a clear error, a non-zero exit, nothing run, output untouched.
 
-``tests/test_source.py`` checks :func:`extractor.source.validate_source` on its own; here every
+``tests/test_source.py`` checks :func:`extractor.source.git.validate_source` on its own; here every
 command that opens a source (``extract``, ``diff --from/--to``, ``nightly``) is run as a
 subprocess against sources and commit-ishes that would run a program, read the environment or
 fail on the network, with a dataset already in place that must come out byte-identical. The
@@ -17,7 +17,7 @@ import git
 import pytest
 
 from extractor.errors import ExtractorError
-from extractor.source import open_target, validate_source
+from extractor.source.git import open_target, validate_source
 from tests.gitrepos import make_repo
 from tests.hostile import ROOT, assert_clean_failure, run_cli
 

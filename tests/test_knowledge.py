@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from extractor.knowledge import (
+from extractor.prose.knowledge import (
     Knowledge,
     ModuleConstants,
     build_knowledge,

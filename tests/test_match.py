@@ -18,8 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from extractor.errors import ExtractorError
-from extractor.match import (
+from extractor.datasets.match import (
     Matcher,
     analyse_pattern,
     bench_queries,
@@ -28,7 +27,8 @@ from extractor.match import (
     sample_queries,
     strip_prefixes,
 )
-from extractor.models import ErrorRecord
+from extractor.errors import ExtractorError
+from extractor.records.model import ErrorRecord
 from tests.match_factory import make_record, template_pattern, write
 
 ROOT = Path(__file__).resolve().parent.parent

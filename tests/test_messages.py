@@ -21,9 +21,9 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from extractor.analyse import analyse, site_facts
-from extractor.facts import Placeholder
-from extractor.messages import (
+from extractor.analysis.analyse import analyse, site_facts
+from extractor.analysis.facts import Placeholder
+from extractor.analysis.messages import (
     Choice,
     make_message,
     pattern_of,
@@ -31,7 +31,7 @@ from extractor.messages import (
     substitute_names,
     template_of,
 )
-from extractor.parse import ParsedFile, parse_source
+from extractor.analysis.parse import ParsedFile, parse_source
 from tests.profiles import examples
 
 # --------------------------------------------------------------------------- helpers
@@ -456,7 +456,7 @@ def test_huge_fstrings_are_read_from_the_ast() -> None:
     """Past FSTRING_CST_LIMIT the fields come from the ast (LibCST slows down on generated giants)."""
     import ast as _ast
 
-    from extractor.messages import FSTRING_CST_LIMIT, fstring_parts
+    from extractor.analysis.messages import FSTRING_CST_LIMIT, fstring_parts
 
     fields = FSTRING_CST_LIMIT // 8 + 10
     source = 'f"' + "".join(f"k{i}={{v{i}!r}};" for i in range(fields)) + '"'

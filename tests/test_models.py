@@ -12,7 +12,7 @@ import pytest
 from pydantic import ValidationError
 
 from extractor import api
-from extractor.models import DatasetLine, ErrorRecord
+from extractor.records.model import DatasetLine, ErrorRecord
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "schemas" / "error-record.v2.schema.json"

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from extractor.models import _PLAIN_PATTERN, _compile_problem
+from extractor.records.model import _PLAIN_PATTERN, _compile_problem
 
 # Pieces a pattern is made of, the troublesome ones included: bad escapes, lone quantifiers,
 # unbalanced groups and classes, backreferences, inline flags in the wrong place.

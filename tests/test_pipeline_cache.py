@@ -12,11 +12,11 @@ from pathlib import Path
 import orjson
 import pytest
 
-from extractor import pipeline
 from extractor.api import ExtractOptions, ExtractResult, ExtractStats, extract
-from extractor.cache import ResultCache
-from extractor.output import dumps_line
-from extractor.source import open_target
+from extractor.engine import pipeline
+from extractor.engine.cache import ResultCache
+from extractor.records.jsonl import dumps_line
+from extractor.source.git import open_target
 from tests.gitrepos import make_repo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -220,11 +220,11 @@ def test_knowledge_cache_hits_and_refuses_foreign_pickles(history: tuple[Path, l
 ABANDON = """
 import sys
 from pathlib import Path
-from extractor import pipeline
+from extractor.engine import pipeline
 from extractor.api import ExtractOptions, extract
-from extractor.cache import ResultCache
+from extractor.engine.cache import ResultCache
 from extractor.errors import ExtractorError
-from extractor.source import open_target
+from extractor.source.git import open_target
 
 def broken(*args, **kwargs):
     raise ExtractorError("knowledge", "cannot read it")

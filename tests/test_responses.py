@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from extractor.analyse import analyse
-from extractor.parse import ParsedFile, parse_source
+from extractor.analysis.analyse import analyse
+from extractor.analysis.parse import ParsedFile, parse_source
 
 FIXTURE = Path(__file__).parent / "fixtures" / "core" / "serving.py"
 
@@ -30,8 +30,8 @@ def test_error_responses_become_sites() -> None:
 
 
 def test_response_record_prose_speaks_of_the_response() -> None:
-    from extractor.knowledge import Knowledge
-    from extractor.pipeline import analyse_file
+    from extractor.engine.pipeline import analyse_file
+    from extractor.prose.knowledge import Knowledge
 
     payload = analyse_file("python/sglang/srt/entrypoints/serving.py", FIXTURE.read_bytes(), "sgl-project/sglang", Knowledge.empty())
     assert payload["status"] == "parsed"

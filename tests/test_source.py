@@ -1,4 +1,4 @@
-"""extractor.source and extractor.scope on real git repositories built in tmp dirs."""
+"""extractor.source.git and extractor.source.scope on real git repositories built in tmp dirs."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ import pytest
 
 from extractor.config import DEFAULT_SHA, DEFAULT_SOURCE, Scope
 from extractor.errors import ExtractorError
-from extractor.scope import compile_glob, dir_in_scope, glob_match, in_scope
-from extractor.source import (
+from extractor.source.git import (
     PathChange,
     clone_dir_for,
     default_cache_dir,
@@ -20,6 +19,7 @@ from extractor.source import (
     validate_commitish,
     validate_source,
 )
+from extractor.source.scope import compile_glob, dir_in_scope, glob_match, in_scope
 from tests.gitrepos import Content, Gitlink, Symlink, add_commit, bare_clone, copy_repo, make_repo
 
 A_V0 = b"def f(x):\n    if x < 0:\n        raise ValueError('negative')\n"

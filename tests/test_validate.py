@@ -57,7 +57,7 @@ def test_missing_file_is_an_error(tmp_path: Path) -> None:
 def test_atomic_write_uses_the_normal_file_mode(tmp_path: Path) -> None:
     import os
 
-    from extractor.output import atomic_write_bytes
+    from extractor.records.jsonl import atomic_write_bytes
 
     target = tmp_path / "d.jsonl"
     old = os.umask(0o022)

@@ -60,14 +60,14 @@ def default_cache_dir() -> Path:
 
 # The module whose import closure decides per-file results: editing a module outside it (the CLI,
 # diff, match, nightly) must not throw the extraction cache away.
-_FINGERPRINT_ROOTS: tuple[str, ...] = ("pipeline",)
+_FINGERPRINT_ROOTS: tuple[str, ...] = ("engine.pipeline",)
 
 
 @functools.cache
 def code_fingerprint() -> str:
     """sha256 over the extraction code of the installed ``extractor`` package and its version.
 
-    The code is every module that :mod:`extractor.pipeline` imports, directly or through others
+    The code is every module that :mod:`extractor.engine.pipeline` imports, directly or through others
     (function-level imports included); each contributes its path relative to the package and its
     bytes, so an edit or a new import changes the fingerprint even if ``__version__`` did not.
     Computed once per process: the code a process runs does not change under it.

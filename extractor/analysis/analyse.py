@@ -1,4 +1,4 @@
-"""From a raw site to :class:`~extractor.facts.Site`: its class, message, HTTP status and guard.
+"""From a raw site to :class:`~extractor.analysis.facts.Site`: its class, message, HTTP status and guard.
 
 What a ``raise`` raises is read the way a reader of the file would: ``raise X(...)`` and
 ``raise pkg.X(...)`` as written; ``raise err`` where ``err = X(...)`` earlier in the scope as ``X``;
@@ -10,7 +10,7 @@ the same file whose ``__init__`` (or ``__str__``) fixes or formats the message r
 
 A name a message is held in is followed through the statements that run before the site
 (:class:`ScopeFlow`): one sure value is read as that value, a few values that branches decide
-become a :class:`~extractor.messages.Choice` (template ``{name}``, pattern matching each value).
+become a :class:`~extractor.analysis.messages.Choice` (template ``{name}``, pattern matching each value).
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
 
-from extractor.conditions import guard_of, terminates
-from extractor.context import window_of
-from extractor.facts import Message, Placeholder, Site
-from extractor.messages import (
+from extractor.analysis.conditions import guard_of, terminates
+from extractor.analysis.context import window_of
+from extractor.analysis.facts import Message, Placeholder, Site
+from extractor.analysis.messages import (
     WILDCARD,
     Choice,
     MessageContext,
@@ -34,8 +34,8 @@ from extractor.messages import (
     make_message,
     message_from_args,
 )
-from extractor.parse import ParsedFile
-from extractor.sites import Frame, RawSite, ScopeNode, error_response_call, find_sites
+from extractor.analysis.parse import ParsedFile
+from extractor.analysis.sites import Frame, RawSite, ScopeNode, error_response_call, find_sites
 
 _STATUS_ATTR = re.compile(r"HTTP_(\d{3})(?:_|$)")
 _HTTP_CLASSES = ("HTTPException", "StarletteHTTPException")

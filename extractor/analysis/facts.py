@@ -1,8 +1,8 @@
 """What the analysis knows about one site, handed from the analysis stages to enrichment.
 
-These are plain frozen dataclasses: :mod:`extractor.sites` fills the location and class,
-:mod:`extractor.messages` the message, :mod:`extractor.conditions` the guard, and
-:mod:`extractor.context` the source window; :mod:`extractor.enrich` turns them into prose.
+These are plain frozen dataclasses: :mod:`extractor.analysis.sites` fills the location and class,
+:mod:`extractor.analysis.messages` the message, :mod:`extractor.analysis.conditions` the guard, and
+:mod:`extractor.analysis.context` the source window; :mod:`extractor.prose.enrich` turns them into prose.
 """
 
 from __future__ import annotations

@@ -37,10 +37,10 @@ from urllib.parse import SplitResult, urlsplit
 
 import git
 
-from extractor.cache import default_cache_dir
 from extractor.config import Scope
+from extractor.engine.cache import default_cache_dir
 from extractor.errors import ExtractorError
-from extractor.scope import dir_in_scope, in_scope
+from extractor.source.scope import dir_in_scope, in_scope
 
 __all__ = [
     "ALLOWED_SCHEMES",

@@ -1,7 +1,7 @@
 """sglang-aware prose for one site: flags, environment variables, and the human-facing fields.
 
-Everything here is derived from the site's own facts (:class:`extractor.facts.Site`) and from what
-the target declares about its command line (:class:`extractor.knowledge.Knowledge`); no network and
+Everything here is derived from the site's own facts (:class:`extractor.analysis.facts.Site`) and from what
+the target declares about its command line (:class:`extractor.prose.knowledge.Knowledge`); no network and
 no language model. :func:`enrich` is pure and deterministic and never raises: an odd site gets
 plainer prose, not an exception.
 
@@ -35,9 +35,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from extractor.conditions import split_and
-from extractor.facts import GuardAtom, Site
-from extractor.knowledge import ENV_NAME_RE, FlagInfo, Knowledge
+from extractor.analysis.conditions import split_and
+from extractor.analysis.facts import GuardAtom, Site
+from extractor.prose.knowledge import ENV_NAME_RE, FlagInfo, Knowledge
 
 __all__ = ["Prose", "enrich", "guard_env_vars", "guard_flags"]
 
@@ -1781,7 +1781,7 @@ def _try_catch(site: Site) -> str:
 
 def enrich(site: Site, knowledge: Knowledge, constants: Mapping[str, str] | None = None) -> Prose:
     """The prose fields for ``site``. ``constants`` are the module-level string constants of the
-    site's file (:func:`extractor.knowledge.module_constants`), used to resolve env names."""
+    site's file (:func:`extractor.prose.knowledge.module_constants`), used to resolve env names."""
     try:
         return _enrich(site, knowledge, constants)
     except Exception:

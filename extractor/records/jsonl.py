@@ -16,7 +16,7 @@ import orjson
 from pydantic import ValidationError
 
 from extractor.errors import ExtractorError
-from extractor.models import DatasetLine, ErrorRecord
+from extractor.records.model import DatasetLine, ErrorRecord
 
 _DUMP_OPTS = orjson.OPT_APPEND_NEWLINE
 

@@ -56,8 +56,8 @@ from pathlib import Path
 from typing import Any
 
 from extractor.errors import ExtractorError
-from extractor.models import ErrorRecord
-from extractor.output import load_records
+from extractor.records.jsonl import load_records
+from extractor.records.model import ErrorRecord
 
 # ``re._parser`` is the stdlib's own regex parser (``sre_parse`` before 3.11); importing it through
 # importlib avoids the deprecation warning of the old name and keeps the exact parse Python uses.

@@ -30,10 +30,10 @@ from typing import Any
 import orjson
 
 from extractor import __version__
-from extractor.cache import default_cache_dir
+from extractor.engine.cache import default_cache_dir
 from extractor.errors import ExtractorError
-from extractor.models import SCHEMA_VERSION, ErrorRecord
-from extractor.output import dumps_line, read_dataset, sort_key
+from extractor.records.jsonl import dumps_line, read_dataset, sort_key
+from extractor.records.model import SCHEMA_VERSION, ErrorRecord
 from extractor.timefmt import iso_millis
 
 __all__ = [
@@ -134,7 +134,7 @@ def _publish(
     options: NightlyOptions, folder: Path, previous: dict[str, Any] | None, started: float
 ) -> NightlyResult:
     from extractor import api
-    from extractor.source import open_target
+    from extractor.source.git import open_target
 
     notes: list[str] = []
     with open_target(options.source, options.ref, cache_dir=options.cache_dir) as target:
@@ -514,7 +514,7 @@ def _read_previous_dataset(path: Path, notes: list[str]) -> list[ErrorRecord] | 
 def _renames(options: NightlyOptions, old_sha: str, new_sha: str, notes: list[str]) -> dict[str, str | None]:
     """Paths changed between the two commits (old path -> new path, ``None`` when deleted), as the
     ``diff`` command gets them, so the records of a renamed file pair with their old selves."""
-    from extractor.source import open_target
+    from extractor.source.git import open_target
 
     try:
         with open_target(options.source, old_sha, cache_dir=options.cache_dir) as old:
@@ -529,8 +529,8 @@ def _changelog(
     old: list[ErrorRecord], new: list[ErrorRecord], renames: dict[str, str | None], old_sha: str, new_sha: str
 ) -> tuple[bytes, bytes, dict[str, int], str]:
     """Markdown and JSON changelogs exactly as ``sglang-errors diff`` renders them, and a summary."""
-    from extractor.diff import diff_records
-    from extractor.diff_render import render_json, render_markdown, summary_line
+    from extractor.datasets.diff import diff_records
+    from extractor.render.diff import render_json, render_markdown, summary_line
 
     result = diff_records(
         old, new, renames=renames, from_sha=old_sha, to_sha=new_sha, old_label="previous dataset"
@@ -545,7 +545,7 @@ def _summary_text(summary: object) -> str | None:
 
 
 def _code_fingerprint() -> str:
-    from extractor.cache import code_fingerprint
+    from extractor.engine.cache import code_fingerprint
 
     return code_fingerprint()
 
@@ -572,7 +572,7 @@ def _prune(folder: Path, manifest: dict[str, Any]) -> list[Path]:
 
 
 def _prune_cache(cache_dir: Path | None) -> None:
-    from extractor.cache import prune_namespaces
+    from extractor.engine.cache import prune_namespaces
 
     if cache_dir is not None:
         with contextlib.suppress(OSError):

@@ -42,8 +42,8 @@ from pathlib import Path
 from typing import Any
 
 from extractor.errors import ExtractorError
-from extractor.models import ErrorRecord
-from extractor.output import load_records, sort_key
+from extractor.records.jsonl import load_records, sort_key
+from extractor.records.model import ErrorRecord
 
 __all__ = [
     "CONTENT_FIELDS",
@@ -511,7 +511,7 @@ def diff_commits(
     without comparing their prose (``trust_unchanged_files``).
     """
     from extractor import api
-    from extractor.source import open_target
+    from extractor.source.git import open_target
 
     def options(sha: str) -> api.ExtractOptions:
         return api.ExtractOptions.build(

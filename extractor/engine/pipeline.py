@@ -17,7 +17,7 @@ Speed (issue 7, see ``docs/performance.md``):
   fields); :func:`assemble` validates one record per run in full (which checks the commit fields,
   the same for every record) and builds the others with ``model_construct``. A cached payload is
   only ever one that passed that validation: the cache namespace includes the code's fingerprint
-  and every entry is checksummed (:mod:`extractor.cache`).
+  and every entry is checksummed (:mod:`extractor.engine.cache`).
 * The knowledge base itself is cached by the blob shas of the files it is read from.
 * Workers are forked as soon as files without any cache entry are known, before the knowledge is
   built: they import the analysis code and parse and analyse files meanwhile, and wait for the
@@ -50,19 +50,19 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import orjson
 
+from extractor.analysis.context import permalink
 from extractor.config import Scope
-from extractor.context import permalink
 from extractor.errors import ExtractorError
-from extractor.knowledge import Knowledge, build_knowledge, is_knowledge_path
-from extractor.models import SCHEMA_VERSION, ErrorRecord
+from extractor.prose.knowledge import Knowledge, build_knowledge, is_knowledge_path
+from extractor.records.model import SCHEMA_VERSION, ErrorRecord
 from extractor.timefmt import build_time, iso_millis
 
 if TYPE_CHECKING:
+    from extractor.analysis.facts import Site
     from extractor.api import ExtractOptions, ExtractResult
-    from extractor.cache import ResultCache
-    from extractor.facts import Site
-    from extractor.knowledge import FlagInfo
-    from extractor.source import Target, TargetFile
+    from extractor.engine.cache import ResultCache
+    from extractor.prose.knowledge import FlagInfo
+    from extractor.source.git import Target, TargetFile
 
 Payload = dict[str, Any]
 """A file's outcome: ``{"status": "parsed", "records": [...], "sites": n}`` or ``{"status": "failed", "reason": ...}``."""
@@ -104,9 +104,9 @@ def analyse_file(path: str, data: bytes, repo: str, knowledge: Knowledge) -> Pay
 def _analyse_file(path: str, data: bytes, repo: str, knowledge: Knowledge, *, deep: bool) -> Payload:
     """:func:`analyse_file`, except that running out of recursion raises (unless ``deep``)."""
     # Imported here: a warm run (everything cached) never needs the parser stack (libcst...).
-    from extractor.analyse import analyse
-    from extractor.knowledge import module_constants
-    from extractor.parse import ParseFailure, parse_source
+    from extractor.analysis.analyse import analyse
+    from extractor.analysis.parse import ParseFailure, parse_source
+    from extractor.prose.knowledge import module_constants
 
     parsed = parse_source(path, data)
     if isinstance(parsed, ParseFailure):
@@ -194,7 +194,7 @@ def _utf8_safe(value: Any) -> Any:
 
 
 def _records(sites: list[Site], repo: str, knowledge: Knowledge, constants: dict[str, str]) -> list[Payload]:
-    from extractor.enrich import enrich
+    from extractor.prose.enrich import enrich
 
     seen: dict[str, int] = {}
     out = []
@@ -497,8 +497,8 @@ def _init_forked(repo: str, cache: ResultCache | None, ready: Any, path: str) ->
         return known[0]
 
     _init_worker(repo, knowledge, cache)
-    import extractor.analyse
-    import extractor.enrich  # noqa: F401
+    import extractor.analysis.analyse
+    import extractor.prose.enrich  # noqa: F401
 
     # Everything alive now lives as long as the worker: frozen, the cyclic collector never scans
     # it again (without this, full collections re-scan libcst's and pydantic's objects all run).
@@ -661,14 +661,14 @@ class _KnowledgeUnpickler(pickle.Unpickler):
     _BUILTINS = frozenset({"frozenset", "set", "tuple", "dict", "list", "str", "int", "bool"})
 
     def find_class(self, module: str, name: str) -> Any:
-        if module == "extractor.knowledge" or (module == "builtins" and name in self._BUILTINS):
+        if module == "extractor.prose.knowledge" or (module == "builtins" and name in self._BUILTINS):
             return super().find_class(module, name)
         raise pickle.UnpicklingError(f"{module}.{name} is not part of a knowledge base")
 
 
 def knowledge_cache(cache_dir: Path) -> ResultCache:
     """Where built knowledge bases are kept, keyed by the paths and blobs they were read from."""
-    from extractor.cache import ResultCache, code_fingerprint, make_namespace
+    from extractor.engine.cache import ResultCache, code_fingerprint, make_namespace
 
     return ResultCache(cache_dir, make_namespace(code_fingerprint(), "knowledge-v1"))
 
@@ -711,7 +711,7 @@ def namespace(options_scope: Scope) -> str:
 
     The knowledge is not part of it: each entry carries the answers it read (see the module doc).
     """
-    from extractor.cache import code_fingerprint, make_namespace
+    from extractor.engine.cache import code_fingerprint, make_namespace
 
     return make_namespace(code_fingerprint(), f"payload-v{PAYLOAD_VERSION}", options_scope.key())
 
@@ -722,8 +722,8 @@ def namespace(options_scope: Scope) -> str:
 def run_extraction(options: ExtractOptions, *, progress: bool = False) -> ExtractResult:
     """Open the target, analyse every in-scope file (cached or in workers) and assemble records."""
     from extractor.api import ExtractResult, ExtractStats, FileFailure
-    from extractor.cache import ResultCache, default_cache_dir
-    from extractor.source import open_target
+    from extractor.engine.cache import ResultCache, default_cache_dir
+    from extractor.source.git import open_target
 
     started = time.perf_counter()
     moment = build_time()

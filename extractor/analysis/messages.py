@@ -1,6 +1,6 @@
 """Message templates, and the regex that full-matches every runtime rendering of them.
 
-A message is reduced to *parts*: literal text and :class:`~extractor.facts.Placeholder` for each
+A message is reduced to *parts*: literal text and :class:`~extractor.analysis.facts.Placeholder` for each
 dynamic piece, written as its source text (``{dtype!r}``, ``{x:.2f}``, ``{x=}``). Every form sglang
 uses is read: literals and implicit concatenation, ``+``, ``%`` (tuple, mapping, single value),
 ``.format()`` (positional, numbered, keyword, attribute and index fields), f-strings (through
@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from extractor.facts import Message, Placeholder
-from extractor.parse import ParsedFile
+from extractor.analysis.facts import Message, Placeholder
+from extractor.analysis.parse import ParsedFile
 
 Part = str | Placeholder
 WILDCARD = "(?s:.*)"

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import ast
 
-from extractor.conditions import innermost_guard_statement
-from extractor.facts import LocalBinding
-from extractor.models import permalink
-from extractor.parse import ParsedFile
-from extractor.sites import RawSite
+from extractor.analysis.conditions import innermost_guard_statement
+from extractor.analysis.facts import LocalBinding
+from extractor.analysis.parse import ParsedFile
+from extractor.analysis.sites import RawSite
+from extractor.records.model import permalink
 
 MAX_WINDOW = 40
 _BINDING_REACH = 12  # how far above the guard a binding may sit and still join the window

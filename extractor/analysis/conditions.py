@@ -20,8 +20,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from extractor.facts import AtomKind, Guard, GuardAtom, LocalBinding
-from extractor.sites import Frame, RawSite, ScopeNode, block_of
+from extractor.analysis.facts import AtomKind, Guard, GuardAtom, LocalBinding
+from extractor.analysis.sites import Frame, RawSite, ScopeNode, block_of
 
 _EXIT_CALLS = {"sys.exit", "exit", "quit", "os._exit"}
 

@@ -1,4 +1,4 @@
-"""A :class:`~extractor.diff.DiffResult` as JSON, as a markdown changelog, or as a rich table."""
+"""A :class:`~extractor.datasets.diff.DiffResult` as JSON, as a markdown changelog, or as a rich table."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from extractor.diff import Change, DiffResult, subsystem
-from extractor.models import ErrorRecord
+from extractor.datasets.diff import Change, DiffResult, subsystem
+from extractor.records.model import ErrorRecord
 
 __all__ = ["DiffFormat", "render", "render_json", "render_markdown", "render_table", "summary_line"]
 

@@ -1,0 +1,1 @@
+"""Per-file analysis: parse, sites, guards, messages, error classes, the source window."""

@@ -1,0 +1,1 @@
+"""Tools over datasets: diff, match and the nightly job."""

@@ -1,0 +1,1 @@
+"""The record: the pydantic model (schema v2) and its JSONL form."""

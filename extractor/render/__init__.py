@@ -1,0 +1,1 @@
+"""Human-facing renderings of results (tables, markdown, JSON)."""

@@ -1,0 +1,1 @@
+"""The target: URL safety, clones and fetches, reading blobs, the scope."""
