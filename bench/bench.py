@@ -149,7 +149,9 @@ def run_extract(name: str, args: list[str], env: dict[str, str]) -> Phase:
     """One CLI extract as a subprocess: wall time, peak tree RSS, largest process, its summary."""
     cmd = [sys.executable, "-m", "extractor", "extract", *args]
     started = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=env.get("PYTHONPATH", ROOT), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        cmd, cwd=env.get("PYTHONPATH", ROOT), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     sampler = _Sampler(proc.pid)
     sampler.start()
     chunks: dict[str, bytes] = {}
@@ -218,19 +220,25 @@ def match_latency(dataset: Path) -> Phase | None:
             queries.append(f"{rec['errorClass'].rsplit('.', 1)[-1]}: {message}")
             if len(queries) >= 50:
                 break
-    queries.append("Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\nKeyError: 'zzz'")
+    queries.append(
+        "Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\nKeyError: 'zzz'"
+    )
     result = bench_queries(dataset, queries)
     note = (
         f"{int(result['queries'])} queries: mean {result['mean_ms']:.1f} ms, p95 {result['p95_ms']:.1f} ms, "
         f"max {result['max_ms']:.1f} ms; dataset load {result['load_s']:.2f} s"
     )
-    return Phase("match: load + queries", result["load_s"] + result["mean_ms"] * result["queries"] / 1000, note=note)
+    return Phase(
+        "match: load + queries", result["load_s"] + result["mean_ms"] * result["queries"] / 1000, note=note
+    )
 
 
 # ----------------------------------------------------------------------------------- report
 
 
-def table(refs: list[Phase], phases: list[Phase], match: Phase | None, cores: int, jobs: int, load: str) -> str:
+def table(
+    refs: list[Phase], phases: list[Phase], match: Phase | None, cores: int, jobs: int, load: str
+) -> str:
     secs = sorted(r.seconds for r in refs)
     cpus = sorted(r.cpu for r in refs)
     rows = [
@@ -264,9 +272,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--source", required=True, help="Local clone or bare mirror of sglang.")
     ap.add_argument("--sha", required=True, help="Commit-ish to analyse.")
     ap.add_argument("--back", type=int, default=40, help="Commits back for the incremental run (default 40).")
-    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="Worker processes (default: cores).")
+    ap.add_argument(
+        "--jobs", type=int, default=os.cpu_count() or 1, help="Worker processes (default: cores)."
+    )
     ap.add_argument("--out", type=Path, help="Also write the markdown table here.")
-    ap.add_argument("--keep", type=Path, help="Keep the cache and datasets in this folder (default: a temp dir).")
+    ap.add_argument(
+        "--keep", type=Path, help="Keep the cache and datasets in this folder (default: a temp dir)."
+    )
     args = ap.parse_args(argv)
 
     cores = os.cpu_count() or 1
@@ -310,7 +322,9 @@ def main(argv: list[str] | None = None) -> int:
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     load_after = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     # Other processes on the machine slow the phases unevenly; the 1-minute load says how busy it was.
-    text = table(refs, phases, match, cores, args.jobs, f"{load_before:.1f} at start, {load_after:.1f} at end")
+    text = table(
+        refs, phases, match, cores, args.jobs, f"{load_before:.1f} at start, {load_after:.1f} at end"
+    )
     text += f"\nBench process itself (reference parse, match): peak {own:,.0f} MB.\n"
     sys.stdout.write(text)
     if args.out:

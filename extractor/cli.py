@@ -48,7 +48,9 @@ ShaOpt = Annotated[
 ]
 IncludeOpt = Annotated[
     list[str] | None,
-    typer.Option("--include", help=f"Glob of files to analyse; repeatable; replaces {list(DEFAULT_INCLUDE)}."),
+    typer.Option(
+        "--include", help=f"Glob of files to analyse; repeatable; replaces {list(DEFAULT_INCLUDE)}."
+    ),
 ]
 ExcludeOpt = Annotated[
     list[str] | None,
@@ -60,7 +62,9 @@ JobsOpt = Annotated[
 ]
 CacheDirOpt = Annotated[
     Path | None,
-    typer.Option("--cache-dir", help="Where clones and per-file results are cached (default: user cache dir)."),
+    typer.Option(
+        "--cache-dir", help="Where clones and per-file results are cached (default: user cache dir)."
+    ),
 ]
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Neither read nor write per-file results.")]
 
@@ -85,7 +89,8 @@ def extract(
     source: SourceOpt = None,
     sha: ShaOpt = None,
     out_path: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Dataset file (default: output/sglang-errors-<sha12>.jsonl).")
+        Path | None,
+        typer.Option("--out", "-o", help="Dataset file (default: output/sglang-errors-<sha12>.jsonl)."),
     ] = None,
     include: IncludeOpt = None,
     exclude: ExcludeOpt = None,
@@ -141,9 +146,9 @@ def validate(
 
 @app.command()
 def schema(
-    out_path: Annotated[
-        Path, typer.Option("--out", "-o", help="Where to write the JSON Schema.")
-    ] = Path("schemas/error-record.v2.schema.json"),
+    out_path: Annotated[Path, typer.Option("--out", "-o", help="Where to write the JSON Schema.")] = Path(
+        "schemas/error-record.v2.schema.json"
+    ),
     check: Annotated[
         bool, typer.Option("--check", help="Exit 1 if the file differs from the model instead of writing it.")
     ] = False,
@@ -219,7 +224,9 @@ def diff(
                 progress=err.is_terminal,
             )
         else:
-            raise ExtractorError("diff", "give two dataset files, or --from and --to (and optionally --source)")
+            raise ExtractorError(
+                "diff", "give two dataset files, or --from and --to (and optionally --source)"
+            )
     except ExtractorError as exc:
         fail(exc)
     try:
@@ -314,12 +321,15 @@ def match(
     text: Annotated[
         str | None,
         typer.Argument(
-            help="Error message, `Class: message` line, traceback or log (default: stdin).", show_default=False
+            help="Error message, `Class: message` line, traceback or log (default: stdin).",
+            show_default=False,
         ),
     ] = None,
     dataset: Annotated[
         Path | None,
-        typer.Option("--dataset", "-d", help="Dataset to search (default: the newest *.jsonl under output/)."),
+        typer.Option(
+            "--dataset", "-d", help="Dataset to search (default: the newest *.jsonl under output/)."
+        ),
     ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help='Print [{"score": s, "record": {...}}, ...] best first.')

@@ -48,7 +48,9 @@ def test_negation_is_printed_as_unparse_prints_it() -> None:
     assert neg("x > 0") == "not x > 0"
     assert neg("a or b") == "not (a or b)"
     assert neg("not p") == "not not p"
-    assert [ast.unparse(t) for t in split_and(ast.parse("a and (b and c) and (d or e)", mode="eval").body)] == [
+    assert [
+        ast.unparse(t) for t in split_and(ast.parse("a and (b and c) and (d or e)", mode="eval").body)
+    ] == [
         "a",
         "b",
         "c",
@@ -179,7 +181,20 @@ TARGET = "TARGET"
 @st.composite
 def guard_test(draw: st.DrawFn) -> str:
     x, y = draw(st.sampled_from(VARS)), draw(st.sampled_from(VARS))
-    form = draw(st.sampled_from(["{x}", "not {x}", "{x} and {y}", "{x} or {y}", "({x} or {y}) and not {x}", "{x} == {y}", "t", "not t"]))
+    form = draw(
+        st.sampled_from(
+            [
+                "{x}",
+                "not {x}",
+                "{x} and {y}",
+                "{x} or {y}",
+                "({x} or {y}) and not {x}",
+                "{x} == {y}",
+                "t",
+                "not t",
+            ]
+        )
+    )
     return form.format(x=x, y=y)
 
 
@@ -194,7 +209,12 @@ def exit_stmt(draw: st.DrawFn, in_loop: bool) -> list[str]:
         options += ["continue", "break"]
     if draw(st.integers(0, 4)) == 0:
         # A compound exit: every branch of it leaves.
-        return [f"if {draw(guard_test())}:", "    " + draw(st.sampled_from(options)), "else:", "    " + draw(st.sampled_from(options))]
+        return [
+            f"if {draw(guard_test())}:",
+            "    " + draw(st.sampled_from(options)),
+            "else:",
+            "    " + draw(st.sampled_from(options)),
+        ]
     return [draw(st.sampled_from(options))]
 
 
@@ -252,7 +272,11 @@ def block(draw: st.DrawFn, depth: int, in_loop: bool) -> list[str]:
         where = draw(st.integers(0, n - (0 if has_else else 1)))
         for i in range(n):
             lines.append(("if " if i == 0 else "elif ") + draw(guard_test()) + ":")
-            body = draw(block(depth + 1, in_loop)) if i == where else [draw(st.sampled_from(["x = 5", "return None"]))]
+            body = (
+                draw(block(depth + 1, in_loop))
+                if i == where
+                else [draw(st.sampled_from(["x = 5", "return None"]))]
+            )
             lines.extend(indent(body))
         if has_else:
             lines.append("else:")

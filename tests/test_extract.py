@@ -18,7 +18,9 @@ ROOT = Path(__file__).resolve().parents[1]
 EPOCH = "1780000000"
 
 
-def run_cli(*args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     full_env = dict(os.environ)
     full_env["PYTHONPATH"] = str(ROOT) + os.pathsep + full_env.get("PYTHONPATH", "")
     full_env.update(env or {})
@@ -59,7 +61,15 @@ def dataset(target: tuple[Path, str], tmp_path_factory: pytest.TempPathFactory) 
     out = tmp_path_factory.mktemp("out") / "x.jsonl"
     cache = tmp_path_factory.mktemp("cache")
     proc = run_cli(
-        "extract", "--source", mirror, "--sha", sha[:10], "--out", out, "--cache-dir", cache,
+        "extract",
+        "--source",
+        mirror,
+        "--sha",
+        sha[:10],
+        "--out",
+        out,
+        "--cache-dir",
+        cache,
         env={"SOURCE_DATE_EPOCH": EPOCH},
     )
     assert proc.returncode == 0, proc.stderr
@@ -75,7 +85,6 @@ def test_validate_accepts_the_output(dataset: Path) -> None:
 
 def test_records_have_exactly_the_reference_fields(dataset: Path) -> None:
     from extractor.records.model import DatasetLine, ErrorRecord
-
 
     for line in read_lines(dataset):
         assert list(line) == ["record", "datasetVersion"]
@@ -113,11 +122,11 @@ def test_scope_and_sites(dataset: Path, target: tuple[Path, str]) -> None:
 def test_reference_gate_record(dataset: Path, target: tuple[Path, str]) -> None:
     _, sha = target
     (rec,) = [
-        line["record"] for line in read_lines(dataset) if line["record"]["filePath"].endswith("pool_configurator.py")
+        line["record"]
+        for line in read_lines(dataset)
+        if line["record"]["filePath"].endswith("pool_configurator.py")
     ]
-    message = (
-        "--enable-linear-replay-spec with REPLAY/FOLD requires a linear (kimi_linear) model; got a non-linear model."
-    )
+    message = "--enable-linear-replay-spec with REPLAY/FOLD requires a linear (kimi_linear) model; got a non-linear model."
     assert rec["errorClass"] == "ValueError"
     assert rec["errorMessage"] == message
     assert rec["messagePattern"] == re.escape(message).replace("\\ ", " ").replace("\\-", "-")
@@ -141,11 +150,22 @@ def test_reference_gate_record(dataset: Path, target: tuple[Path, str]) -> None:
     assert rec["analyzedAt"] == "2026-05-28T20:26:40.000Z"  # SOURCE_DATE_EPOCH fixes it
 
 
-def test_same_sha_and_epoch_give_the_same_bytes(target: tuple[Path, str], tmp_path: Path, dataset: Path) -> None:
+def test_same_sha_and_epoch_give_the_same_bytes(
+    target: tuple[Path, str], tmp_path: Path, dataset: Path
+) -> None:
     mirror, sha = target
     again = tmp_path / "again.jsonl"
     proc = run_cli(
-        "extract", "--source", mirror, "--sha", sha, "--out", again, "--no-cache", "--jobs", "1",
+        "extract",
+        "--source",
+        mirror,
+        "--sha",
+        sha,
+        "--out",
+        again,
+        "--no-cache",
+        "--jobs",
+        "1",
         env={"SOURCE_DATE_EPOCH": EPOCH},
     )
     assert proc.returncode == 0, proc.stderr
@@ -158,7 +178,10 @@ def test_ids_do_not_depend_on_line_shifts(tmp_path: Path) -> None:
         tmp_path,
         [
             {"python/sglang/a.py": body, "python/sglang/b.py": b"raise OSError('b')\n"},
-            {"python/sglang/a.py": b"# a new header line\n\n" + body, "python/sglang/b.py": b"raise OSError('b')\n"},
+            {
+                "python/sglang/a.py": b"# a new header line\n\n" + body,
+                "python/sglang/b.py": b"raise OSError('b')\n",
+            },
         ],
     )
     ids = []
@@ -177,13 +200,28 @@ def test_include_exclude_and_repo_options(target: tuple[Path, str], tmp_path: Pa
     mirror, sha = target
     out = tmp_path / "x.jsonl"
     proc = run_cli(
-        "extract", "--source", mirror, "--sha", sha, "--out", out, "--no-cache",
-        "--include", "python/sglang/**/*.py", "--exclude", "**/mem_cache/**", "--repo", "someone/fork",
+        "extract",
+        "--source",
+        mirror,
+        "--sha",
+        sha,
+        "--out",
+        out,
+        "--no-cache",
+        "--include",
+        "python/sglang/**/*.py",
+        "--exclude",
+        "**/mem_cache/**",
+        "--repo",
+        "someone/fork",
     )
     assert proc.returncode == 0, proc.stderr
     recs = [line["record"] for line in read_lines(out)]
     assert {r["filePath"] for r in recs} == {"python/sglang/srt/shapes.py"}
-    assert all(r["repo"] == "someone/fork" and r["githubUrl"].startswith("https://github.com/someone/fork/") for r in recs)
+    assert all(
+        r["repo"] == "someone/fork" and r["githubUrl"].startswith("https://github.com/someone/fork/")
+        for r in recs
+    )
 
 
 def test_failed_run_keeps_the_previous_output(target: tuple[Path, str], tmp_path: Path) -> None:
@@ -201,6 +239,8 @@ def test_failed_run_keeps_the_previous_output(target: tuple[Path, str], tmp_path
 def test_source_from_environment_variable(target: tuple[Path, str], tmp_path: Path) -> None:
     mirror, sha = target
     out = tmp_path / "env.jsonl"
-    proc = run_cli("extract", "--sha", sha, "--out", out, "--no-cache", env={"SGLANG_ERRORS_SOURCE": str(mirror)})
+    proc = run_cli(
+        "extract", "--sha", sha, "--out", out, "--no-cache", env={"SGLANG_ERRORS_SOURCE": str(mirror)}
+    )
     assert proc.returncode == 0, proc.stderr
     assert len(read_lines(out)) == 9

@@ -51,7 +51,9 @@ def test_golden(case: Path) -> None:
     got_lines, want_lines = got.splitlines(), want.splitlines()
     for i, (g, w) in enumerate(zip(got_lines, want_lines, strict=False), 1):
         assert json.loads(g) == json.loads(w), f"{golden.name} line {i}"
-    assert len(got_lines) == len(want_lines), f"{golden.name}: {len(got_lines)} sites, golden has {len(want_lines)}"
+    assert len(got_lines) == len(want_lines), (
+        f"{golden.name}: {len(got_lines)} sites, golden has {len(want_lines)}"
+    )
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")

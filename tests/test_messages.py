@@ -278,26 +278,51 @@ FSTRING_FIELDS = [
 
 @st.composite
 def fstring(draw: st.DrawFn) -> Built:
-    pieces = draw(st.lists(st.one_of(TEXT.map(lambda t: ("t", t)), st.sampled_from(FSTRING_FIELDS).map(lambda f: ("f", f))), min_size=1, max_size=5))
+    pieces = draw(
+        st.lists(
+            st.one_of(TEXT.map(lambda t: ("t", t)), st.sampled_from(FSTRING_FIELDS).map(lambda f: ("f", f))),
+            min_size=1,
+            max_size=5,
+        )
+    )
     inner = "".join(sq(v.replace("{", "{{").replace("}", "}}")) if k == "t" else v for k, v in pieces)
     return Built("f'" + inner + "'")
 
 
-PERCENT = [("%s", "s"), ("%r", "s"), ("%d", "i"), ("%.2f", "f"), ("%5d", "i"), ("%-6s", "s"), ("%x", "i"), ("%%", None)]
+PERCENT = [
+    ("%s", "s"),
+    ("%r", "s"),
+    ("%d", "i"),
+    ("%.2f", "f"),
+    ("%5d", "i"),
+    ("%-6s", "s"),
+    ("%x", "i"),
+    ("%%", None),
+]
 
 
 @st.composite
 def percent(draw: st.DrawFn, local: str = "values") -> Built:
-    pieces = draw(st.lists(st.one_of(TEXT.map(lambda t: ("t", t)), st.sampled_from(PERCENT).map(lambda d: ("d", d))), min_size=1, max_size=5))
+    pieces = draw(
+        st.lists(
+            st.one_of(TEXT.map(lambda t: ("t", t)), st.sampled_from(PERCENT).map(lambda d: ("d", d))),
+            min_size=1,
+            max_size=5,
+        )
+    )
     fmt = "".join(v.replace("%", "%%") if k == "t" else v[0] for k, v in pieces)
     args = [v[1] for k, v in pieces if k == "d" and v[1] is not None]
     shape = draw(st.sampled_from(["tuple", "single", "mapping", "name"]))
     if shape == "name":
-        return Built(f"{lit(fmt)} % {local}", setup=[f"{local} = ({', '.join(args)}{',' if len(args) == 1 else ''})"])
+        return Built(
+            f"{lit(fmt)} % {local}", setup=[f"{local} = ({', '.join(args)}{',' if len(args) == 1 else ''})"]
+        )
     if shape == "mapping" and args:
         keys = iter(range(100))
         fmt = "".join(
-            v.replace("%", "%%") if k == "t" else (v[0] if v[1] is None else "%(k" + str(next(keys)) + ")" + v[0][1:])
+            v.replace("%", "%%")
+            if k == "t"
+            else (v[0] if v[1] is None else "%(k" + str(next(keys)) + ")" + v[0][1:])
             for k, v in pieces
         )
         mapping = ", ".join(f"'k{n}': {a}" for n, a in enumerate(args))
@@ -307,12 +332,26 @@ def percent(draw: st.DrawFn, local: str = "values") -> Built:
     return Built(f"{lit(fmt)} % ({', '.join(args)}{',' if len(args) == 1 else ''})")
 
 
-FORMAT_FIELDS = [("", "s"), ("!r", "s"), (":>8", "s"), (":.3f", "f"), (":05d", "i"), (".real", "i"), ("!s:^7", "i")]
+FORMAT_FIELDS = [
+    ("", "s"),
+    ("!r", "s"),
+    (":>8", "s"),
+    (":.3f", "f"),
+    (":05d", "i"),
+    (".real", "i"),
+    ("!s:^7", "i"),
+]
 
 
 @st.composite
 def format_call(draw: st.DrawFn, local: str = "template") -> Built:
-    pieces = draw(st.lists(st.one_of(TEXT.map(lambda t: ("t", t)), st.sampled_from(FORMAT_FIELDS).map(lambda d: ("d", d))), min_size=1, max_size=5))
+    pieces = draw(
+        st.lists(
+            st.one_of(TEXT.map(lambda t: ("t", t)), st.sampled_from(FORMAT_FIELDS).map(lambda d: ("d", d))),
+            min_size=1,
+            max_size=5,
+        )
+    )
     mode = draw(st.sampled_from(["auto", "numbered", "keyword"]))
     fmt: list[str] = []
     args: list[str] = []
@@ -363,14 +402,23 @@ def triple(draw: st.DrawFn) -> Built:
     if draw(st.booleans()):
         body = "\n".join(triple_text(t) for t in lines)
         return Built('"""' + body + '\n"""')
-    indented = "\n".join("    " + triple_text(t.replace("{", "{{").replace("}", "}}")) + " {s}" for t in lines)
+    indented = "\n".join(
+        "    " + triple_text(t.replace("{", "{{").replace("}", "}}")) + " {s}" for t in lines
+    )
     return Built('textwrap.dedent(f"""\n' + indented + '\n    """)')
 
 
-MESSAGE = st.one_of(fstring(), percent(), format_call(), concatenation(), triple(), TEXT.map(lambda t: Built(lit(t))))
+MESSAGE = st.one_of(
+    fstring(), percent(), format_call(), concatenation(), triple(), TEXT.map(lambda t: Built(lit(t)))
+)
 # A second message in the same function keeps its template in names of its own.
 OTHER_MESSAGE = st.one_of(
-    fstring(), percent("other_values"), format_call("other"), concatenation(), triple(), TEXT.map(lambda t: Built(lit(t)))
+    fstring(),
+    percent("other_values"),
+    format_call("other"),
+    concatenation(),
+    triple(),
+    TEXT.map(lambda t: Built(lit(t))),
 )
 
 
@@ -378,7 +426,20 @@ OTHER_MESSAGE = st.one_of(
 def site(draw: st.DrawFn) -> Built:
     msg = draw(MESSAGE)
     how = draw(
-        st.sampled_from(["direct", "local", "augmented", "branches", "loop", "helper", "custom", "key", "multi", "oserror"])
+        st.sampled_from(
+            [
+                "direct",
+                "local",
+                "augmented",
+                "branches",
+                "loop",
+                "helper",
+                "custom",
+                "key",
+                "multi",
+                "oserror",
+            ]
+        )
     )
     module = list(msg.module)
     setup = list(msg.setup)
@@ -388,21 +449,42 @@ def site(draw: st.DrawFn) -> Built:
         return Built("RuntimeError(msg)", [*setup, f"msg = {msg.expr}"], module)
     if how == "augmented":
         more = draw(OTHER_MESSAGE)
-        return Built("RuntimeError(msg)", [*setup, *more.setup, f"msg = {msg.expr}", f"msg += {more.expr}"], module + more.module)
+        return Built(
+            "RuntimeError(msg)",
+            [*setup, *more.setup, f"msg = {msg.expr}", f"msg += {more.expr}"],
+            module + more.module,
+        )
     if how == "branches":
         other = draw(OTHER_MESSAGE)
-        lines = [*setup, *other.setup, "if flag:", f"    msg = {msg.expr}", "else:", f"    msg = {other.expr}"]
+        lines = [
+            *setup,
+            *other.setup,
+            "if flag:",
+            f"    msg = {msg.expr}",
+            "else:",
+            f"    msg = {other.expr}",
+        ]
         return Built("RuntimeError(msg)", lines, module + other.module)
     if how == "loop":
         # A value set in a loop reaches the raise through ``continue`` as well.
         other = draw(OTHER_MESSAGE)
-        lines = [*setup, *other.setup, f"msg = {msg.expr}", "for _ in range(2):", "    if flag:", f"        msg = {other.expr}", "        continue"]
+        lines = [
+            *setup,
+            *other.setup,
+            f"msg = {msg.expr}",
+            "for _ in range(2):",
+            "    if flag:",
+            f"        msg = {other.expr}",
+            "        continue",
+        ]
         return Built("RuntimeError(msg)", lines, module + other.module)
     if how == "helper":
         module.append("def _error(text):\n    return TypeError(text)")
         return Built(f"_error({msg.expr})", setup, module)
     if how == "custom":
-        module.append("class Wrapped(Exception):\n    def __init__(self, text, n=0):\n        super().__init__(f'wrapped [{n}]: {text}')")
+        module.append(
+            "class Wrapped(Exception):\n    def __init__(self, text, n=0):\n        super().__init__(f'wrapped [{n}]: {text}')"
+        )
         return Built(f"Wrapped({msg.expr}, n=i)", setup, module)
     if how == "key":
         return Built(f"KeyError({msg.expr})", setup, module)
@@ -449,7 +531,9 @@ def test_pattern_fullmatches_every_rendering(
     assert len(sites) == 1, source
     message = sites[0].message
     assert message is not None, source
-    assert re.fullmatch(message.pattern, text), f"{source}\n--- str(exc): {text!r}\n--- pattern: {message.pattern!r}"
+    assert re.fullmatch(message.pattern, text), (
+        f"{source}\n--- str(exc): {text!r}\n--- pattern: {message.pattern!r}"
+    )
 
 
 def test_huge_fstrings_are_read_from_the_ast() -> None:

@@ -35,7 +35,9 @@ LINE = {
         "sourceCode": "    if n <= 0:\n        raise ValueError(f'widget must be positive, got {n}')",
         "sourceCodeStart": 10,
         "sourceCodeEnd": 11,
-        "githubUrl": "https://github.com/sgl-project/sglang/blob/" + "a" * 40 + "/python/sglang/srt/widget.py#L10-L11",
+        "githubUrl": "https://github.com/sgl-project/sglang/blob/"
+        + "a" * 40
+        + "/python/sglang/srt/widget.py#L10-L11",
         "documentation": "In `Widget.make`, `n <= 0` raises.",
         "triggerScenarios": "Passing a non-positive n.",
         "commonSituations": "A zero default.",

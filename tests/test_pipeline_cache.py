@@ -124,7 +124,9 @@ def test_reuse_follows_what_each_file_read(history: tuple[Path, list[str]], tmp_
     assert "Tensor parallel degree" in gate.documentation
 
 
-def test_a_renamed_file_is_analysed_under_its_new_path(history: tuple[Path, list[str]], tmp_path: Path) -> None:
+def test_a_renamed_file_is_analysed_under_its_new_path(
+    history: tuple[Path, list[str]], tmp_path: Path
+) -> None:
     repo, shas = history
     cache = tmp_path / "cache"
     run(repo, shas[2], cache)
@@ -156,7 +158,9 @@ def test_assemble_without_revalidation_builds_the_same_records(history: tuple[Pa
         payloads = dict(pipeline._analyse_all(target, files, 1, "o/r", knowledge, None, lambda: None))
         sha = target.sha
     fast = pipeline.assemble(files, payloads, sha, "o/r", "2026-01-01T00:00:00.000Z", ExtractStats())
-    slow = pipeline.assemble(files, payloads, sha, "o/r", "2026-01-01T00:00:00.000Z", ExtractStats(), revalidate=True)
+    slow = pipeline.assemble(
+        files, payloads, sha, "o/r", "2026-01-01T00:00:00.000Z", ExtractStats(), revalidate=True
+    )
     assert len(fast) == len(slow) == 12  # server_args.py raises nothing
     assert [r.model_dump(mode="json") for r in fast] == [r.model_dump(mode="json") for r in slow]
     assert fast == slow
@@ -172,7 +176,9 @@ def test_a_record_the_model_rejects_fails_its_file_not_the_run() -> None:
     assert "line 3" in checked["reason"] and "severity" in checked["reason"]
 
 
-def test_a_stale_answer_in_a_cache_entry_forces_a_new_analysis(history: tuple[Path, list[str]], tmp_path: Path) -> None:
+def test_a_stale_answer_in_a_cache_entry_forces_a_new_analysis(
+    history: tuple[Path, list[str]], tmp_path: Path
+) -> None:
     repo, shas = history
     cache = tmp_path / "cache"
     run(repo, shas[0], cache)
@@ -195,7 +201,9 @@ class _Boom:
         return (os.system, ("touch boom-marker",))
 
 
-def test_knowledge_cache_hits_and_refuses_foreign_pickles(history: tuple[Path, list[str]], tmp_path: Path) -> None:
+def test_knowledge_cache_hits_and_refuses_foreign_pickles(
+    history: tuple[Path, list[str]], tmp_path: Path
+) -> None:
     repo, shas = history
     cache = tmp_path / "cache"
     with open_target(str(repo), shas[0]) as target:

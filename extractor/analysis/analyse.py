@@ -438,7 +438,11 @@ def _super_init(stmt: ast.stmt) -> ast.Call | None:
     func = call.func
     if not isinstance(func, ast.Attribute) or func.attr != "__init__":
         return None
-    if isinstance(func.value, ast.Call) and isinstance(func.value.func, ast.Name) and func.value.func.id == "super":
+    if (
+        isinstance(func.value, ast.Call)
+        and isinstance(func.value.func, ast.Name)
+        and func.value.func.id == "super"
+    ):
         return call
     if isinstance(func.value, ast.Name | ast.Attribute) and call.args:
         return ast.Call(func=call.func, args=call.args[1:], keywords=call.keywords)
@@ -578,7 +582,11 @@ class Resolver:
         start, end, comments = window_of(self.parsed, raw, guard.bindings)
         return Site(
             path=self.parsed.path,
-            kind="assert" if isinstance(node, ast.Assert) else "response" if response is not None else "raise",
+            kind="assert"
+            if isinstance(node, ast.Assert)
+            else "response"
+            if response is not None
+            else "raise",
             line=node.lineno,
             end_line=node.end_lineno or node.lineno,
             error_class=raised.error_class,
@@ -629,7 +637,9 @@ class Resolver:
                 return resolved[1].src(resolved[0])
         return ctx.src(func)
 
-    def _call(self, call: ast.Call, ctx: MessageContext, class_node: ast.ClassDef | None, depth: int) -> Raised:
+    def _call(
+        self, call: ast.Call, ctx: MessageContext, class_node: ast.ClassDef | None, depth: int
+    ) -> Raised:
         helper = self._helper(call.func, class_node)
         if helper is not None and depth < _MAX_DEPTH:
             built = self._from_helper(helper, call, ctx, class_node, depth)
@@ -669,7 +679,10 @@ class Resolver:
                 # The method may come from a base class defined in the same module.
                 for node in self._class_chain(owner)[0]:
                     for stmt in node.body:
-                        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and stmt.name == func.attr:
+                        if (
+                            isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef)
+                            and stmt.name == func.attr
+                        ):
                             return stmt
         return None
 
@@ -733,7 +746,9 @@ class Resolver:
                     return None
                 value, rctx = resolved
             # Whatever a raised helper returns is an exception: any class-shaped name will do.
-            if not isinstance(value, ast.Call) or not self._class_like(value.func, rctx, class_node, strict=False):
+            if not isinstance(value, ast.Call) or not self._class_like(
+                value.func, rctx, class_node, strict=False
+            ):
                 return None
             results.append(self._call(value, rctx, class_node, depth + 1))
         if len({r.error_class for r in results}) != 1:
@@ -779,12 +794,19 @@ class Resolver:
                 break
         class_status = _class_status(chain, self._module_ctx)
         str_method = next(
-            (s for node in chain for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "__str__"),
+            (
+                s
+                for node in chain
+                for s in node.body
+                if isinstance(s, ast.FunctionDef) and s.name == "__str__"
+            ),
             None,
         )
         if init is None:
             if str_method is not None:
-                return Raised(cls_name, self._str_message(str_method, {}, call, ctx), class_status, _code_of(call))
+                return Raised(
+                    cls_name, self._str_message(str_method, {}, call, ctx), class_status, _code_of(call)
+                )
             plain = self._builtin(outside, call, ctx)
             return Raised(cls_name, plain.message, plain.status or class_status, plain.code)
         bound = self._bind(init, call, ctx, skip_first=True)
@@ -795,7 +817,11 @@ class Resolver:
         for stmt in init.body:
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
                 target = stmt.targets[0]
-                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                if (
+                    isinstance(target, ast.Attribute)
+                    and isinstance(target.value, ast.Name)
+                    and target.value.id == "self"
+                ):
                     ictx = self._callee_context(init, stmt, bound)
                     bound[f"self.{target.attr}"] = (stmt.value, ictx)
                     continue

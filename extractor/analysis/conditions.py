@@ -119,7 +119,9 @@ def early_exit_atoms(stmt: ast.stmt) -> list[GuardAtom]:
         if not f:
             continue
         conj: list[ast.expr] = [
-            ast.UnaryOp(op=ast.Not(), operand=t) for t, falls_too in rest[:k] if t is not None and not falls_too
+            ast.UnaryOp(op=ast.Not(), operand=t)
+            for t, falls_too in rest[:k]
+            if t is not None and not falls_too
         ]
         if test is not None:
             conj.append(test)
@@ -174,7 +176,9 @@ def pattern_test(subject: ast.expr, pattern: ast.pattern) -> ast.expr | None:
     if isinstance(pattern, ast.MatchOr):
         values = [p.value for p in pattern.patterns if isinstance(p, ast.MatchValue)]
         if len(values) == len(pattern.patterns):
-            return ast.Compare(left=subject, ops=[ast.In()], comparators=[ast.Tuple(elts=values, ctx=ast.Load())])
+            return ast.Compare(
+                left=subject, ops=[ast.In()], comparators=[ast.Tuple(elts=values, ctx=ast.Load())]
+            )
         tests = [pattern_test(subject, p) for p in pattern.patterns]
         if any(t is None for t in tests):
             return None
@@ -274,7 +278,9 @@ def _exclusive_statements(site: RawSite) -> set[int]:
         if isinstance(stmt, ast.If | ast.For | ast.AsyncFor | ast.While):
             blocks = [("body", stmt.body), ("orelse", stmt.orelse)]
         elif isinstance(stmt, ast.Try | ast.TryStar):
-            blocks = [(f"handler:{k}", h.body) for k, h in enumerate(stmt.handlers)] + [("orelse", stmt.orelse)]
+            blocks = [(f"handler:{k}", h.body) for k, h in enumerate(stmt.handlers)] + [
+                ("orelse", stmt.orelse)
+            ]
         elif isinstance(stmt, ast.Match):
             blocks = [(f"case:{k}", c.body) for k, c in enumerate(stmt.cases)]
         for name, block in blocks:
@@ -337,7 +343,9 @@ def local_bindings(site: RawSite, atoms: list[GuardAtom]) -> list[LocalBinding]:
     out = []
     for name, stmt in sorted(chosen.values(), key=lambda p: (p[1].lineno, p[1].col_offset)):
         value = getattr(stmt, "value", None)
-        out.append(LocalBinding(name, unparse(stmt), value if isinstance(value, ast.expr) else None, stmt.lineno))
+        out.append(
+            LocalBinding(name, unparse(stmt), value if isinstance(value, ast.expr) else None, stmt.lineno)
+        )
     return out
 
 

@@ -65,7 +65,9 @@ def _first_line(stmt: ast.stmt) -> int:
     return stmt.lineno
 
 
-def window_of(parsed: ParsedFile, site: RawSite, bindings: tuple[LocalBinding, ...]) -> tuple[int, int, list[str]]:
+def window_of(
+    parsed: ParsedFile, site: RawSite, bindings: tuple[LocalBinding, ...]
+) -> tuple[int, int, list[str]]:
     """``(start, end, comments)``: the source window of a site and the comments above its guard."""
     node = site.node
     end = node.end_lineno or node.lineno

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 SiteKind = Literal["raise", "assert", "response"]
-AtomKind = Literal["if", "else", "elif-negated", "early-exit", "assert", "except", "match", "while", "ternary"]
+AtomKind = Literal[
+    "if", "else", "elif-negated", "early-exit", "assert", "except", "match", "while", "ternary"
+]
 
 
 @dataclass(frozen=True)

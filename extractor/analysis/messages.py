@@ -266,7 +266,9 @@ def pattern_of(parts: Sequence[Part]) -> str:
         # one choice-free alternative per combination of options, each alternative is linear.
         variants = _variants(parts)
         if variants is None:
-            return _plain_pattern([Placeholder(p.source, p.prefix) if isinstance(p, Choice) else p for p in parts])
+            return _plain_pattern(
+                [Placeholder(p.source, p.prefix) if isinstance(p, Choice) else p for p in parts]
+            )
         alternatives = sorted({_plain_pattern(v) for v in variants}, key=lambda b: (-len(b), b))
         return alternatives[0] if len(alternatives) == 1 else "(?:" + "|".join(alternatives) + ")"
     return _plain_pattern(parts)
@@ -637,7 +639,9 @@ def _format_arg(name: str, call: ast.Call, src: Callable[[ast.AST], str]) -> str
     return None
 
 
-def _nested_spec(spec: str, call: ast.Call, src: Callable[[ast.AST], str], auto: int) -> tuple[str, int] | None:
+def _nested_spec(
+    spec: str, call: ast.Call, src: Callable[[ast.AST], str], auto: int
+) -> tuple[str, int] | None:
     """A format spec with its nested ``{}`` fields written as the arguments they take."""
     if "{" not in spec:
         return spec, auto
@@ -701,7 +705,19 @@ def substitute_names(text: str, names: Mapping[str, str]) -> str:
     def offset(pos: tuple[int, int]) -> int:
         return starts[pos[0] - 1] + pos[1]
 
-    sig = [t for t in toks if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER)]
+    sig = [
+        t
+        for t in toks
+        if t.type
+        not in (
+            tokenize.NL,
+            tokenize.NEWLINE,
+            tokenize.COMMENT,
+            tokenize.INDENT,
+            tokenize.DEDENT,
+            tokenize.ENDMARKER,
+        )
+    ]
     edits: list[tuple[int, int, str]] = []
     stack: list[str] = []
     mode = "expr"  # "conv" after a top-level "!", "spec" after a top-level ":"
@@ -762,7 +778,15 @@ def _atomic(text: str) -> bool:
         return False
     return isinstance(
         node,
-        ast.Name | ast.Attribute | ast.Subscript | ast.Call | ast.Constant | ast.List | ast.Dict | ast.Set | ast.JoinedStr,
+        ast.Name
+        | ast.Attribute
+        | ast.Subscript
+        | ast.Call
+        | ast.Constant
+        | ast.List
+        | ast.Dict
+        | ast.Set
+        | ast.JoinedStr,
     ) or (isinstance(node, ast.Tuple) and text.strip().startswith("("))
 
 
@@ -850,7 +874,12 @@ def expr_parts(node: ast.expr, ctx: MessageContext, depth: int = 0) -> list[Part
             return [Placeholder(ctx.src(node))]
         options = _string_choices(node.id, ctx)
         if options is not None:
-            return [Choice(source=ctx.src(node), options=tuple(tuple(expr_parts(o, c, depth + 1)) for o, c in options))]
+            return [
+                Choice(
+                    source=ctx.src(node),
+                    options=tuple(tuple(expr_parts(o, c, depth + 1)) for o, c in options),
+                )
+            ]
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
         # ``self.message`` inside an exception's ``__init__``: what the constructor stored there.
         resolved = ctx.resolve(f"self.{node.attr}")
@@ -911,7 +940,9 @@ def _refine(part: Placeholder, ctx: MessageContext, depth: int) -> Part:
             return Placeholder(source)
         options = _string_choices(part.source, ctx)
         if options is not None:
-            return Choice(source=source, options=tuple(tuple(expr_parts(o, c, depth + 1)) for o, c in options))
+            return Choice(
+                source=source, options=tuple(tuple(expr_parts(o, c, depth + 1)) for o, c in options)
+            )
     if source == part.source:
         return part
     return Placeholder(source=source, prefix=part.prefix)
@@ -1112,9 +1143,7 @@ _OSERROR_FAMILY = frozenset(
 )  # fmt: skip
 
 
-def message_from_args(
-    error_class: str, args: Sequence[ast.expr], ctx: MessageContext
-) -> Message | None:
+def message_from_args(error_class: str, args: Sequence[ast.expr], ctx: MessageContext) -> Message | None:
     """The message ``str(exc)`` prints for ``error_class(*args)``; ``None`` when there is none."""
     if not args:
         return None
@@ -1159,9 +1188,13 @@ def message_from_args(
 
 
 _BUILTIN_EXCEPTIONS = frozenset(
-    name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)
+    name
+    for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, BaseException)
 )
-_MESSAGE_NAME = re.compile(r"(?:^|_)(?:msg|message|reason|error|err|detail|text|description)s?$", re.IGNORECASE)
+_MESSAGE_NAME = re.compile(
+    r"(?:^|_)(?:msg|message|reason|error|err|detail|text|description)s?$", re.IGNORECASE
+)
 
 
 def _message_arg(args: Sequence[ast.expr], ctx: MessageContext) -> ast.expr:

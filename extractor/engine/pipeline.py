@@ -269,7 +269,9 @@ def slug_base(site: Site) -> str:
     return slug or "error"
 
 
-def record_fields(partial: Mapping[str, Any], path: str, repo: str, sha: str, analyzed_at: str) -> dict[str, Any]:
+def record_fields(
+    partial: Mapping[str, Any], path: str, repo: str, sha: str, analyzed_at: str
+) -> dict[str, Any]:
     """A payload record with the path- and commit-dependent fields filled in.
 
     Key order is irrelevant: validation and ``model_construct`` both lay fields out in schema order.
@@ -300,7 +302,10 @@ def check_payload(payload: Payload, path: str, repo: str) -> Payload:
         try:
             ErrorRecord.model_validate(record_fields(partial, path, repo, _PROBE_SHA, _PROBE_TIME))
         except (ValidationError, KeyError, TypeError) as exc:
-            return {"status": "failed", "reason": f"invalid record at line {partial.get('lineNumber')}: {_why(exc)}"}
+            return {
+                "status": "failed",
+                "reason": f"invalid record at line {partial.get('lineNumber')}: {_why(exc)}",
+            }
     return payload
 
 
@@ -334,7 +339,9 @@ def _mapping_digest(flags: Mapping[str, FlagInfo]) -> str:
 class _RecordingFlags(Mapping[str, "FlagInfo"]):
     """``Knowledge.flags_for(path)`` that records each lookup (and a digest of it all when iterated)."""
 
-    def __init__(self, flags: Mapping[str, FlagInfo], reads: dict[tuple[str, str, str], Any], path: str) -> None:
+    def __init__(
+        self, flags: Mapping[str, FlagInfo], reads: dict[tuple[str, str, str], Any], path: str
+    ) -> None:
         self._flags = flags
         self._reads = reads
         self._path = path
@@ -475,7 +482,9 @@ class _NoKnowledge(BaseException):  # a BaseException: analyse_file must not cat
     """The parent gave up before publishing the knowledge: the file's work is abandoned, not cached."""
 
 
-def _init_worker(repo: str, knowledge: Knowledge | Callable[[], Knowledge], cache: ResultCache | None) -> None:
+def _init_worker(
+    repo: str, knowledge: Knowledge | Callable[[], Knowledge], cache: ResultCache | None
+) -> None:
     _worker_state["repo"] = repo
     _worker_state["knowledge"] = knowledge
     _worker_state["cache"] = cache
@@ -593,7 +602,9 @@ class _Workers:
                         yield result
                         tick()
         except BrokenProcessPool as exc:
-            raise ExtractorError("--jobs", f"a worker process died ({exc}); try fewer jobs or more memory") from None
+            raise ExtractorError(
+                "--jobs", f"a worker process died ({exc}); try fewer jobs or more memory"
+            ) from None
 
     def close(self, *, cancel: bool) -> None:
         """Stop the workers; on an error (or Ctrl-C) queued batches are dropped, not analysed."""

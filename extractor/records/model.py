@@ -180,7 +180,9 @@ class ErrorRecord(BaseModel):
                 f"sourceCode has {lines} lines but sourceCodeStart..sourceCodeEnd spans "
                 f"{self.sourceCodeEnd - self.sourceCodeStart + 1}"
             )
-        expected = permalink(self.repo, self.analyzedSha, self.filePath, self.sourceCodeStart, self.sourceCodeEnd)
+        expected = permalink(
+            self.repo, self.analyzedSha, self.filePath, self.sourceCodeStart, self.sourceCodeEnd
+        )
         if self.githubUrl != expected:
             raise ValueError("githubUrl does not match repo, analyzedSha, filePath and the source window")
         return self
