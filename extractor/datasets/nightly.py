@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import fcntl
 import functools
 import hashlib
 import os
 import re
+import stat
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -31,6 +33,7 @@ import orjson
 
 from extractor import __version__
 from extractor.engine.cache import default_cache_dir
+from extractor.engine.lifeline import keep_from_workers, release_from_workers
 from extractor.errors import ExtractorError
 from extractor.records.jsonl import dumps_line, read_dataset, sort_key
 from extractor.records.model import SCHEMA_VERSION, ErrorRecord
@@ -268,10 +271,16 @@ def _publish(
 def _locked(folder: Path, *, wait: bool, on_wait: Callable[[str], None] | None) -> Iterator[None]:
     path = folder / LOCK_NAME
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        # Never through a symlink (a planted DIR/.lock -> somefile would be truncated below), and
+        # without blocking on a FIFO planted there.
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
     except OSError as exc:
-        raise ExtractorError(str(path), f"cannot open lock file ({exc.strerror or exc})") from exc
+        why = "it is a symlink" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
+        raise ExtractorError(str(path), f"cannot open lock file ({why})") from exc
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ExtractorError(str(path), "cannot use lock file (not a regular file)")
+        keep_from_workers(fd)  # a forked worker holding a copy would hold the lock after a kill
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -292,6 +301,7 @@ def _locked(folder: Path, *, wait: bool, on_wait: Callable[[str], None] | None) 
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         yield
     finally:
+        release_from_workers(fd)
         os.close(fd)
 
 

@@ -2,7 +2,7 @@
 
 Workers are forked as soon as files without any cache entry are known, before the knowledge is
 built: they import the analysis code and parse and analyse files meanwhile, and wait for the
-knowledge (published to a private temporary file) only when a file's prose needs it. Blobs are
+knowledge (published to a file without a name) only when a file's prose needs it. Blobs are
 streamed from ``git cat-file`` to them, biggest first, while they are read. Long-lived objects are
 frozen for the cyclic garbage collector before the fork; by default its full collections re-scanned
 them and took 14% of a worker's time. An outcome crosses back as orjson bytes.
@@ -13,8 +13,6 @@ from __future__ import annotations
 import gc
 import hashlib
 import os
-import pickle
-import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -24,6 +22,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
+from extractor.engine.knowledge_store import knowledge_from_plain, knowledge_to_plain
+from extractor.engine.lifeline import Lifeline
 from extractor.engine.payloads import analyse_file, check_outcome
 from extractor.engine.reads import RecordingKnowledge, entry
 from extractor.errors import ExtractorError
@@ -57,18 +57,22 @@ def _init_worker(
     _worker_state["cache"] = cache
 
 
-def _init_forked(repo: str, cache: ResultCache | None, ready: Any, path: str) -> None:
+def _init_forked(
+    repo: str, cache: ResultCache | None, ready: Any, published: int, lifeline: Lifeline
+) -> None:
     """A pool worker: imports the analysis code; the knowledge is read when a file first needs it."""
+    lifeline.hold()
     known: list[Knowledge] = []
 
     def knowledge() -> Knowledge:
         if not known:
             ready.wait()  # set by Workers.publish, also when the run is abandoned
             try:
-                # Written by this run's parent into its own private temporary folder.
-                with open(path, "rb") as fh:
-                    known.append(pickle.load(fh))
-            except OSError:
+                raw = _read_all(published)
+                if not raw:
+                    raise _NoKnowledge
+                known.append(knowledge_from_plain(raw))
+            except (OSError, ValueError):
                 raise _NoKnowledge from None
         return known[0]
 
@@ -79,6 +83,18 @@ def _init_forked(repo: str, cache: ResultCache | None, ready: Any, path: str) ->
     # Everything alive now lives as long as the worker: frozen, the cyclic collector never scans
     # it again (without this, full collections re-scan libcst's and pydantic's objects all run).
     gc.freeze()
+
+
+def _read_all(fd: int) -> bytes:
+    size = os.fstat(fd).st_size
+    chunks, offset = [], 0
+    while offset < size:
+        chunk = os.pread(fd, size - offset, offset)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
 
 
 def _work_one(key: str, path: str, data: bytes) -> tuple[str, bytes]:
@@ -122,15 +138,19 @@ class Workers:
 
     def __init__(self, jobs: int, repo: str, cache: ResultCache | None) -> None:
         ctx = get_context("fork") if hasattr(os, "fork") else get_context("spawn")
-        self._folder = tempfile.mkdtemp(prefix="sglang-errors-knowledge-")
-        self._path = os.path.join(self._folder, "knowledge.pickle")
+        # The knowledge is handed over in a file that has no name from the start: the forked
+        # workers share its descriptor, and nothing is left on disk however the run ends.
+        fd, path = tempfile.mkstemp(prefix="sglang-errors-knowledge-")
+        os.unlink(path)
+        self._published = fd
+        self._lifeline = Lifeline()
         self._ready = ctx.Event()
         self._pending: set[Future[list[tuple[str, bytes]]]] = set()
         self._pool = ProcessPoolExecutor(
             max_workers=jobs,
             mp_context=ctx,
             initializer=_init_forked,
-            initargs=(repo, cache, self._ready, self._path),
+            initargs=(repo, cache, self._ready, self._published, self._lifeline),
         )
         # Fork now (submit forks every worker when the start method is fork), before any git
         # reader process or thread exists. Frozen objects are never scanned by the workers'
@@ -153,10 +173,13 @@ class Workers:
         if self._ready.is_set():
             return
         if knowledge is not None:
-            tmp = self._path + ".tmp"
-            with open(tmp, "wb") as fh:
-                pickle.dump(knowledge, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, self._path)
+            try:
+                raw = knowledge_to_plain(knowledge)
+            except TypeError:
+                raw = b""  # the files that need it are abandoned, as when the run fails
+            view = memoryview(raw)
+            while view:
+                view = view[os.write(self._published, view) :]
         self._ready.set()
 
     def results(self, tick: Callable[[], None]) -> Iterator[tuple[str, bytes]]:
@@ -179,7 +202,8 @@ class Workers:
         try:
             self._pool.shutdown(wait=True, cancel_futures=cancel)
         finally:
-            shutil.rmtree(self._folder, ignore_errors=True)
+            os.close(self._published)
+            self._lifeline.close()
 
 
 def feed(target: Target, todo: list[TargetFile]) -> Iterator[tuple[str, str, bytes]]:
