@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
 
-from extractor.analysis.conditions import guard_of, terminates
+from extractor.analysis.conditions import count_sites, guard_of, terminates
 from extractor.analysis.context import window_of
 from extractor.analysis.facts import Message, Placeholder, Site
 from extractor.analysis.messages import (
@@ -988,6 +988,7 @@ def analyse(parsed: ParsedFile) -> list[Site]:
     raws = find_sites(parsed.tree)
     if not raws:
         return []  # no index of the file's scopes is needed
+    count_sites(raws)  # a scope with thousands of sites gets shorter guards (conditions.sibling_limit)
     tokens = [
         (var, var.set(any(text.search(line) for line in parsed.lines)))
         for var, text in ((_MAY_HAVE["walrus"], _WALRUS_TEXT), (_MAY_HAVE["global"], _GLOBAL_TEXT))

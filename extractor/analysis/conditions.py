@@ -18,6 +18,7 @@ Atoms are printed the way ``ast.unparse`` prints them, negations as
 from __future__ import annotations
 
 import ast
+import bisect
 from collections.abc import Iterable
 
 from extractor.analysis.facts import AtomKind, Guard, GuardAtom, LocalBinding
@@ -137,8 +138,13 @@ def _branch_atoms(frame: Frame) -> list[GuardAtom]:
         if branch == "body":
             return _positive(stmt.test, "if")
         if branch == "orelse":
-            # An elif is the If alone in orelse: the next frame adds its own test.
-            return [_negative(stmt.test, "else")]
+            # An elif is the If alone in orelse: the next frame adds its own test. Printed once
+            # per statement: every site below a long elif chain reads the same negations.
+            memo: GuardAtom | None = getattr(stmt, _ELSE_ATOM, None)
+            if memo is None:
+                memo = _negative(stmt.test, "else")
+                setattr(stmt, _ELSE_ATOM, memo)
+            return [memo]
     if isinstance(stmt, ast.Try | ast.TryStar) and branch.startswith("handler:"):
         handler = stmt.handlers[int(branch.split(":")[1])]
         text = "except " + unparse(handler.type) if handler.type is not None else "except"
@@ -148,22 +154,43 @@ def _branch_atoms(frame: Frame) -> list[GuardAtom]:
     return []
 
 
-def _case_atoms(stmt: ast.Match, k: int) -> list[GuardAtom]:
-    atoms: list[GuardAtom] = []
-    for i, case in enumerate(stmt.cases[: k + 1]):
+def _case_tests(stmt: ast.Match) -> list[ast.expr | None]:
+    """Each case's pattern (and guard) as one test, built once per ``match`` statement."""
+    memo: list[ast.expr | None] | None = getattr(stmt, _CASE_TESTS, None)
+    if memo is not None:
+        return memo
+    memo = []
+    for case in stmt.cases:
         test = pattern_test(stmt.subject, case.pattern)
         if case.guard is not None:
             test = case.guard if test is None else ast.BoolOp(op=ast.And(), values=[test, case.guard])
-        if test is None:
-            continue
-        # Built tests have no positions of their own: they sit where the pattern does.
-        for node in ast.walk(test):
-            if "lineno" in node._attributes and not hasattr(node, "lineno"):
-                ast.copy_location(node, case.pattern)
-        if i < k:
-            atoms.append(_negative(test, "match"))
-        else:
-            atoms.extend(_positive(test, "match"))
+        if test is not None:
+            # Built tests have no positions of their own: they sit where the pattern does.
+            for node in ast.walk(test):
+                if "lineno" in node._attributes and not hasattr(node, "lineno"):
+                    ast.copy_location(node, case.pattern)
+        memo.append(test)
+    setattr(stmt, _CASE_TESTS, memo)
+    return memo
+
+
+def _case_negations(stmt: ast.Match) -> list[GuardAtom | None]:
+    """``not (case test)`` of each case, printed once per ``match`` statement."""
+    memo: list[GuardAtom | None] | None = getattr(stmt, _CASE_NEGATIONS, None)
+    if memo is None:
+        memo = [None if t is None else _negative(t, "match") for t in _case_tests(stmt)]
+        setattr(stmt, _CASE_NEGATIONS, memo)
+    return memo
+
+
+def _case_atoms(stmt: ast.Match, k: int) -> list[GuardAtom]:
+    # Only the nearest earlier cases are negated (see MAX_SIBLING_ATOMS); the guard stays linear
+    # in the size of the statement however many cases it has.
+    negations = _case_negations(stmt)
+    atoms = [a for a in negations[max(0, k - MAX_SIBLING_ATOMS) : k] if a is not None]
+    test = _case_tests(stmt)[k]
+    if test is not None:
+        atoms.extend(_positive(test, "match"))
     return atoms
 
 
@@ -190,18 +217,131 @@ def pattern_test(subject: ast.expr, pattern: ast.pattern) -> ast.expr | None:
     return None
 
 
+# Atoms that come from siblings of the path (earlier early exits, the ``else`` of earlier ``elif``
+# tests, earlier ``match`` cases) are kept for the nearest ones only. Without a bound a function of
+# n guarded raises has guards of n²/2 atoms in all (10,000 raises: 50 million). No site of the
+# pinned target has more than 27 such atoms; the atoms of the path itself are always kept.
+MAX_SIBLING_ATOMS = 32
+# A scope with more sites than this shares one budget of sibling atoms among them, so that a
+# generated function with thousands of guarded raises still gives guards of a few atoms each.
+_SCOPE_SIBLING_BUDGET = 16_384
+_EARLY_EXITS = "_sge_early_exits"
+_CASE_TESTS = "_sge_case_tests"
+_CASE_NEGATIONS = "_sge_case_negations"
+_ASSIGNMENTS = "_sge_assignments"
+_SITE_COUNT = "_sge_site_count"
+_ELSE_ATOM = "_sge_else_atom"
+_ABOVE_ELSE_RUN = "_sge_above_else_run"
+
+
+def _early_exits(block: list[ast.stmt]) -> tuple[list[int], list[list[GuardAtom]]]:
+    """Indexes of the statements of ``block`` that give early-exit atoms, and their atoms.
+
+    Computed once per block (kept on its first statement), so that the sites of a long block
+    share the work instead of each re-reading every statement before it.
+    """
+    memo: tuple[list[int], list[list[GuardAtom]]] | None = getattr(block[0], _EARLY_EXITS, None)
+    if memo is None:
+        indexes: list[int] = []
+        found: list[list[GuardAtom]] = []
+        for i, stmt in enumerate(block):
+            atoms = early_exit_atoms(stmt)
+            if atoms:
+                indexes.append(i)
+                found.append(atoms)
+        memo = (indexes, found)
+        setattr(block[0], _EARLY_EXITS, memo)
+    return memo
+
+
+def _is_sibling(atom: GuardAtom) -> bool:
+    return atom.kind == "early-exit" or (atom.negated and atom.kind in ("else", "match"))
+
+
+def sibling_limit(site: RawSite) -> int:
+    """How many sibling atoms a site's guard keeps (:data:`MAX_SIBLING_ATOMS`, less in a huge scope)."""
+    sites = getattr(site.scope, _SITE_COUNT, 0)
+    if sites * MAX_SIBLING_ATOMS <= _SCOPE_SIBLING_BUDGET:
+        return MAX_SIBLING_ATOMS
+    return max(2, _SCOPE_SIBLING_BUDGET // sites)
+
+
+def count_sites(sites: Iterable[RawSite]) -> None:
+    """Note how many sites each scope holds (read by :func:`sibling_limit`)."""
+    for site in sites:
+        setattr(site.scope, _SITE_COUNT, getattr(site.scope, _SITE_COUNT, 0) + 1)
+
+
 def guard_atoms(site: RawSite) -> list[GuardAtom]:
-    """Every atom on the path to ``site`` inside its innermost scope, outermost first."""
-    atoms: list[GuardAtom] = []
-    for frame in site.frames:
-        for before in frame.block[: frame.index]:
-            atoms.extend(early_exit_atoms(before))
+    """Every atom on the path to ``site`` inside its innermost scope, outermost first.
+
+    Of the sibling atoms (see :data:`MAX_SIBLING_ATOMS`) only the nearest ones are kept: the
+    guard is then a weaker but still necessary condition of reaching the site. The frames are
+    read from the site outwards, so the siblings past the limit are never even printed.
+    """
+    limit = sibling_limit(site)
+    frames = site.frames
+    end = len(frames) - 1
+    if frames and frames[end].stmt is not site.node:
+        end = next((i for i, f in enumerate(frames) if f.stmt is site.node), end)
+    kept: list[GuardAtom] = []
+    siblings = 0
+
+    def keep(atoms: Iterable[GuardAtom]) -> None:
+        nonlocal siblings
+        for atom in atoms:
+            if _is_sibling(atom):
+                if siblings >= limit:
+                    continue
+                siblings += 1
+            kept.append(atom)
+
+    pos = end
+    while pos >= 0:
+        frame = frames[pos]
+        if siblings >= limit and _is_else_frame(frame):
+            # Past the limit an ``else`` frame gives nothing (its atom is a sibling) and neither do
+            # its early exits: jump over the whole run of them, as the sites before did.
+            pos = _skip_else_run(frames, pos)
+            continue
         if frame.stmt is site.node:
             if isinstance(site.node, ast.Assert):
-                atoms.append(_negative(site.node.test, "assert"))
+                kept.append(_negative(site.node.test, "assert"))
+        else:
+            keep(reversed(_branch_atoms(frame)))
+        if frame.index and siblings < limit:
+            indexes, found = _early_exits(frame.block)
+            stop = bisect.bisect_left(indexes, frame.index)
+            for exits in reversed(found[max(0, stop - limit) : stop]):
+                keep(reversed(exits))
+                if siblings >= limit:
+                    break
+        pos -= 1
+    kept.reverse()
+    return kept
+
+
+def _is_else_frame(frame: Frame) -> bool:
+    return frame.branch == "orelse" and isinstance(frame.stmt, ast.If)
+
+
+def _skip_else_run(frames: list[Frame], pos: int) -> int:
+    """The position of the nearest frame above ``pos`` that is not an ``else`` frame (or -1).
+
+    Frames above a statement are the same for every site below it, so the answer is kept on each
+    ``if`` passed: the sites of a long ``elif`` chain each take a step or two, not the whole chain.
+    """
+    passed: list[ast.stmt] = []
+    while pos >= 0 and _is_else_frame(frames[pos]):
+        known: int | None = getattr(frames[pos].stmt, _ABOVE_ELSE_RUN, None)
+        if known is not None:
+            pos = known
             break
-        atoms.extend(_branch_atoms(frame))
-    return atoms
+        passed.append(frames[pos].stmt)
+        pos -= 1
+    for stmt in passed:
+        setattr(stmt, _ABOVE_ELSE_RUN, pos)
+    return pos
 
 
 # --------------------------------------------------------------------------- local bindings
@@ -247,17 +387,33 @@ def scope_statements(scope: ScopeNode) -> Iterable[ast.stmt]:
         stack.extend(reversed(children))
 
 
+def _assignments(scope: ScopeNode) -> dict[str, list[ast.stmt]]:
+    """Every assignment to a plain name in ``scope``, by name in source order (once per scope)."""
+    memo: dict[str, list[ast.stmt]] | None = getattr(scope, _ASSIGNMENTS, None)
+    if memo is None:
+        memo = {}
+        for stmt in scope_statements(scope):
+            for name in _assigned_names(stmt):
+                memo.setdefault(name, []).append(stmt)
+        for stmts in memo.values():
+            stmts.sort(key=lambda s: (s.lineno, s.col_offset))
+        setattr(scope, _ASSIGNMENTS, memo)
+    return memo
+
+
 def assignments_before(scope: ScopeNode, line: int) -> dict[str, list[ast.stmt]]:
     """Assignments to plain names in ``scope`` that start before ``line``, in source order."""
     found: dict[str, list[ast.stmt]] = {}
-    for stmt in scope_statements(scope):
-        if stmt.lineno >= line:
-            continue
-        for name in _assigned_names(stmt):
-            found.setdefault(name, []).append(stmt)
-    for stmts in found.values():
-        stmts.sort(key=lambda s: (s.lineno, s.col_offset))
+    for name, stmts in _assignments(scope).items():
+        before = [s for s in stmts if s.lineno < line]
+        if before:
+            found[name] = before
     return found
+
+
+def _assigned_before(scope: ScopeNode, name: str, line: int) -> list[ast.stmt]:
+    stmts = _assignments(scope).get(name, [])
+    return stmts[: bisect.bisect_left(stmts, line, key=lambda s: s.lineno)]
 
 
 def _names_read(nodes: Iterable[ast.AST]) -> list[str]:
@@ -314,8 +470,7 @@ def local_bindings(site: RawSite, atoms: list[GuardAtom]) -> list[LocalBinding]:
     Assignments in branches the path does not take, and those below the test that reads the
     name, are left out; the names those assignments read are followed one more level.
     """
-    assigned = assignments_before(site.scope, site.node.lineno)
-    excluded = _exclusive_statements(site)
+    excluded: set[int] | None = None
     chosen: dict[int, tuple[str, ast.stmt]] = {}
     frontier: list[tuple[str, int]] = []
     for atom in atoms:
@@ -325,7 +480,12 @@ def local_bindings(site: RawSite, atoms: list[GuardAtom]) -> list[LocalBinding]:
     for _ in range(2):
         next_frontier: list[tuple[str, int]] = []
         for name, before in frontier:
-            stmts = [s for s in assigned.get(name, []) if s.lineno < before and id(s) not in excluded]
+            stmts = _assigned_before(site.scope, name, min(before, site.node.lineno))
+            if not stmts:
+                continue
+            if excluded is None:  # only needed when some assignment could be chosen
+                excluded = _exclusive_statements(site)
+            stmts = [s for s in stmts if id(s) not in excluded]
             if not stmts:
                 continue
             # ``x += 1`` only makes sense after the assignment it updates: carry the run back to it.
@@ -367,7 +527,9 @@ def innermost_guard_statement(site: RawSite) -> ast.stmt | None:
 
 
 __all__ = [
+    "MAX_SIBLING_ATOMS",
     "block_of",
+    "count_sites",
     "early_exit_atoms",
     "guard_atoms",
     "guard_of",
@@ -375,5 +537,6 @@ __all__ = [
     "local_bindings",
     "negate",
     "pattern_test",
+    "sibling_limit",
     "terminates",
 ]
