@@ -10,7 +10,7 @@ the same file whose ``__init__`` (or ``__str__``) fixes or formats the message r
 
 A name a message is held in is followed through the statements that run before the site
 (:class:`ScopeFlow`): one sure value is read as that value, a few values that branches decide
-become a :class:`~extractor.analysis.messages.Choice` (template ``{name}``, pattern matching each value).
+become a :class:`~extractor.analysis.messages.parts.Choice` (template ``{name}``, pattern matching each value).
 """
 
 from __future__ import annotations
@@ -26,14 +26,10 @@ from typing import Any
 from extractor.analysis.conditions import guard_of, terminates
 from extractor.analysis.context import window_of
 from extractor.analysis.facts import Message, Placeholder, Site
-from extractor.analysis.messages import (
-    WILDCARD,
-    Choice,
-    MessageContext,
-    expr_parts,
-    make_message,
-    message_from_args,
-)
+from extractor.analysis.messages.exception_str import message_from_args
+from extractor.analysis.messages.expressions import MessageContext, expr_parts
+from extractor.analysis.messages.parts import Choice
+from extractor.analysis.messages.patterns import WILDCARD, make_message
 from extractor.analysis.parse import ParsedFile
 from extractor.analysis.sites import Frame, RawSite, ScopeNode, error_response_call, find_sites
 
