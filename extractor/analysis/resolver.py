@@ -23,7 +23,10 @@ from extractor.analysis import exception_classes
 from extractor.analysis.facts import Raised
 from extractor.analysis.flow import MAY_HAVE, UNKNOWN, ScopeFlow, State, Value, direct_binds
 from extractor.analysis.http_status import HTTP_CLASSES, code_of, http_message, status_of
-from extractor.analysis.messages import Choice, MessageContext, make_message, message_from_args
+from extractor.analysis.messages.exception_str import message_from_args
+from extractor.analysis.messages.expressions import MessageContext
+from extractor.analysis.messages.parts import Choice
+from extractor.analysis.messages.patterns import make_message
 from extractor.analysis.parse import ParsedFile
 from extractor.analysis.sites import Frame, ScopeNode
 from extractor.analysis.walk import FunctionNode, own_returns, own_statements
