@@ -9,7 +9,7 @@ file whose ``__init__`` or ``__str__`` shapes the message is read by
 
 A name a message is held in is followed through the statements that run before the site
 (:class:`~extractor.analysis.flow.ScopeFlow`): one sure value is read as that value, a few values
-that branches decide become a :class:`~extractor.analysis.messages.Choice` (template ``{name}``,
+that branches decide become a :class:`~extractor.analysis.messages.parts.Choice` (template ``{name}``,
 pattern matching each value).
 """
 
