@@ -20,7 +20,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from extractor.analysis.facts import Placeholder
-from extractor.analysis.messages import Choice, pattern_of
+from extractor.analysis.messages.parts import Choice
+from extractor.analysis.messages.patterns import pattern_of
 from extractor.engine.pipeline import analyse_file
 from extractor.prose.knowledge import Knowledge
 from extractor.types import Parsed

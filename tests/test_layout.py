@@ -16,12 +16,16 @@ def _module_name(path: Path) -> str:
 
 
 def import_graph() -> dict[str, set[str]]:
-    """Module -> the package modules it imports anywhere (function level and type-checking too)."""
+    """Module -> the package modules it imports at run time, function-level imports included.
+
+    Imports under ``if TYPE_CHECKING:`` are left out: they name types for annotations and never
+    run, so they cannot make an import order fail.
+    """
     files = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
     graph: dict[str, set[str]] = {}
     for name, path in files.items():
         deps: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_bytes())):
+        for node in _runtime_nodes(ast.parse(path.read_bytes())):
             if isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 for alias in node.names:
                     full = f"{node.module}.{alias.name}"
@@ -30,6 +34,19 @@ def import_graph() -> dict[str, set[str]]:
                 deps.update(alias.name for alias in node.names)
         graph[name] = {d for d in deps if d in files and d not in (name, "extractor")}
     return graph
+
+
+def _runtime_nodes(tree: ast.Module) -> list[ast.AST]:
+    out: list[ast.AST] = []
+    todo: list[ast.AST] = [tree]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+            todo.extend(node.orelse)
+            continue
+        out.append(node)
+        todo.extend(ast.iter_child_nodes(node))
+    return out
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -76,6 +93,14 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_cycle_finder_sees_a_cycle() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_type_checking_imports_are_not_edges(tmp_path: Path) -> None:
+    tree = ast.parse(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import a\nelse:\n    import b\nimport c\n"
+    )
+    names = {a.name for n in _runtime_nodes(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert names == {"b", "c"}
 
 
 def test_no_import_cycles() -> None:
