@@ -111,7 +111,7 @@ def validate(path: Path) -> ValidationReport:
         raise ExtractorError(str(path), "is a directory, not a dataset file")
     if not path.is_file():
         raise ExtractorError(str(path), "no such dataset file")
-    result = read_dataset(path)
+    result = read_dataset(path, reject_duplicate_keys=True)
     problems = list(result.problems)
     if not result.lines and not problems:
         problems.append(LineProblem(str(path), 0, "empty dataset"))

@@ -17,6 +17,7 @@ from rich.console import Console
 from extractor import __version__
 from extractor.config import DEFAULT_EXCLUDE, DEFAULT_INCLUDE, DEFAULT_REPO, SOURCE_ENV
 from extractor.errors import ExtractorError
+from extractor.records.jsonl import check_output_path
 
 app = typer.Typer(
     name="sglang-errors",
@@ -30,7 +31,13 @@ out = Console()
 
 
 def fail(exc: ExtractorError) -> NoReturn:
-    err.print(f"[bold red]error[/]: {exc.where}: {exc.what}", highlight=False, markup=True, soft_wrap=True)
+    from rich.text import Text
+
+    from extractor.render.terminal import printable
+
+    # where and what hold user text (paths, names): printed literally, never as markup.
+    line = Text.assemble(("error", "bold red"), f": {printable(exc.where)}: {printable(exc.what)}")
+    err.print(line, highlight=False, soft_wrap=True)
     raise typer.Exit(exc.exit_code)
 
 
@@ -114,6 +121,8 @@ def extract(
             cache_dir=cache_dir,
             use_cache=not no_cache,
         )
+        if out_path is not None:
+            check_output_path(out_path)  # a bad --out is named before the work starts
         result = api.extract(options, progress=err.is_terminal)
         target = out_path or api.default_output_path(result.sha)
         api.write_result(result, target)

@@ -20,8 +20,7 @@ class Reason(enum.Enum):
     SYMLINK = "S101"
     SUBMODULE = "S102"
     NOT_REGULAR = "S103"
-    PATH_NOT_UTF8 = "S104"
-    UNSAFE_PATH = "S105"
+    UNSAFE_PATH = "S104"
 
     NUL_BYTE = "F201"
     UNDECODABLE = "F202"
@@ -49,7 +48,6 @@ REASONS: MappingProxyType[Reason, str] = MappingProxyType(
         Reason.SYMLINK: "a symbolic link: its target is never followed",
         Reason.SUBMODULE: "a submodule (gitlink): a commit of another repository, no content here",
         Reason.NOT_REGULAR: "a tree entry that is not a regular file",
-        Reason.PATH_NOT_UTF8: "a path that is not valid UTF-8",
         Reason.UNSAFE_PATH: "a path with a '.', '..' or '.git' component, which git refuses to check out",
         Reason.NUL_BYTE: "the file holds a NUL byte (binary content)",
         Reason.UNDECODABLE: "the bytes do not decode in the declared or default encoding",

@@ -434,14 +434,12 @@ def test_symlinks_and_submodules_are_skipped_not_followed(mirror: Path) -> None:
         assert target.skipped(Scope(include=("sgl-kernel/**/*.py",))) == []
 
 
-def test_non_utf8_path_is_skipped(tmp_path: Path) -> None:
+def test_non_utf8_path_is_extracted_under_an_escaped_name(tmp_path: Path) -> None:
     odd = "python/sglang/caf\udce9.py"  # the byte 0xE9 alone: Latin-1 on disk, not UTF-8
     repo, _ = make_repo(tmp_path, [{odd: b"raise ValueError\n", "python/sglang/ok.py": b"assert 1\n"}])
     with open_target(str(repo), "HEAD") as target:
-        assert [f.path for f in target.files(Scope())] == ["python/sglang/ok.py"]
-        assert target.skipped(Scope()) == [
-            ("python/sglang/caf\ufffd.py", Reason.PATH_NOT_UTF8, "path is not valid UTF-8")
-        ]
+        assert [f.path for f in target.files(Scope())] == ["python/sglang/caf\\xe9.py", "python/sglang/ok.py"]
+        assert target.skipped(Scope()) == []
 
 
 # --- reading ------------------------------------------------------------------------------------

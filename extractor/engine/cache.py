@@ -21,6 +21,7 @@ import hashlib
 import os
 import re
 import shutil
+import stat
 import struct
 import tempfile
 import time
@@ -194,9 +195,8 @@ class ResultCache:
     def get(self, blob_sha: str) -> bytes | None:
         """The payload stored for ``blob_sha``, or ``None``; a damaged entry is deleted and missed."""
         path = self.path_for(blob_sha)
-        try:
-            raw = path.read_bytes()
-        except OSError:
+        raw = _read_regular(path)
+        if raw is None:
             self.stats.misses += 1
             return None
         payload = self._check(blob_sha, raw)
@@ -238,6 +238,30 @@ class ResultCache:
             if tmp is not None:
                 Path(tmp).unlink(missing_ok=True)
         self.stats.writes += 1
+
+
+def _read_regular(path: Path) -> bytes | None:
+    """The bytes of ``path`` if it is a regular file (not through a symlink); else ``None``.
+
+    Anything else where an entry should be (a FIFO would block the run forever, a device could
+    be endless) is a miss, and the entry written after the analysis replaces it.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        chunks: list[bytes] = []
+        while chunk := os.read(fd, max(info.st_size, 1 << 16)):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def prune_namespaces(root: Path, *, older_than_days: float, keep: Iterable[str] = ()) -> list[Path]:

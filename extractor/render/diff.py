@@ -14,6 +14,7 @@ from rich.text import Text
 
 from extractor.datasets.diff import Change, DiffResult, subsystem
 from extractor.records.model import ErrorRecord
+from extractor.render.terminal import literal
 
 __all__ = ["DiffFormat", "render", "render_json", "render_markdown", "render_table", "summary_line"]
 
@@ -137,24 +138,26 @@ def render_table(console: Console, result: DiffResult) -> None:
         for record in result.added:
             table.add_row(
                 Text("added", style="green"),
-                Text(record.errorClass),
-                Text(_short_where(record)),
-                Text(_one_line(record.errorMessage)),
+                literal(record.errorClass),
+                literal(_short_where(record)),
+                literal(_one_line(record.errorMessage)),
             )
         for record in result.removed:
             table.add_row(
                 Text("removed", style="red"),
-                Text(record.errorClass),
-                Text(_short_where(record)),
-                Text(_one_line(record.errorMessage)),
+                literal(record.errorClass),
+                literal(_short_where(record)),
+                literal(_one_line(record.errorMessage)),
             )
         for change in result.changed:
             where = _short_where(change.new)
             if change.old.filePath != change.new.filePath:
                 where = f"{_short_where(change.old)} → {where}"
-            detail = Text(_one_line(change.new.errorMessage))
+            detail = literal(_one_line(change.new.errorMessage))
             detail.append("\n" + ", ".join(change.fields), style="yellow")
-            table.add_row(Text("changed", style="yellow"), Text(change.new.errorClass), Text(where), detail)
+            table.add_row(
+                Text("changed", style="yellow"), literal(change.new.errorClass), literal(where), detail
+            )
         console.print(table)
     console.print(summary_line(result), highlight=False)
 

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
+from extractor.render.terminal import printable
+
 if TYPE_CHECKING:
     from extractor.types import ExtractResult
 
@@ -27,5 +29,10 @@ def print_extract_summary(console: Console, result: ExtractResult, target: Path)
     table.add_row("time", f"{stats.seconds:.1f} s")
     console.print(table)
     for failure in stats.failures:
-        console.print(f"  {failure.path}: {failure.reason}", highlight=False, markup=False, soft_wrap=True)
-    console.print(f"wrote {target}", highlight=False, markup=False)
+        console.print(
+            f"  {printable(failure.path)}: {printable(failure.reason)}",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+    console.print(f"wrote {printable(str(target))}", highlight=False, markup=False)

@@ -152,26 +152,25 @@ class Target:
         files: list[TargetFile] = []
         skipped: list[SkippedPath] = []
         for e in self._tree:
+            path = e.path if _is_utf8(e.path) else escaped_path(e.path)
             if e.mode == MODE_GITLINK:
-                if dir_in_scope(e.path, scope):
-                    skipped.append((e.path, Reason.SUBMODULE, "submodule"))
+                # Named by a glob, or exactly (``--include vendor/lib``): reported either way.
+                if dir_in_scope(path, scope) or in_scope(path, scope):
+                    skipped.append((path, Reason.SUBMODULE, "submodule"))
                 continue
-            if not in_scope(e.path, scope):
+            if not in_scope(path, scope):
                 continue
-            if e.mode == MODE_SYMLINK:
-                skipped.append((e.path, Reason.SYMLINK, "symlink"))
+            if not safe_path(e.path):
+                # git refuses to check such an entry out; read here, it would name a path that
+                # climbs out of the tree or into a repository's own folder.
+                skipped.append((path, Reason.UNSAFE_PATH, "unsafe path: a '.', '..' or '.git' component"))
+            elif e.mode == MODE_SYMLINK:
+                skipped.append((path, Reason.SYMLINK, "symlink"))
             elif e.mode not in REGULAR_MODES or e.kind != "blob":
-                skipped.append((e.path, Reason.NOT_REGULAR, f"not a regular file (mode {e.mode:o})"))
-            elif not _is_utf8(e.path):
-                skipped.append(
-                    (
-                        e.path.encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
-                        Reason.PATH_NOT_UTF8,
-                        "path is not valid UTF-8",
-                    )
-                )
+                skipped.append((path, Reason.NOT_REGULAR, f"not a regular file (mode {e.mode:o})"))
             else:
-                files.append(TargetFile(path=e.path, blob_sha=e.sha, mode=e.mode, size=e.size))
+                # A name that is not UTF-8 is analysed under its escaped spelling (``caf\\xe9.py``).
+                files.append(TargetFile(path=path, blob_sha=e.sha, mode=e.mode, size=e.size))
         return files, skipped
 
     def files(self, scope: Scope) -> list[TargetFile]:
@@ -312,6 +311,19 @@ def _write_ids(stdin: IO[bytes], shas: list[str]) -> None:
 def _check_object_id(sha: str) -> None:
     if not isinstance(sha, str) or not HEX40.match(sha):
         raise ExtractorError(repr(sha), "not a 40-hex object id")
+
+
+_UNSAFE_PARTS = frozenset({"", ".", ".."})
+
+
+def safe_path(path: str) -> bool:
+    """Whether every component of a tree path is a plain name (no ``.``, ``..``, ``.git``, empty)."""
+    return not any(part in _UNSAFE_PARTS or part.lower() == ".git" for part in path.split("/"))
+
+
+def escaped_path(path: str) -> str:
+    """A path that is not UTF-8 (held as lone surrogates) with each odd byte spelled ``\\xNN``."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _is_utf8(path: str) -> bool:

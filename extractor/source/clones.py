@@ -152,14 +152,36 @@ def rev_parse(repo: git.Repo, commitish: str) -> tuple[str | None, str]:
     try:
         out = repo.git.rev_parse("--verify", "--end-of-options", f"{commitish}^{{commit}}")
     except git.GitCommandError as exc:
-        return None, git_message(exc)
+        return None, _unreadable(repo, commitish) or git_message(exc)
     sha = out.strip()
     return (sha, "") if HEX40.match(sha) else (None, f"unexpected rev-parse output {sha!r}")
+
+
+def _unreadable(repo: git.Repo, commitish: str) -> str | None:
+    """git's reason when ``commitish`` names an object the repository cannot read, else None.
+
+    ``rev-parse --verify`` says only "Needed a single revision", whether the name is unknown or
+    names a commit whose object is missing or damaged; asking for the object itself tells which.
+    """
+    try:
+        named = repo.git.rev_parse("--verify", "--end-of-options", commitish).strip()
+    except git.GitCommandError:
+        return None  # the name itself is unknown
+    if not HEX40.match(named):
+        return None
+    try:
+        repo.git.cat_file("-t", named)
+    except git.GitCommandError as exc:
+        return f"git cannot read {named}: {git_message(exc)}"
+    return None
 
 
 def unknown_commit(commitish: str, source: str, complaint: str, *, fetched: bool) -> ExtractorError:
     detail = ""
     if "ambiguous" in complaint:
         detail = " (the short sha is ambiguous: give more digits)"
+    if complaint.startswith("git cannot read"):
+        # The name resolves but the repository is damaged: git's reason, not "no such commit".
+        return ExtractorError(commitish, f"unreadable repository {source}: {complaint}")
     where = " even after fetching" if fetched else ""
     return ExtractorError(commitish, f"no such commit in {source}{where}{detail}")

@@ -11,7 +11,8 @@ from extractor.datasets.match.ranking import Match
 def matches_table(found: Sequence[Match], title: str) -> Any:
     """A rich table of ranked matches: rank, score, class, file:line, message, first solution."""
     from rich.table import Table
-    from rich.text import Text
+
+    from extractor.render.terminal import literal
 
     table = Table(title=title, title_justify="left")
     table.add_column("#", justify="right", no_wrap=True)
@@ -27,9 +28,9 @@ def matches_table(found: Sequence[Match], title: str) -> Any:
         table.add_row(
             str(rank),
             f"{m.score:.1f}",
-            Text(r.errorClass),
-            Text(f"{r.filePath}:{r.lineNumber}"),
-            Text(message or "(no message)"),
-            Text(r.solutions[0]),
+            literal(r.errorClass),
+            literal(f"{r.filePath}:{r.lineNumber}"),
+            literal(message or "(no message)"),
+            literal(r.solutions[0]),
         )
     return table
