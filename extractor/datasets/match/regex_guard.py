@@ -1,14 +1,20 @@
-"""A wall-clock bound on one candidate regex run, where the platform allows it."""
+"""Wall-clock bounds on candidate regex runs: each run, and all of one query's runs together."""
 
 from __future__ import annotations
 
 import re
 import signal
 import threading
+import time
 from typing import Any
 
 REGEX_SECONDS = 0.02
 """Longest one candidate regex may run on one message before it counts as no match."""
+
+QUERY_REGEX_SECONDS = 0.5
+"""Longest all the regex runs of one query may take together: a dataset that is not ours can hold
+thousands of catastrophic patterns, each of which would use its whole per-run bound. Past it, every
+further candidate counts as no match."""
 
 
 class RegexGuard:
@@ -20,13 +26,18 @@ class RegexGuard:
     elsewhere the message-length cap alone bounds the work.
     """
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, query_seconds: float = QUERY_REGEX_SECONDS) -> None:
         self.seconds = seconds
+        self.query_seconds = query_seconds
         self.armed = False
         self.timeouts = 0
+        self.exhausted = False
         self._old_handler: Any = None
+        self._spent = 0.0
 
     def __enter__(self) -> RegexGuard:
+        self._spent = 0.0  # one budget per query
+        self.exhausted = False
         self.armed = (
             hasattr(signal, "setitimer")
             and threading.current_thread() is threading.main_thread()
@@ -43,16 +54,24 @@ class RegexGuard:
             self.armed = False
 
     def fullmatch(self, rx: re.Pattern[str], text: str) -> bool:
-        if not self.armed:
-            return rx.fullmatch(text) is not None
-        signal.setitimer(signal.ITIMER_REAL, self.seconds)
-        try:
-            return rx.fullmatch(text) is not None
-        except _RegexTimeout:
-            self.timeouts += 1
+        left = self.query_seconds - self._spent
+        if left <= 0:
+            self.exhausted = True
             return False
+        started = time.perf_counter()
+        try:
+            if not self.armed:
+                return rx.fullmatch(text) is not None
+            signal.setitimer(signal.ITIMER_REAL, max(min(self.seconds, left), 1e-4))
+            try:
+                return rx.fullmatch(text) is not None
+            except _RegexTimeout:
+                self.timeouts += 1
+                return False
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
         finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
+            self._spent += time.perf_counter() - started
 
 
 class _RegexTimeout(Exception):
