@@ -293,3 +293,53 @@ def test_catastrophic_patterns_are_bounded_per_whole_query() -> None:
     guard = matcher._guard
     assert guard.exhausted
     assert guard.timeouts <= QUERY_REGEX_SECONDS / REGEX_SECONDS + 1
+
+
+def _records(source: str) -> list[dict[str, object]]:
+    from extractor.engine.payloads import analyse_file
+    from extractor.prose.knowledge import Knowledge
+    from extractor.types import Parsed
+
+    outcome = analyse_file("python/sglang/odd.py", source.encode(), "o/r", Knowledge.empty())
+    assert isinstance(outcome, Parsed), outcome
+    return outcome.records
+
+
+def test_a_fullwidth_class_name_is_the_builtin() -> None:
+    (record,) = _records("def f(x):\n    if x:\n        raise \uff36alueError('fullwidth')\n")
+    assert record["errorClass"] == "ValueError"
+    assert (
+        record["errorType"]
+        == _records("def f(x):\n    if x:\n        raise ValueError('plain')\n")[0]["errorType"]
+    )
+
+
+def test_exception_group_messages_carry_their_count() -> None:
+    import re
+
+    source = (
+        "def f(items):\n    try:\n        run(items)\n    except* ValueError:\n"
+        "        raise ExceptionGroup('except star group', [RuntimeError('x')])\n"
+        "    except* KeyError:\n        raise ExceptionGroup(f'bad {len(items)}', list(items))\n"
+    )
+    literal, dynamic = _records(source)
+    assert literal["errorMessage"] == "except star group (1 sub-exception)"
+    assert re.fullmatch(
+        str(literal["messagePattern"]), str(ExceptionGroup("except star group", [RuntimeError("x")]))
+    )
+    for n in (1, 3):
+        runtime = str(ExceptionGroup(f"bad {n}", [KeyError(i) for i in range(n)]))
+        assert re.fullmatch(str(dynamic["messagePattern"]), runtime), runtime
+
+
+def test_validation_code_of_a_match_case_binds_what_the_case_captures() -> None:
+    source = (
+        "MODES = ('a', 'b')\n\n\ndef f(cfg):\n    match cfg:\n"
+        "        case {'mode': mode} if mode not in MODES:\n            raise ValueError(f'bad mode {mode}')\n"
+    )
+    (record,) = _records(source)
+    code = str(record["validationCode"])
+    assert code.splitlines()[0] == "mode = cfg['mode']"
+    scope: dict[str, object] = {"MODES": ("a", "b"), "cfg": {"mode": "z"}}
+    exec(compile(code.splitlines()[0], "<binding>", "exec"), scope)  # our own generated line, on our own data
+    assert eval(code.splitlines()[-1], scope) is True

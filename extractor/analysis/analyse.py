@@ -9,18 +9,40 @@ raises, :mod:`~extractor.analysis.conditions` works out its guard and
 from __future__ import annotations
 
 import ast
+import dataclasses
 from typing import Any
 
 from extractor.analysis.conditions import count_sites, guard_of
 from extractor.analysis.context import window_of
-from extractor.analysis.facts import Raised, Site
+from extractor.analysis.facts import Placeholder, Raised, Site
 from extractor.analysis.flow import GLOBAL_TEXT, MAY_HAVE, WALRUS_TEXT
 from extractor.analysis.http_status import error_response
-from extractor.analysis.messages.expressions import expr_parts
+from extractor.analysis.messages.expressions import MessageContext, expr_parts
+from extractor.analysis.messages.parts import Part
 from extractor.analysis.messages.patterns import make_message
 from extractor.analysis.parse import ParsedFile
 from extractor.analysis.resolver import Resolver
 from extractor.analysis.sites import RawSite, error_response_call, find_sites
+
+_GROUPS = ("ExceptionGroup", "BaseExceptionGroup")
+
+
+def _exception_group(raised: Raised, exc: ast.expr, ctx: MessageContext) -> Raised:
+    """An exception group prints its message and count, ``msg (1 sub-exception)``, not its args."""
+    if raised.message is None or raised.error_class.rsplit(".", 1)[-1] not in _GROUPS:
+        return raised
+    if not isinstance(exc, ast.Call) or len(exc.args) != 2:
+        return raised
+    excs = exc.args[1]
+    suffix: list[Part]
+    if isinstance(excs, ast.List | ast.Tuple) and not any(isinstance(e, ast.Starred) for e in excs.elts):
+        n = len(excs.elts)
+        suffix = [f" ({n} sub-exception{'' if n == 1 else 's'})"]
+    else:
+        count = f"len({ast.unparse(excs)})"
+        suffix = [" (", Placeholder(count), " sub-exception", Placeholder(f"'s' if {count} > 1 else ''"), ")"]
+    message = make_message([*expr_parts(exc.args[0], ctx), *suffix])
+    return dataclasses.replace(raised, message=message)
 
 
 def analyse(parsed: ParsedFile) -> list[Site]:
@@ -54,7 +76,7 @@ def site_of(resolver: Resolver, raw: RawSite) -> Site:
         raised = error_response(response, ctx)
     else:
         assert isinstance(node, ast.Raise) and node.exc is not None
-        raised = resolver.raised(node.exc, raw.class_node, ctx)
+        raised = _exception_group(resolver.raised(node.exc, raw.class_node, ctx), node.exc, ctx)
     guard = guard_of(raw)
     start, end, comments = window_of(parsed, raw, guard.bindings)
     return Site(

@@ -471,9 +471,59 @@ def local_bindings(site: RawSite, atoms: list[GuardAtom]) -> list[LocalBinding]:
     return out
 
 
+def case_captures(subject: ast.expr, pattern: ast.pattern) -> list[tuple[str, ast.expr]]:
+    """The names a ``match`` pattern binds, each with the expression on the subject it takes.
+
+    ``case {"mode": mode}`` binds ``mode`` to ``subject['mode']``, ``case Point(x=x0)`` binds ``x0``
+    to ``subject.x``, ``case [a, b]`` binds ``a`` to ``subject[0]``; a capture whose value cannot be
+    written as an expression (after a ``*rest``, a positional class argument) is left out.
+    """
+    out: list[tuple[str, ast.expr]] = []
+
+    def visit(node: ast.expr, pat: ast.pattern) -> None:
+        if isinstance(pat, ast.MatchAs):
+            if pat.name is not None:
+                out.append((pat.name, node))
+            if pat.pattern is not None:
+                visit(node, pat.pattern)
+        elif isinstance(pat, ast.MatchMapping):
+            for key, sub in zip(pat.keys, pat.patterns, strict=True):
+                visit(ast.Subscript(value=node, slice=key, ctx=ast.Load()), sub)
+        elif isinstance(pat, ast.MatchClass):
+            for attr, sub in zip(pat.kwd_attrs, pat.kwd_patterns, strict=True):
+                visit(ast.Attribute(value=node, attr=attr, ctx=ast.Load()), sub)
+        elif isinstance(pat, ast.MatchSequence):
+            for i, sub in enumerate(pat.patterns):
+                if isinstance(sub, ast.MatchStar):
+                    break
+                visit(ast.Subscript(value=node, slice=ast.Constant(i), ctx=ast.Load()), sub)
+
+    visit(subject, pattern)
+    return out
+
+
+def _case_bindings(site: RawSite, atoms: list[GuardAtom]) -> list[LocalBinding]:
+    """Bindings for the names the taken ``match`` cases capture and the guard reads."""
+    read = set(_names_read([a.test for a in atoms if a.test is not None]))
+    out: list[LocalBinding] = []
+    for frame in site.frames:
+        if isinstance(frame.stmt, ast.Match) and frame.branch.startswith("case:"):
+            case = frame.stmt.cases[int(frame.branch.split(":")[1])]
+            for name, value in case_captures(frame.stmt.subject, case.pattern):
+                if name in read:
+                    out.append(LocalBinding(name, f"{name} = {unparse(value)}", value, case.pattern.lineno))
+    return out
+
+
 def guard_of(site: RawSite) -> Guard:
     atoms = guard_atoms(site)
     bindings = local_bindings(site, atoms)
+    # Names a case pattern binds are set by the match itself, not by an assignment: without
+    # these, the validation code would read names nothing defines.
+    captured = _case_bindings(site, atoms)
+    if captured:
+        names = {b.name for b in captured}
+        bindings = [b for b in bindings if b.name not in names] + captured
     handlers = tuple(a.text[len("except ") :] for a in atoms if a.kind == "except" and a.text != "except")
     return Guard(atoms=tuple(atoms), bindings=tuple(bindings), handlers=handlers)
 

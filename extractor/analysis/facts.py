@@ -8,6 +8,7 @@ These are plain frozen dataclasses: :mod:`extractor.analysis.sites` fills the lo
 from __future__ import annotations
 
 import ast
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -40,6 +41,11 @@ class Raised:
     message: Message | None = None
     status: int | None = None
     code: str | None = None
+
+    def __post_init__(self) -> None:
+        # Python reads identifiers NFKC-normalised: ``raise ＶalueError`` raises the builtin.
+        if not self.error_class.isascii():
+            object.__setattr__(self, "error_class", unicodedata.normalize("NFKC", self.error_class))
 
 
 @dataclass(frozen=True)
