@@ -343,3 +343,45 @@ def test_validation_code_of_a_match_case_binds_what_the_case_captures() -> None:
     scope: dict[str, object] = {"MODES": ("a", "b"), "cfg": {"mode": "z"}}
     exec(compile(code.splitlines()[0], "<binding>", "exec"), scope)  # our own generated line, on our own data
     assert eval(code.splitlines()[-1], scope) is True
+
+
+# --------------------------------------------------------------------------- (7) interpreter
+
+
+NEWER = """\
+type Alias = int
+
+
+def first[T](xs: list[T]) -> T:
+    raise IndexError('empty')
+
+
+def lookup(d):
+    if not d:
+        raise KeyError(f"missing {d["key"]}")
+
+
+class Box[T]:
+    def get(self) -> T:
+        raise NotImplementedError("abstract")
+"""
+
+
+def test_newer_syntax_gives_the_same_sites_on_any_interpreter() -> None:
+    records = _records(NEWER)
+    assert [(r["lineNumber"], r["errorClass"]) for r in records] == [
+        (5, "IndexError"),
+        (10, "KeyError"),
+        (15, "NotImplementedError"),
+    ]
+    by_line = {r["lineNumber"]: r for r in records}
+    assert by_line[10]["errorMessage"] == 'missing {d["key"]}'
+    assert 'd["key"]' in str(by_line[10]["sourceCode"])  # the window is the file's own text
+    assert str(by_line[5]["sourceCode"]).startswith("def first[T]")
+
+
+def test_a_real_syntax_error_stays_one() -> None:
+    from extractor.analysis.parse import ParseFailure, parse_source
+
+    failure = parse_source("bad.py", b"def first[T](:\n    raise IndexError('x')\n")
+    assert isinstance(failure, ParseFailure) and failure.code is Reason.SYNTAX_ERROR

@@ -16,6 +16,7 @@ import tokenize
 import warnings
 from dataclasses import dataclass, field
 
+from extractor.analysis.newer_syntax import downgrade
 from extractor.reasons import Reason
 
 # Python's tokenizer breaks lines on \r\n, \r and \n only (str.splitlines also breaks on \x0c,
@@ -151,6 +152,13 @@ def _parse(path: str, data: bytes) -> ParsedFile | ParseFailure:
             warnings.simplefilter("ignore")
             tree = ast.parse(text, filename=path, type_comments=False)
     except SyntaxError as exc:
+        # Syntax of a newer Python (PEP 695, PEP 701) is read the same under every interpreter.
+        newer = downgrade(text)
+        if newer is not None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(newer, filename=path, type_comments=False)
+            return ParsedFile(path=path, tree=tree, lines=_LINE_BREAK.split(text))
         where = f"line {exc.lineno}" if exc.lineno else "unknown line"
         return ParseFailure(
             path, f"syntax error at {where}: {exc.msg} ({_GRAMMAR} grammar)", code=Reason.SYNTAX_ERROR
