@@ -248,6 +248,8 @@ def diff(
             sys.stdout.flush()
     except OSError as exc:
         fail(ExtractorError(str(out_path or "stdout"), f"cannot write ({exc.strerror or exc})"))
+    except ExtractorError as exc:
+        fail(exc)
     raise typer.Exit(1 if result.has_differences else 0)
 
 

@@ -54,6 +54,15 @@ def _error(path: Path, exc: OSError) -> ExtractorError:
     return ExtractorError(str(path), f"cannot write ({exc.strerror or exc})")
 
 
+def _check_folder(path: Path, parent: Path) -> None:
+    """Refuse a path below something that exists and is not a folder (``file.txt/x.jsonl``)."""
+    ancestor = parent
+    while not ancestor.exists() and ancestor.parent != ancestor:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise ExtractorError(str(path), f"cannot write ({ancestor} is not a folder)")
+
+
 def check_output_path(path: Path) -> None:
     """Refuse, before any work, an output path that can be known not to take a file.
 
@@ -67,13 +76,7 @@ def check_output_path(path: Path) -> None:
     if path.exists() and not path.is_file():
         return  # a device or a pipe: written through (see atomic_write_bytes)
     parent = path.parent
-    ancestor = parent
-    while not ancestor.exists():
-        if ancestor.parent == ancestor:
-            break
-        ancestor = ancestor.parent
-    if not ancestor.is_dir():
-        raise ExtractorError(str(path), f"cannot write ({ancestor} is not a folder)")
+    _check_folder(path, parent)
     try:
         parent.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe", dir=parent)
@@ -122,6 +125,7 @@ def atomic_write_bytes(path: Path, chunks: Iterable[bytes]) -> None:
     if real.exists() and not real.is_file():
         _write_through(real, chunks)
         return
+    _check_folder(path, real.parent)
     try:
         real.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent)

@@ -167,8 +167,8 @@ def _unreadable(repo: git.Repo, commitish: str) -> str | None:
         named = repo.git.rev_parse("--verify", "--end-of-options", commitish).strip()
     except git.GitCommandError:
         return None  # the name itself is unknown
-    if not HEX40.match(named):
-        return None
+    if not HEX40.match(named) or named == commitish.lower():
+        return None  # a full sha is "resolved" to itself whether or not the object exists
     try:
         repo.git.cat_file("-t", named)
     except git.GitCommandError as exc:
