@@ -47,7 +47,7 @@ from extractor.datasets.match.query import (
     parse_query,
     strip_prefixes,
 )
-from extractor.datasets.match.ranking import Match, Matcher
+from extractor.datasets.match.ranking import Match, Matcher, MatchGroup
 from extractor.datasets.match.render import matches_table
 from extractor.datasets.match.selection import newest_dataset
 
@@ -55,6 +55,7 @@ __all__ = [
     "ClassHierarchy",
     "Frame",
     "Match",
+    "MatchGroup",
     "Matcher",
     "PatternInfo",
     "QueryException",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from extractor.datasets.match.classes import ClassHierarchy, last_name
@@ -36,6 +36,8 @@ class Frame:
     path: str
     line: int
     function: str
+    source: str = ""
+    """The source line the traceback printed under it, stripped ("" when it printed none)."""
 
 
 @dataclass
@@ -46,6 +48,9 @@ class QueryException:
     variants: list[tuple[str, float]]
     frames: list[tuple[Frame, float]] = field(default_factory=list)
     weight: float = 1.0
+    group: int = 0
+    """Which distinct error of the input this is: a chain, the exceptions quoted in it and its
+    message share one group; each further traceback or exception line of a log starts its own."""
 
 
 _LEVEL = r"(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL|EXCEPTION)"
@@ -193,6 +198,7 @@ class _Block:
     cls: str | None = None
     message_lines: list[str] = field(default_factory=list)
     chained_to_next: bool = False
+    start: int = 0
 
 
 def parse_query(text: str, hierarchy: ClassHierarchy) -> list[QueryException]:
@@ -223,7 +229,7 @@ def parse_query(text: str, hierarchy: ClassHierarchy) -> list[QueryException]:
             if pending_chain and blocks:
                 blocks[-1].chained_to_next = True
             pending_chain = False
-            block = _Block()
+            block = _Block(start=i)
             blocks.append(block)
             state = "frames"
             continue
@@ -239,6 +245,9 @@ def parse_query(text: str, hierarchy: ClassHierarchy) -> list[QueryException]:
                     Frame(fm.group("path"), int(fm.group("line")), (fm.group("func") or "").strip())
                 )
                 prev_frame = True
+                continue
+            if after_frame and bare and line[:1].isspace() and block.frames and not block.frames[-1].source:
+                block.frames[-1] = replace(block.frames[-1], source=bare)
                 continue
             if (
                 not bare
@@ -266,7 +275,8 @@ def parse_query(text: str, hierarchy: ClassHierarchy) -> list[QueryException]:
                 blocks[-1].chained_to_next = True
             pending_chain = False
             block = _Block(
-                frames=[Frame(fm.group("path"), int(fm.group("line")), (fm.group("func") or "").strip())]
+                frames=[Frame(fm.group("path"), int(fm.group("line")), (fm.group("func") or "").strip())],
+                start=i,
             )
             blocks.append(block)
             state, prev_frame = "frames", True
@@ -275,22 +285,41 @@ def parse_query(text: str, hierarchy: ClassHierarchy) -> list[QueryException]:
             loose.append((bare, i, record_start))
 
     found: list[QueryException] = []
+    # A chain is one error: its tracebacks share the group of the one that ended it.
+    group_of_block: dict[int, int] = {}
+    pending: list[_Block] = []
     for blk in blocks:
-        if blk.cls is None and not blk.message_lines:
+        pending.append(blk)
+        if not blk.chained_to_next:
+            for member in pending:
+                group_of_block[id(member)] = blk.start
+            pending = []
+    for member in pending:
+        group_of_block[id(member)] = member.start
+    for blk in blocks:
+        if blk.cls is None and not blk.message_lines and not blk.frames:
             continue
         final = not blk.chained_to_next
         weight = 1.0 if final else CHAIN_EARLIER_WEIGHT
         message = "\n".join(blk.message_lines)
+        group = group_of_block[id(blk)]
+        if blk.cls is None and not blk.message_lines:
+            # Frames cut off before their exception line: only the frames can say where.
+            found.append(QueryException(None, [], _weighted_frames(blk.frames), weight, group))
+            continue
         found.append(
-            QueryException(blk.cls, message_variants(message, blk.cls), _weighted_frames(blk.frames), weight)
+            QueryException(
+                blk.cls, message_variants(message, blk.cls), _weighted_frames(blk.frames), weight, group
+            )
         )
-        found.extend(_embedded(message, hierarchy, weight * EMBEDDED_WEIGHT))
+        found.extend(_regroup(_embedded(message, hierarchy, weight * EMBEDDED_WEIGHT), group))
 
     log_found: list[QueryException] = []
     k = 0
     while k < len(loose):
-        bare = loose[k][0]
-        log_found.extend(_embedded(bare, hierarchy, EMBEDDED_WEIGHT))
+        bare, where = loose[k][0], loose[k][1]
+        embedded = _regroup(_embedded(bare, hierarchy, EMBEDDED_WEIGHT), where)
+        log_found.extend(embedded)
         parsed = _exception_from_line(bare, hierarchy, trusted=False)
         k += 1
         if parsed is None or parsed[0] is None:
@@ -305,9 +334,11 @@ def parse_query(text: str, hierarchy: ClassHierarchy) -> list[QueryException]:
             and _exception_from_line(loose[k][0], hierarchy, trusted=False) is None
         ):
             message_lines.append(loose[k][0])
-            log_found.extend(_embedded(loose[k][0], hierarchy, EMBEDDED_WEIGHT))
+            log_found.extend(_regroup(_embedded(loose[k][0], hierarchy, EMBEDDED_WEIGHT), where))
             k += 1
-        log_found.append(QueryException(parsed[0], message_variants("\n".join(message_lines), parsed[0])))
+        log_found.append(
+            QueryException(parsed[0], message_variants("\n".join(message_lines), parsed[0]), group=where)
+        )
     found.extend(log_found)
     if not found and loose:
         # Only a message, or a log with no exception line: each recent line may be the message.
@@ -323,6 +354,12 @@ def parse_query(text: str, hierarchy: ClassHierarchy) -> list[QueryException]:
             if shape not in seen:
                 seen.add(shape)
                 found.append(QueryException(None, message_variants(bare), weight=weight))
+    return found
+
+
+def _regroup(found: list[QueryException], group: int) -> list[QueryException]:
+    for q in found:
+        q.group = group
     return found
 
 

@@ -36,6 +36,26 @@ class Match:
     why: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class MatchGroup:
+    """The ranked sites of one distinct error of the input."""
+
+    label: str
+    """The error as the input shows it (``Class: first line of its message``); "" when unknown."""
+    matches: list[Match]
+
+
+def _label(items: Sequence[tuple[QueryException, object]]) -> str:
+    """The error a group stands for: its heaviest exception, as ``Class: first message line``."""
+    q = max((q for q, _ in items), key=lambda q: q.weight)
+    message = q.variants[0][0].strip().split("\n")[0] if q.variants else ""
+    if len(message) > 160:
+        message = message[:157] + "..."
+    if q.cls:
+        return f"{q.cls}: {message}" if message else q.cls
+    return message
+
+
 @dataclass
 class _Evidence:
     message: float = 0.0
@@ -281,11 +301,49 @@ class Matcher:
         return root in PACKAGE_ROOTS  # an unqualified errorClass is sglang's own or a builtin
 
     def match(self, text: str, top: int | None = 10) -> list[Match]:
-        """Rank the records that may have raised the error in ``text``, best first."""
+        """Rank the records that may have raised the error in ``text``, best first.
+
+        Every error of the input competes in one list; :meth:`match_groups` ranks each apart.
+        """
         queries = parse_query(text, self.hierarchy)
-        best: dict[int, tuple[float, tuple[str, ...]]] = {}
         with self._guard:
             evidence = [(q, self._evidence(q)) for q in queries]
+        return self._rank(evidence, top)
+
+    def match_groups(self, text: str, top: int | None = 10) -> list[MatchGroup]:
+        """One ranked list per distinct error of the input (a log may hold several), in input order.
+
+        Errors that read the same (the same traceback printed by two ranks) or whose best site is
+        the same are one group; an input with one error gives one group, ranked as :meth:`match`.
+        """
+        queries = parse_query(text, self.hierarchy)
+        with self._guard:
+            evidence = [(q, self._evidence(q)) for q in queries]
+        by_group: dict[int, list[tuple[QueryException, dict[int, _Evidence]]]] = defaultdict(list)
+        for q, found in evidence:
+            by_group[q.group].append((q, found))
+        groups: list[MatchGroup] = []
+        seen: set[str] = set()
+        for g in sorted(by_group):
+            items = by_group[g]
+            label = _label(items)
+            ranked = self._rank(items, top)
+            keys = {"label:" + label} if label else set()
+            if ranked:
+                keys.add("site:" + ranked[0].record.id)
+            if keys & seen:
+                continue
+            seen |= keys
+            groups.append(MatchGroup(label, ranked))
+        if len(groups) > 1:
+            # A line that names nothing (no site fits it) is noise next to errors that do.
+            groups = [grp for grp in groups if grp.matches] or groups[:1]
+        return groups
+
+    def _rank(
+        self, evidence: Sequence[tuple[QueryException, dict[int, _Evidence]]], top: int | None
+    ) -> list[Match]:
+        best: dict[int, tuple[float, tuple[str, ...]]] = {}
         for q, found in evidence:
             for i, e in found.items():
                 score = e.total(q.weight)
