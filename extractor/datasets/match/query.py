@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from extractor.datasets.match.classes import ClassHierarchy, last_name
+from extractor.datasets.match.prefix import strip_ellipsis
 
 MAX_MESSAGE_LINES = 40
 MAX_INPUT_LINES = 2000
@@ -147,6 +148,10 @@ def message_variants(message: str, cls: str | None = None) -> list[tuple[str, fl
         add(" ".join(x for x in lines if x), 0.95)  # a terminal or logger wrapped one long line
         add("".join(lines), 0.95)
         add(lines[0], 0.85)  # trailing lines may be notes or unrelated output
+    for text in list(out):
+        cut = strip_ellipsis(text)  # "…" where the user cut a long message short
+        if cut is not None:
+            add(cut, out[text])
     for text in list(out):
         unq = _unquote(text)  # KeyError and repr() quote their message
         if unq is not None:

@@ -11,9 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from extractor.datasets.match.classes import BUILTIN_PARENTS, ClassHierarchy, last_name
-from extractor.datasets.match.patterns import WORD_RE, WS_RE, analyse_pattern, runs_in_order
+from extractor.datasets.match.patterns import WORD_RE, WS_RE, PatternInfo, analyse_pattern, runs_in_order
+from extractor.datasets.match.prefix import head_words, prefix_cover
 from extractor.datasets.match.query import PACKAGE_ROOTS, Frame, QueryException, parse_query, path_parts
 from extractor.datasets.match.regex_guard import REGEX_SECONDS, RegexGuard
+from extractor.datasets.match.sites import function_name, statement_lines
 from extractor.records.jsonl import load_records
 from extractor.records.model import ErrorRecord
 
@@ -23,6 +25,10 @@ MAX_REGEX_CHARS = 2000
 W_MESSAGE, W_CLASS, W_FRAME = 0.55, 0.15, 0.30
 MIN_SPECIFICITY = 0.2
 """Below this a pattern (``{a}: {b}``) is too generic to name a site from its message alone."""
+MIN_PREFIX_CHARS = 16
+"""Literal characters a cut-short message must reach in a pattern before it names that site."""
+PREFIX_WEIGHT = 0.8
+"""A cut-short match is worth this share of a full match of the same text."""
 FUZZY_MIN_RECALL = 0.6
 """Share of a record's (idf-weighted) literal words the message must hold for a loose match."""
 
@@ -75,6 +81,7 @@ _WHY = {
     "weak": "pattern fully matches (mostly placeholders)",
     "contain": "its literal text occurs in the message",
     "fuzzy": "most of its words occur in the message",
+    "prefix": "the message is its text cut short",
 }
 
 
@@ -86,7 +93,7 @@ def _qualifies(e: _Evidence, custom_class: bool) -> bool:
         return True
     if custom_class and e.cls == 1.0:
         return True  # an sglang-specific class is evidence on its own; ValueError is not
-    if e.message_kind in ("full", "contain"):
+    if e.message_kind in ("full", "contain", "prefix"):
         return True
     # Word overlap is loose: not against a conflicting class. A pattern that is mostly
     # placeholders matches almost any text: only a frame or an sglang class backs it up.
@@ -131,6 +138,23 @@ class Matcher:
             if parts:
                 self.by_basename[parts[-1]].append(i)
             self.by_class[self.classes[i]].append(i)
+        self.functions = [function_name(r) for r in self.records]
+        self._statements: dict[int, frozenset[str]] = {}
+        # A cut-short message keeps the pattern's first words: each record is found by the rarest.
+        heads = [
+            [w.lower() for w in head_words(self._lower_runs[i], info.starts_with_run)]
+            if info.literal_chars >= MIN_PREFIX_CHARS and info.specificity >= MIN_SPECIFICITY
+            else []
+            for i, info in enumerate(self.infos)
+        ]
+        head_df: dict[str, int] = defaultdict(int)
+        for ws in heads:
+            for w in set(ws):
+                head_df[w] += 1
+        self.by_head: dict[str, list[int]] = defaultdict(list)
+        for i, ws in enumerate(heads):
+            if ws:
+                self.by_head[min(ws, key=lambda w: (head_df[w], -len(w), w))].append(i)
         self._word_weight = [sum(self.idf[w] for w in info.safe_words) for info in self.infos]
         # Words in more than 1 record in 20 say little and cost most: the loose match's prefilter
         # looks at the rarer words only, each record needing most of its own rarer words' weight.
@@ -166,7 +190,16 @@ class Matcher:
             hit = self.by_anchor.get(w)
             if hit:
                 cands.update(hit)
+            head = self.by_head.get(w)
+            if head:
+                cands.update(head)
         return cands
+
+    def statement(self, i: int) -> frozenset[str]:
+        found = self._statements.get(i)
+        if found is None:
+            found = self._statements[i] = statement_lines(self.records[i])
+        return found
 
     def _fuzzy_candidates(self, words: set[str]) -> list[int]:
         """Records whose rarer words mostly occur among ``words`` (worth an exact overlap check)."""
@@ -216,7 +249,20 @@ class Matcher:
             # less of the message the pattern's literals explain, the weaker the evidence.
             covered = min(1.0, info.literal_chars / max(1, len(text.strip())))
             return 0.7 * full * (0.4 + 0.6 * covered), "contain"
-        return 0.0, ""
+        return self._prefix_level(i, norm.strip()), "prefix"
+
+    def _prefix_level(self, i: int, norm: str) -> float:
+        """A message cut short (title, first line, tail dropped): below any full match of it."""
+        info = self.infos[i]
+        if info.literal_chars < MIN_PREFIX_CHARS or len(norm) < MIN_PREFIX_CHARS:
+            return 0.0
+        covered = prefix_cover(self._norm_runs[i], info.starts_with_run, norm)
+        explained = covered / len(norm)
+        if covered < MIN_PREFIX_CHARS or explained < 0.5:
+            return 0.0
+        # As specific as the part of the pattern the text reaches, and never a full match's level.
+        reached = PatternInfo((), covered, info.placeholders, frozenset(), False).specificity
+        return PREFIX_WEIGHT * (0.15 + 0.85 * reached) * (0.5 + 0.5 * explained)
 
     def _fuzzy_level(self, i: int, words: set[str], query_weight: float) -> float:
         info = self.infos[i]
@@ -243,15 +289,27 @@ class Matcher:
             need = parts[roots[-1] :]
             for i in self.by_basename.get(parts[-1], ()):
                 rparts = path_parts(self.records[i].filePath)
-                if len(rparts) < len(need) or rparts[-len(need) :] != need:
-                    continue
+                moved = len(rparts) < len(need) or rparts[-len(need) :] != need
                 d = abs(fr.line - self.records[i].lineNumber)
-                score = weight * (0.35 + 0.65 * math.exp(-d / 15))
+                # Line numbers drift between releases; the printed source line and the function
+                # name do not (unless the statement itself changed).
+                same_source = bool(fr.source) and fr.source in self.statement(i)
+                same_function = bool(fr.function) and fr.function == self.functions[i]
+                if moved and not (same_source and same_function):
+                    continue  # another file of that name, unless the same statement moved there
+                near = math.exp(-d / 15)
+                if same_source:
+                    near = max(near, 0.7 + 0.2 * same_function + 0.1 * near)
+                score = weight * (0.35 + 0.65 * near) * (0.7 if moved else 1.0)
                 e = ev.setdefault(i, _Evidence())
                 if score > e.frame:
                     e.frame = score
-                    e.frame_why = f"traceback frame {'/'.join(need)}:{fr.line} ({d} lines away)"
-                if d <= 2 or (d <= 5 and weight >= 0.8):
+                    how = f"{d} lines away"
+                    if same_source:
+                        how += ", same source line" + (" in the same function" if same_function else "")
+                    where = "/".join(need) + (" (file moved)" if moved else "")
+                    e.frame_why = f"traceback frame {where}:{fr.line} ({how})"
+                if d <= 2 or (d <= 5 and weight >= 0.8) or (same_source and (same_function or weight >= 0.8)):
                     e.frame_close = True
 
     def _evidence(self, q: QueryException) -> dict[int, _Evidence]:
