@@ -13,8 +13,9 @@ from collections.abc import Sequence
 
 from extractor.datasets.match.patterns import WORD_RE
 
-HEAD_CHARS = 48
-"""Words within this many literal characters of a pattern's start survive any plausible cut."""
+HEAD_CHARS = (20, 48)
+"""A record is found by its rarest word within each of these many first literal characters: the
+shorter survives nearly any cut, the longer is rarer."""
 MAX_PARTIAL_RUN = 200
 """Longest stretch of a run the text may end part-way into (bounds the tail comparison)."""
 
@@ -66,19 +67,19 @@ def _partial(run: str, tail: str) -> int:
     return 0
 
 
-def head_words(runs: Sequence[str], starts_with_run: bool) -> list[str]:
-    """Words every cut-short rendering keeps: whole words within the pattern's first characters."""
+def head_words(runs: Sequence[str], starts_with_run: bool, within: int) -> list[str]:
+    """Words a cut-short rendering keeps: whole words within the pattern's first ``within`` characters."""
     words: list[str] = []
     seen = 0
     for k, run in enumerate(runs):
         for m in WORD_RE.finditer(run):
-            if seen + m.start() >= HEAD_CHARS:
+            if seen + m.end() > within:
                 return words
             # A word touching a placeholder may continue into it at runtime.
             touches_start = m.start() == 0 and not (k == 0 and starts_with_run)
             if not touches_start and m.end() < len(run) and len(m.group()) >= 2:
                 words.append(m.group())
         seen += len(run)
-        if seen >= HEAD_CHARS:
+        if seen >= within:
             break
     return words

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from extractor.datasets.match.classes import BUILTIN_PARENTS, ClassHierarchy, last_name
 from extractor.datasets.match.patterns import WORD_RE, WS_RE, PatternInfo, analyse_pattern, runs_in_order
-from extractor.datasets.match.prefix import head_words, prefix_cover
+from extractor.datasets.match.prefix import HEAD_CHARS, head_words, prefix_cover
 from extractor.datasets.match.query import PACKAGE_ROOTS, Frame, QueryException, parse_query, path_parts
 from extractor.datasets.match.regex_guard import REGEX_SECONDS, RegexGuard
 from extractor.datasets.match.sites import function_name, statement_lines
@@ -141,20 +141,23 @@ class Matcher:
         self.functions = [function_name(r) for r in self.records]
         self._statements: dict[int, frozenset[str]] = {}
         # A cut-short message keeps the pattern's first words: each record is found by the rarest.
-        heads = [
-            [w.lower() for w in head_words(self._lower_runs[i], info.starts_with_run)]
-            if info.literal_chars >= MIN_PREFIX_CHARS and info.specificity >= MIN_SPECIFICITY
-            else []
-            for i, info in enumerate(self.infos)
-        ]
-        head_df: dict[str, int] = defaultdict(int)
-        for ws in heads:
-            for w in set(ws):
-                head_df[w] += 1
         self.by_head: dict[str, list[int]] = defaultdict(list)
-        for i, ws in enumerate(heads):
-            if ws:
-                self.by_head[min(ws, key=lambda w: (head_df[w], -len(w), w))].append(i)
+        for within in HEAD_CHARS:
+            heads = [
+                [w.lower() for w in head_words(self._lower_runs[i], info.starts_with_run, within)]
+                if info.literal_chars >= MIN_PREFIX_CHARS and info.specificity >= MIN_SPECIFICITY
+                else []
+                for i, info in enumerate(self.infos)
+            ]
+            head_df: dict[str, int] = defaultdict(int)
+            for ws in heads:
+                for w in set(ws):
+                    head_df[w] += 1
+            for i, ws in enumerate(heads):
+                if ws:
+                    key = min(ws, key=lambda w: (head_df[w], -len(w), w))
+                    if not self.by_head[key] or self.by_head[key][-1] != i:
+                        self.by_head[key].append(i)
         self._word_weight = [sum(self.idf[w] for w in info.safe_words) for info in self.infos]
         # Words in more than 1 record in 20 say little and cost most: the loose match's prefilter
         # looks at the rarer words only, each record needing most of its own rarer words' weight.
