@@ -39,6 +39,7 @@ tracebacks and at their end.
 """
 
 from extractor.datasets.match.classes import ClassHierarchy, last_name
+from extractor.datasets.match.history import Searched, SearchResult, search
 from extractor.datasets.match.patterns import PatternInfo, analyse_pattern
 from extractor.datasets.match.query import (
     Frame,
@@ -48,22 +49,29 @@ from extractor.datasets.match.query import (
     strip_prefixes,
 )
 from extractor.datasets.match.ranking import Match, Matcher, MatchGroup
-from extractor.datasets.match.render import matches_table
-from extractor.datasets.match.selection import newest_dataset
+from extractor.datasets.match.render import json_rows, matches_table, print_search
+from extractor.datasets.match.selection import DatasetChoice, choose_datasets, newest_dataset
 
 __all__ = [
     "ClassHierarchy",
+    "DatasetChoice",
     "Frame",
     "Match",
     "MatchGroup",
     "Matcher",
     "PatternInfo",
     "QueryException",
+    "SearchResult",
+    "Searched",
     "analyse_pattern",
+    "choose_datasets",
+    "json_rows",
     "last_name",
     "matches_table",
     "message_variants",
     "newest_dataset",
     "parse_query",
+    "print_search",
+    "search",
     "strip_prefixes",
 ]

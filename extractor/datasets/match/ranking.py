@@ -40,6 +40,10 @@ class Match:
     score: float
     record: ErrorRecord
     why: tuple[str, ...]
+    explain: tuple[str, ...] = ()
+    """Each part of the score (for ``--explain``)."""
+    via: ErrorRecord | None = None
+    """The older dataset's record the input matched, when ``record`` is its current pairing."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,46 @@ class MatchGroup:
     label: str
     """The error as the input shows it (``Class: first line of its message``); "" when unknown."""
     matches: list[Match]
+
+
+def distinct_groups(groups: dict[int, MatchGroup]) -> list[MatchGroup]:
+    """The groups in input order, each distinct error once (by its text or its best site)."""
+    out: list[MatchGroup] = []
+    seen: set[str] = set()
+    for group in groups.values():
+        keys = {"label:" + group.label} if group.label else set()
+        if group.matches:
+            keys.add("site:" + group.matches[0].record.id)
+        if keys & seen:
+            continue
+        seen |= keys
+        out.append(group)
+    if len(out) > 1:
+        # A line that names nothing (no site fits it) is noise next to errors that do.
+        out = [grp for grp in out if grp.matches] or out[:1]
+    return out
+
+
+def _why(q: QueryException, e: _Evidence) -> tuple[str, ...]:
+    why = tuple(x for x in (e.message_why, e.frame_why) if x)
+    if q.cls and e.cls > 0:
+        why += (f"class {last_name(q.cls)} {'matches' if e.cls == 1 else 'is related'}",)
+    return why
+
+
+def _explain(q: QueryException, e: _Evidence) -> tuple[str, ...]:
+    """Each part of the score: its level, its points, and what earned it."""
+    out = [
+        f"message {e.message:.2f} x {100 * W_MESSAGE:.0f} = {100 * W_MESSAGE * e.message:.1f}"
+        + (f" ({e.message_why})" if e.message_why else " (no message evidence)"),
+        f"class {e.cls:+.2f} x {100 * W_CLASS:.0f} = {100 * W_CLASS * e.cls:+.1f}"
+        + (f" (input says {q.cls})" if q.cls else " (input names no class)"),
+        f"frame {e.frame:.2f} x {100 * W_FRAME:.0f} = {100 * W_FRAME * e.frame:.1f}"
+        + (f" ({e.frame_why})" if e.frame_why else " (no traceback frame at this site)"),
+    ]
+    if q.weight != 1.0:
+        out.append(f"all x {q.weight:.2f} (an earlier exception of a chain, or one quoted in another)")
+    return tuple(out)
 
 
 def _label(items: Sequence[tuple[QueryException, object]]) -> str:
@@ -377,49 +421,36 @@ class Matcher:
         Errors that read the same (the same traceback printed by two ranks) or whose best site is
         the same are one group; an input with one error gives one group, ranked as :meth:`match`.
         """
+        return distinct_groups(self.rank_groups(text, top))
+
+    def rank_groups(self, text: str, top: int | None = 10) -> dict[int, MatchGroup]:
+        """Every error of the input (keyed by the line it starts at) with its ranked sites."""
         queries = parse_query(text, self.hierarchy)
         with self._guard:
             evidence = [(q, self._evidence(q)) for q in queries]
         by_group: dict[int, list[tuple[QueryException, dict[int, _Evidence]]]] = defaultdict(list)
         for q, found in evidence:
             by_group[q.group].append((q, found))
-        groups: list[MatchGroup] = []
-        seen: set[str] = set()
-        for g in sorted(by_group):
-            items = by_group[g]
-            label = _label(items)
-            ranked = self._rank(items, top)
-            keys = {"label:" + label} if label else set()
-            if ranked:
-                keys.add("site:" + ranked[0].record.id)
-            if keys & seen:
-                continue
-            seen |= keys
-            groups.append(MatchGroup(label, ranked))
-        if len(groups) > 1:
-            # A line that names nothing (no site fits it) is noise next to errors that do.
-            groups = [grp for grp in groups if grp.matches] or groups[:1]
-        return groups
+        return {g: MatchGroup(_label(items), self._rank(items, top)) for g, items in sorted(by_group.items())}
 
     def _rank(
         self, evidence: Sequence[tuple[QueryException, dict[int, _Evidence]]], top: int | None
     ) -> list[Match]:
-        best: dict[int, tuple[float, tuple[str, ...]]] = {}
+        best: dict[int, tuple[float, QueryException, _Evidence]] = {}
         for q, found in evidence:
             for i, e in found.items():
                 score = e.total(q.weight)
-                if score > best.get(i, (-1.0, ()))[0]:
-                    why = tuple(x for x in (e.message_why, e.frame_why) if x)
-                    if q.cls and e.cls > 0:
-                        why += (f"class {last_name(q.cls)} {'matches' if e.cls == 1 else 'is related'}",)
-                    best[i] = (score, why)
+                if i not in best or score > best[i][0]:
+                    best[i] = (score, q, e)
         ranked = sorted(
             best.items(),
             key=lambda kv: (-round(kv[1][0], 6), -self.infos[kv[0]].specificity, self._sort_key(kv[0])),
         )
         if top is not None:
             ranked = ranked[:top]
-        return [Match(round(100 * s, 1), self.records[i], why) for i, (s, why) in ranked]
+        return [
+            Match(round(100 * s, 1), self.records[i], _why(q, e), _explain(q, e)) for i, (s, q, e) in ranked
+        ]
 
     def _sort_key(self, i: int) -> tuple[str, int, str]:
         r = self.records[i]
