@@ -15,6 +15,9 @@ MAX_MESSAGE_LINES = 40
 MAX_INPUT_LINES = 2000
 """A longer input is read only around its tracebacks and at its end (see :func:`_focus`)."""
 FOCUS_LINES = 300
+MAX_FOCUS_LINES = 20_000
+"""Lines kept around the tracebacks and exception lines of a long log (its end comes on top)."""
+MAX_SHAPE_CHARS = 2000
 MAX_LINE_CHARS = 200_000
 MAX_LOG_LINES = 30
 
@@ -79,6 +82,15 @@ _CHAIN_MARKERS = (
     "The above exception was the direct cause of the following exception:",
 )
 _DIGITS_RE = re.compile(r"\d+")
+# Repeats of one error differ in their digits (times, ranks, ids): a shape has them all "0".
+_ZERO_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+
+
+def _shape(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass").translate(_ZERO_DIGITS)
+
+
+_EXC_HINT_RE = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b[:(]")
 _CARETS = re.compile(r"[\^~\s]+")
 _FRAME_RE = re.compile(r'\s*File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
 _EXC_LINE_RE = re.compile(r"(?P<cls>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?::(?:\s(?P<msg>.*))?)?\s*$", re.DOTALL)
@@ -369,17 +381,39 @@ def _regroup(found: list[QueryException], group: int) -> list[QueryException]:
 
 
 def _focus(lines: list[str]) -> list[str]:
-    """The parts of a long log worth reading: each traceback with what follows it, and the end.
+    """The parts of a long log worth reading: each distinct traceback or exception line with what
+    follows it, and the end; linear in the log.
 
-    Skipped stretches become one blank line, which ends any message before it.
+    A log repeats its errors (every rank, every retry): a traceback or exception line whose text
+    differs from an earlier one's only in its digits is skipped, and at most
+    :data:`MAX_FOCUS_LINES` lines are kept besides the end. Skipped stretches become one blank
+    line, which ends any message before it.
     """
     keep = [False] * len(lines)
     for k in range(max(0, len(lines) - FOCUS_LINES), len(lines)):
         keep[k] = True
+    seen: set[bytes] = set()
+    budget = MAX_FOCUS_LINES
+    until = -1  # lines before this index are kept
     for k, line in enumerate(lines):
-        if _TRACEBACK in line or _CHAIN_MARKERS[0] in line or _CHAIN_MARKERS[1] in line:
-            for j in range(max(0, k - 2), min(len(lines), k + FOCUS_LINES)):
-                keep[j] = True
+        if k >= until and budget > 0:
+            if _TRACEBACK in line or _CHAIN_MARKERS[0] in line or _CHAIN_MARKERS[1] in line:
+                end = _traceback_end(lines, k)
+                shape = _shape("\n".join(x[:MAX_SHAPE_CHARS] for x in lines[k:end]))
+                if shape not in seen:
+                    seen.add(shape)
+                    for j in range(max(0, k - 2, until), k):
+                        keep[j] = True
+                    until = k + FOCUS_LINES
+                    budget -= FOCUS_LINES
+            elif ("Error" in line or "Exception" in line) and _EXC_HINT_RE.search(line[:MAX_SHAPE_CHARS]):
+                shape = _shape(line[:MAX_SHAPE_CHARS])
+                if shape not in seen:
+                    seen.add(shape)
+                    until = k + MAX_MESSAGE_LINES
+                    budget -= MAX_MESSAGE_LINES
+        if k < until:
+            keep[k] = True
     out: list[str] = []
     for k, line in enumerate(lines):
         if keep[k]:
@@ -387,6 +421,21 @@ def _focus(lines: list[str]) -> list[str]:
         elif out and out[-1] != "":
             out.append("")
     return out
+
+
+def _traceback_end(lines: list[str], start: int) -> int:
+    """Index just after the exception line ending the traceback that starts at ``start``."""
+    end = min(len(lines), start + FOCUS_LINES)
+    for j in range(start + 1, end):
+        line = lines[j]
+        if (
+            line
+            and not line[:1].isspace()
+            and not line.startswith(("File ", "\x1b"))
+            and _TRACEBACK not in line
+        ):
+            return j + 1
+    return end
 
 
 def _weighted_frames(frames: Sequence[Frame]) -> list[tuple[Frame, float]]:

@@ -25,6 +25,10 @@ MAX_REGEX_CHARS = 2000
 W_MESSAGE, W_CLASS, W_FRAME = 0.55, 0.15, 0.30
 MIN_SPECIFICITY = 0.2
 """Below this a pattern (``{a}: {b}``) is too generic to name a site from its message alone."""
+MAX_EXCEPTIONS = 400
+"""Distinct exceptions of one input weighed at most (a log repeating one error costs one)."""
+MAX_GROUPS = 100
+"""Distinct errors of one input reported at most, the first ones in the input."""
 MIN_PREFIX_CHARS = 16
 """Literal characters a cut-short message must reach in a pattern before it names that site."""
 PREFIX_WEIGHT = 0.8
@@ -410,10 +414,7 @@ class Matcher:
 
         Every error of the input competes in one list; :meth:`match_groups` ranks each apart.
         """
-        queries = parse_query(text, self.hierarchy)
-        with self._guard:
-            evidence = [(q, self._evidence(q)) for q in queries]
-        return self._rank(evidence, top)
+        return self._rank(self._all_evidence(parse_query(text, self.hierarchy)), top)
 
     def match_groups(self, text: str, top: int | None = 10) -> list[MatchGroup]:
         """One ranked list per distinct error of the input (a log may hold several), in input order.
@@ -425,13 +426,28 @@ class Matcher:
 
     def rank_groups(self, text: str, top: int | None = 10) -> dict[int, MatchGroup]:
         """Every error of the input (keyed by the line it starts at) with its ranked sites."""
-        queries = parse_query(text, self.hierarchy)
-        with self._guard:
-            evidence = [(q, self._evidence(q)) for q in queries]
         by_group: dict[int, list[tuple[QueryException, dict[int, _Evidence]]]] = defaultdict(list)
-        for q, found in evidence:
-            by_group[q.group].append((q, found))
+        for q, found in self._all_evidence(parse_query(text, self.hierarchy)):
+            if q.group in by_group or len(by_group) < MAX_GROUPS:
+                by_group[q.group].append((q, found))
         return {g: MatchGroup(_label(items), self._rank(items, top)) for g, items in sorted(by_group.items())}
+
+    def _all_evidence(
+        self, queries: Sequence[QueryException]
+    ) -> list[tuple[QueryException, dict[int, _Evidence]]]:
+        """Evidence for each exception; one that a log repeats (every rank prints it) is weighed once."""
+        done: dict[tuple[object, ...], dict[int, _Evidence]] = {}
+        out = []
+        with self._guard:
+            for q in queries:
+                key = (q.cls, tuple(q.variants), tuple(q.frames))
+                found = done.get(key)
+                if found is None:
+                    if len(done) >= MAX_EXCEPTIONS:
+                        continue
+                    found = done[key] = self._evidence(q)
+                out.append((q, found))
+        return out
 
     def _rank(
         self, evidence: Sequence[tuple[QueryException, dict[int, _Evidence]]], top: int | None
