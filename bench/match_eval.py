@@ -14,7 +14,9 @@ site is then the expected answer:
 * ``log2``: a server log holding two different errors (each error counts as one case, right when
   its own result group ranks it first);
 * ``reworded``: the message as an older release might have worded it (a field renamed, a clause
-  dropped or added, one more item in a list);
+  dropped or added, one more item in a list; one or two such edits);
+* ``moved_file``: a traceback with the message whose file sits in another folder (an older
+  release's layout), its lines shifted;
 * ``json_body``: the OpenAI-compatible server's JSON error body.
 
 A case is right when the first result is the record it was made from, or one that no input of
@@ -50,6 +52,7 @@ KINDS = (
     "bare_assert",
     "log2",
     "reworded",
+    "moved_file",
     "json_body",
 )
 
@@ -90,7 +93,7 @@ def _traceback(record: ErrorRecord, rng: random.Random, last_line: str, shift: i
     )
 
 
-def _reword(message: str, rng: random.Random) -> str | None:
+def _reword(message: str, rng: random.Random, edits_wanted: int = 1) -> str | None:
     """The message as an older release may have put it; None when no edit applies."""
     edits: list[Callable[[str], str | None]] = []
 
@@ -99,7 +102,10 @@ def _reword(message: str, rng: random.Random) -> str | None:
         if not names:
             return None
         name = rng.choice(names)
-        return m.replace(name, "old_" + name if "_" in name else name + "_mode", 1)
+        # Either way round: a field gained a prefix since (mode -> run_mode) or lost one.
+        if "_" in name and rng.random() < 0.5:
+            return m.replace(name, name.split("_", 1)[1], 1)
+        return m.replace(name, "old_" + name if "_" in name else "run_" + name, 1)
 
     def drop_clause(m: str) -> str | None:
         parts = re.split(r"(?<=[.;,])\s+", m)
@@ -125,11 +131,15 @@ def _reword(message: str, rng: random.Random) -> str | None:
 
     edits = [rename, drop_clause, add_clause, one_more, swap_word]
     rng.shuffle(edits)
+    out = message
+    done = 0
     for edit in edits:
-        out = edit(message)
-        if out and out != message:
-            return out
-    return None
+        new = edit(out)
+        if new and new != out:
+            out, done = new, done + 1
+            if done == edits_wanted:
+                break
+    return out if done else None
 
 
 def build_cases(records: Sequence[ErrorRecord], per_kind: int, seed: int) -> list[Case]:
@@ -214,10 +224,25 @@ def build_cases(records: Sequence[ErrorRecord], per_kind: int, seed: int) -> lis
     for r, m in rendered:
         if len(re.findall(r"[A-Za-z]{3,}", m)) < 5:
             continue
-        new = _reword(m, rng)
+        new = _reword(m, rng, edits_wanted=1 + len(reworded) % 2)
         if new is not None:
             reworded.append(Case("reworded", f"{last_name(r.errorClass)}: {new}", (r.id,)))
     take("reworded", reworded)
+    moved = []
+    for r, m in rendered:
+        parts = r.filePath.split("/")
+        if len(parts) < 4:
+            continue
+        # The file moved to a sibling folder in an older release, its lines shifted too.
+        old_path = "/".join([*parts[:-2], parts[-2] + "_old", parts[-1]])
+        text = _traceback(
+            r.model_copy(update={"filePath": old_path}),
+            rng,
+            f"{last_name(r.errorClass)}: {m}",
+            rng.randint(-60, 60),
+        )
+        moved.append(Case("moved_file", text, (r.id,)))
+    take("moved_file", moved)
     bodies = []
     for r, m in rendered:
         if "\n" in m or '"' in m or "\\" in m:
@@ -245,7 +270,7 @@ def evaluate(matcher: Matcher, cases: Sequence[Case]) -> dict[str, tuple[int, in
     out: dict[str, tuple[int, int, list[Case]]] = {}
     for case in cases:
         groups = matcher.match_groups(case.text, top=10)
-        frames = case.kind in ("traceback", "bare_assert", "log2")
+        frames = case.kind in ("traceback", "bare_assert", "log2", "moved_file")
         hits = 0
         for k, want_id in enumerate(case.expected):
             want = by_id[want_id]
@@ -263,6 +288,53 @@ def evaluate(matcher: Matcher, cases: Sequence[Case]) -> dict[str, tuple[int, in
             misses.append(case)
         out[case.kind] = (right + hits, total + len(case.expected), misses)
     return out
+
+
+def big_log(cases: Sequence[Case], megabytes: float) -> str:
+    """A server log of about ``megabytes`` MB: progress lines with the tracebacks and exception
+    lines of ``cases`` spread through it, each repeated by several ranks."""
+    noise = (
+        "[2026-01-01 12:00:00 TP0] Decode batch. #running-req: 37, #token: 40213, token usage: 0.41, "
+        "cuda graph: True, gen throughput (token/s): 1874.22, #queue-req: 0\n"
+    )
+    errors = [c.text for c in cases if c.kind in ("traceback", "log2", "full")][:40]
+    chunk = max(1, int(megabytes * 1e6 / len(noise)) // (len(errors) + 1))
+    parts = []
+    for k, text in enumerate(errors):
+        parts.append(noise.replace("12:00:00", f"12:{k % 60:02d}:00") * chunk)
+        for rank in range(2):
+            parts.append("".join(f"[2026-01-01 12:00:01 TP{rank}] {line}\n" for line in text.split("\n")))
+    parts.append(noise * chunk)
+    return "".join(parts)
+
+
+def bench_pasted(dataset: Path, per_kind: int = 40, log_mb: float = 25.0) -> dict[str, float]:
+    """Latency and rank-1 share on pasted inputs, and the time to match a ``log_mb`` MB log."""
+    matcher = Matcher.from_path(dataset)
+    cases = build_cases(matcher.records, per_kind, seed=0)
+    times = []
+    for case in cases:
+        t = time.perf_counter()
+        matcher.match_groups(case.text)
+        times.append((time.perf_counter() - t) * 1000)
+    result = evaluate(matcher, cases)
+    right = sum(r for r, _, _ in result.values())
+    total = sum(t for _, t, _ in result.values())
+    log = big_log(cases, log_mb)
+    t = time.perf_counter()
+    groups = matcher.match_groups(log)
+    log_s = time.perf_counter() - t
+    ordered = sorted(times) or [0.0]
+    return {
+        "inputs": float(len(cases)),
+        "rank1": right / max(1, total),
+        "mean_ms": sum(times) / max(1, len(times)),
+        "p95_ms": ordered[int(0.95 * (len(ordered) - 1))],
+        "max_ms": ordered[-1],
+        "log_mb": len(log) / 1e6,
+        "log_s": log_s,
+        "log_groups": float(len(groups)),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
