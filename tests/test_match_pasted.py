@@ -31,6 +31,7 @@ ATTN = "python/sglang/srt/layers/attention/registry.py"
 DISAGG = "python/sglang/srt/disaggregation/utils.py"
 RADIX = "python/sglang/srt/mem_cache/radix_cache.py"
 SERVING = "python/sglang/srt/entrypoints/openai/serving_completions.py"
+ROPE = "python/sglang/srt/layers/rotary_embedding.py"
 OLD_SHA = "1111111111111111111111111111111111111111"
 NEW_SHA = "2222222222222222222222222222222222222222"
 
@@ -92,6 +93,13 @@ def records() -> list[ErrorRecord]:
             SERVING, 90, "ValueError", "The prompt has {n} tokens, more than the context length {limit}"
         ),
         make_record(SERVING, 99, "ValueError", "Requested {n} logprobs; at most {limit} are allowed"),
+        make_record(ROPE, 20, "ValueError", "Unknown rope scaling type {t}"),
+        make_record(
+            ROPE,
+            44,
+            "ValueError",
+            "Unknown rope scaling type {t}; use one of linear, dynamic, yarn, longrope",
+        ),
     ]
 
 
@@ -125,6 +133,13 @@ def test_cut_short_ranks_below_the_full_message(matcher: Matcher) -> None:
     assert full.record.id == cut.record.id
     assert cut.score < full.score
     assert "cut short" in " ".join(cut.why) and "fully matches" in " ".join(full.why)
+
+
+def test_marked_cut_prefers_the_site_that_spells_out_more(matcher: Matcher) -> None:
+    # "su; use one of linear, dyn" fits the short message's placeholder too, but "..." says the
+    # text was cut: the site whose literal text goes on as pasted is the likelier one.
+    assert first(matcher, "ValueError: Unknown rope scaling type su; use one of linear, dyn...") == (ROPE, 44)
+    assert first(matcher, "ValueError: Unknown rope scaling type su") == (ROPE, 20)
 
 
 def test_first_line_of_a_multiline_message(matcher: Matcher) -> None:

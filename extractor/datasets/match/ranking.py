@@ -12,7 +12,7 @@ from pathlib import Path
 
 from extractor.datasets.match.classes import BUILTIN_PARENTS, ClassHierarchy, last_name
 from extractor.datasets.match.patterns import WORD_RE, WS_RE, PatternInfo, analyse_pattern, runs_in_order
-from extractor.datasets.match.prefix import HEAD_CHARS, head_words, prefix_cover
+from extractor.datasets.match.prefix import HEAD_CHARS, head_words, prefix_cover, strip_ellipsis
 from extractor.datasets.match.query import PACKAGE_ROOTS, Frame, QueryException, parse_query, path_parts
 from extractor.datasets.match.regex_guard import REGEX_SECONDS, RegexGuard
 from extractor.datasets.match.sites import function_name, statement_lines
@@ -32,7 +32,11 @@ MAX_GROUPS = 100
 MIN_PREFIX_CHARS = 16
 """Literal characters a cut-short message must reach in a pattern before it names that site."""
 PREFIX_WEIGHT = 0.8
-"""A cut-short match is worth this share of a full match of the same text."""
+"""A cut-short match is worth this share of a full match of the same text (all of it when the
+user marked the cut with "…")."""
+CUT_UNEXPLAINED = 0.4
+"""Share of a full match's level, for a text marked as cut short, that depends on how much of
+the text the pattern's literals spell out."""
 FUZZY_MIN_RECALL = 0.6
 """Share of a record's (idf-weighted) literal words the message must hold for a loose match."""
 
@@ -264,10 +268,11 @@ class Matcher:
         need = self._rare_weight
         return sorted(i for i, shared in acc.items() if shared >= FUZZY_MIN_RECALL * need[i])
 
-    def _message_level(self, i: int, text: str, lower: str, norm: str) -> tuple[float, str]:
+    def _message_level(self, i: int, text: str, lower: str, norm: str, cut: bool = False) -> tuple[float, str]:
         """How well the site's pattern explains ``text``: a level in 0..1 and its kind.
 
-        ``lower`` is the text lower-cased, ``norm`` that with every whitespace run made one space.
+        ``lower`` is the text lower-cased, ``norm`` that with every whitespace run made one space;
+        ``cut`` says the user marked the text as cut short ("…"), so its end is no message's end.
         """
         info = self.infos[i]
         if info.literal_chars == 0:
@@ -289,6 +294,11 @@ class Matcher:
         ):
             rx = self._regex(i)
             if rx is not None and self._guard.fullmatch(rx, text):
+                if cut:
+                    # A text cut short matches any site whose trailing placeholder swallows its
+                    # end; one whose literals spell out more of it is likelier the one cut.
+                    explained = min(1.0, info.literal_chars / max(1, len(text.strip())))
+                    full *= 1 - CUT_UNEXPLAINED + CUT_UNEXPLAINED * explained
                 return full, "weak" if weak else "full"
         if info.literal_chars < 6 or weak:
             return 0.0, ""
@@ -300,9 +310,9 @@ class Matcher:
             # less of the message the pattern's literals explain, the weaker the evidence.
             covered = min(1.0, info.literal_chars / max(1, len(text.strip())))
             return 0.7 * full * (0.4 + 0.6 * covered), "contain"
-        return self._prefix_level(i, norm.strip()), "prefix"
+        return self._prefix_level(i, norm.strip(), cut), "prefix"
 
-    def _prefix_level(self, i: int, norm: str) -> float:
+    def _prefix_level(self, i: int, norm: str, cut: bool) -> float:
         """A message cut short (title, first line, tail dropped): below any full match of it."""
         info = self.infos[i]
         if info.literal_chars < MIN_PREFIX_CHARS or len(norm) < MIN_PREFIX_CHARS:
@@ -313,7 +323,8 @@ class Matcher:
             return 0.0
         # As specific as the part of the pattern the text reaches, and never a full match's level.
         reached = PatternInfo((), covered, info.placeholders, frozenset(), False).specificity
-        return PREFIX_WEIGHT * (0.15 + 0.85 * reached) * (0.5 + 0.5 * explained)
+        weight = 1.0 if cut else PREFIX_WEIGHT
+        return weight * (0.15 + 0.85 * reached) * (0.5 + 0.5 * explained)
 
     def _fuzzy_level(self, i: int, words: set[str], query_weight: float) -> float:
         info = self.infos[i]
@@ -372,12 +383,14 @@ class Matcher:
             if level > e.message:
                 e.message, e.message_kind, e.message_why = level, kind, _WHY[kind]
 
+        cut_texts = {strip_ellipsis(t) for t, _ in q.variants} - {None}
         for text, vweight in q.variants:
+            cut = text in cut_texts
             lower = text.lower()
             norm = WS_RE.sub(" ", lower)
             words = set(WORD_RE.findall(lower))
             for i in self._message_candidates(words):
-                level, kind = self._message_level(i, text, lower, norm)
+                level, kind = self._message_level(i, text, lower, norm, cut)
                 if level > 0:
                     note(i, level * vweight, kind)
             known = {w for w in words if w in self.idf}
