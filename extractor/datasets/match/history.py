@@ -7,7 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from extractor.datasets.match.ranking import Match, Matcher, MatchGroup, distinct_groups
+from extractor.datasets.match.ranking import Matcher
+from extractor.datasets.match.results import Match, MatchGroup, distinct_groups
 from extractor.datasets.match.selection import DatasetChoice
 from extractor.records.model import ErrorRecord
 

@@ -9,22 +9,23 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from extractor.datasets.match.classes import ClassHierarchy, last_name
+from extractor.datasets.match.logs import (
+    ANSI_RE,
+    CHAIN_MARKERS,
+    MAX_LINE_CHARS,
+    MAX_MESSAGE_LINES,
+    TRACEBACK,
+    focus,
+    strip_prefixes,
+)
 from extractor.datasets.match.prefix import strip_ellipsis
 
-MAX_MESSAGE_LINES = 40
 MAX_INPUT_LINES = 2000
 """A longer input is read only around its tracebacks and at its end (see :func:`_focus`)."""
-FOCUS_LINES = 300
-MAX_FOCUS_LINES = 20_000
-"""Lines kept around the tracebacks and exception lines of a long log (its end comes on top)."""
-MAX_SHAPE_CHARS = 2000
-MAX_LINE_CHARS = 200_000
 MAX_LOG_LINES = 30
 
 CHAIN_EARLIER_WEIGHT = 0.6
 EMBEDDED_WEIGHT = 0.85
-
-_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 PACKAGE_ROOTS = frozenset({"sglang", "sgl_kernel"})
 
@@ -57,40 +58,8 @@ class QueryException:
     message share one group; each further traceback or exception line of a log starts its own."""
 
 
-_LEVEL = r"(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL|EXCEPTION)"
-_TS = r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"
-# Prefixes that start a new log record (a line carrying one ends the message before it).
-_RECORD_PREFIXES = [
-    re.compile(rf"\[{_TS}[^\]\n]*\][:\s]?\s*"),  # [2026-01-01 12:00:00 TP0] (sglang)
-    re.compile(rf"{_TS}\s*(?:\|\s*|-\s+)?"),  # 2026-01-01 12:00:00,123 - ...
-    re.compile(rf"{_LEVEL}\s+\d{{2}}-\d{{2}}\s+\d{{2}}:\d{{2}}:\d{{2}}(?:\.\d+)?\s+[\w./<>-]+:\d+\]\s*"),
-    re.compile(rf"(?:[\w.]+\s+-\s+)?{_LEVEL}\s+-\s+"),  # sglang - ERROR - msg
-    re.compile(rf"{_LEVEL}:(?:[\w.]+:(?!\s))?\s*"),  # ERROR:root:msg, ERROR:    msg
-    re.compile(rf"\[{_LEVEL}\]\s*"),
-]
-# Prefixes repeated on every line (ranks, workers, containers): they do not end a message.
-_LINE_PREFIXES = [
-    re.compile(r"\[(?:rank|RANK|Rank)\s*\d+\]:?\s?"),
-    re.compile(r"\[(?:(?:TP|DP|PP|EP|CP|ATTN_TP|MOE_EP)\s*\d+\s*)+\]:?\s?"),
-    re.compile(r"\((?:[\w.-]+\s+)?pid=\d+(?:,\s*ip=[\d.:a-fA-F]+)?\)\s?"),
-    re.compile(r"[\w.-]+-\d+\s+\|\s"),  # docker compose: "sglang-1  | "
-]
-
-_TRACEBACK = "Traceback (most recent call last):"
-_CHAIN_MARKERS = (
-    "During handling of the above exception, another exception occurred:",
-    "The above exception was the direct cause of the following exception:",
-)
 _DIGITS_RE = re.compile(r"\d+")
 # Repeats of one error differ in their digits (times, ranks, ids): a shape has them all "0".
-_ZERO_DIGITS = bytes.maketrans(b"123456789", b"000000000")
-
-
-def _shape(text: str) -> bytes:
-    return text.encode("utf-8", "surrogatepass").translate(_ZERO_DIGITS)
-
-
-_EXC_HINT_RE = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b[:(]")
 _CARETS = re.compile(r"[\^~\s]+")
 _FRAME_RE = re.compile(r'\s*File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
 _EXC_LINE_RE = re.compile(r"(?P<cls>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?::(?:\s(?P<msg>.*))?)?\s*$", re.DOTALL)
@@ -100,27 +69,6 @@ _EMBEDDED_LINE_RE = re.compile(r"(?:^|[\s:(\[])(?P<cls>[A-Z]\w*(?:Error|Exceptio
 _JSON_MESSAGE_RE = re.compile(
     r"""(?P<q>["'])message(?P=q)\s*:\s*(?P<val>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')"""
 )
-
-
-def strip_prefixes(line: str) -> tuple[str, bool]:
-    """Remove logger prefixes from the start of a line; say whether one began a new log record."""
-    record_start = False
-    for _ in range(6):
-        for rx in _RECORD_PREFIXES:
-            m = rx.match(line)
-            if m and m.end() > 0:
-                line = line[m.end() :]
-                record_start = True
-                break
-        else:
-            for rx in _LINE_PREFIXES:
-                m = rx.match(line)
-                if m and m.end() > 0:
-                    line = line[m.end() :]
-                    break
-            else:
-                return line, record_start
-    return line, record_start
 
 
 def _unquote(text: str) -> str | None:
@@ -222,11 +170,11 @@ def parse_query(text: str, hierarchy: ClassHierarchy) -> list[QueryException]:
     """Every exception the input shows, the one that ended each chain weighing most."""
     raw_lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     if len(raw_lines) > MAX_INPUT_LINES:
-        raw_lines = _focus(raw_lines)
+        raw_lines = focus(raw_lines)
     lines: list[tuple[str, bool]] = []
     for raw in raw_lines:
-        stripped, record_start = strip_prefixes(_ANSI_RE.sub("", raw[:MAX_LINE_CHARS]))
-        idx = stripped.find(_TRACEBACK)
+        stripped, record_start = strip_prefixes(ANSI_RE.sub("", raw[:MAX_LINE_CHARS]))
+        idx = stripped.find(TRACEBACK)
         if idx > 0:
             # "Scheduler hit an exception: Traceback (...)" - the log text, then the traceback.
             lines.append((stripped[:idx], record_start))
@@ -242,7 +190,7 @@ def parse_query(text: str, hierarchy: ClassHierarchy) -> list[QueryException]:
     prev_frame = False
     for i, (line, record_start) in enumerate(lines):
         bare = line.strip()
-        if bare.startswith(_TRACEBACK):
+        if bare.startswith(TRACEBACK):
             if pending_chain and blocks:
                 blocks[-1].chained_to_next = True
             pending_chain = False
@@ -250,7 +198,7 @@ def parse_query(text: str, hierarchy: ClassHierarchy) -> list[QueryException]:
             blocks.append(block)
             state = "frames"
             continue
-        if bare in _CHAIN_MARKERS:
+        if bare in CHAIN_MARKERS:
             pending_chain = True
             state = "outside"
             continue
@@ -378,64 +326,6 @@ def _regroup(found: list[QueryException], group: int) -> list[QueryException]:
     for q in found:
         q.group = group
     return found
-
-
-def _focus(lines: list[str]) -> list[str]:
-    """The parts of a long log worth reading: each distinct traceback or exception line with what
-    follows it, and the end; linear in the log.
-
-    A log repeats its errors (every rank, every retry): a traceback or exception line whose text
-    differs from an earlier one's only in its digits is skipped, and at most
-    :data:`MAX_FOCUS_LINES` lines are kept besides the end. Skipped stretches become one blank
-    line, which ends any message before it.
-    """
-    keep = [False] * len(lines)
-    for k in range(max(0, len(lines) - FOCUS_LINES), len(lines)):
-        keep[k] = True
-    seen: set[bytes] = set()
-    budget = MAX_FOCUS_LINES
-    until = -1  # lines before this index are kept
-    for k, line in enumerate(lines):
-        if k >= until and budget > 0:
-            if _TRACEBACK in line or _CHAIN_MARKERS[0] in line or _CHAIN_MARKERS[1] in line:
-                end = _traceback_end(lines, k)
-                shape = _shape("\n".join(x[:MAX_SHAPE_CHARS] for x in lines[k:end]))
-                if shape not in seen:
-                    seen.add(shape)
-                    for j in range(max(0, k - 2, until), k):
-                        keep[j] = True
-                    until = k + FOCUS_LINES
-                    budget -= FOCUS_LINES
-            elif ("Error" in line or "Exception" in line) and _EXC_HINT_RE.search(line[:MAX_SHAPE_CHARS]):
-                shape = _shape(line[:MAX_SHAPE_CHARS])
-                if shape not in seen:
-                    seen.add(shape)
-                    until = k + MAX_MESSAGE_LINES
-                    budget -= MAX_MESSAGE_LINES
-        if k < until:
-            keep[k] = True
-    out: list[str] = []
-    for k, line in enumerate(lines):
-        if keep[k]:
-            out.append(line)
-        elif out and out[-1] != "":
-            out.append("")
-    return out
-
-
-def _traceback_end(lines: list[str], start: int) -> int:
-    """Index just after the exception line ending the traceback that starts at ``start``."""
-    end = min(len(lines), start + FOCUS_LINES)
-    for j in range(start + 1, end):
-        line = lines[j]
-        if (
-            line
-            and not line[:1].isspace()
-            and not line.startswith(("File ", "\x1b"))
-            and _TRACEBACK not in line
-        ):
-            return j + 1
-    return end
 
 
 def _weighted_frames(frames: Sequence[Frame]) -> list[tuple[Frame, float]]:

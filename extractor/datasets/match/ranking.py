@@ -7,7 +7,6 @@ import math
 import re
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from extractor.datasets.match.classes import BUILTIN_PARENTS, ClassHierarchy, last_name
@@ -15,6 +14,17 @@ from extractor.datasets.match.patterns import WORD_RE, WS_RE, PatternInfo, analy
 from extractor.datasets.match.prefix import HEAD_CHARS, head_words, prefix_cover, strip_ellipsis
 from extractor.datasets.match.query import PACKAGE_ROOTS, Frame, QueryException, parse_query, path_parts
 from extractor.datasets.match.regex_guard import REGEX_SECONDS, RegexGuard
+from extractor.datasets.match.results import (
+    WHY,
+    Evidence,
+    Match,
+    MatchGroup,
+    distinct_groups,
+    explain,
+    label,
+    qualifies,
+    why,
+)
 from extractor.datasets.match.sites import function_name, statement_lines
 from extractor.records.jsonl import load_records
 from extractor.records.model import ErrorRecord
@@ -22,7 +32,6 @@ from extractor.records.model import ErrorRecord
 MAX_REGEX_CHARS = 2000
 """Longest message a candidate regex is run on; longer text is judged by literal runs and words."""
 
-W_MESSAGE, W_CLASS, W_FRAME = 0.55, 0.15, 0.30
 MIN_SPECIFICITY = 0.2
 """Below this a pattern (``{a}: {b}``) is too generic to name a site from its message alone."""
 MAX_EXCEPTIONS = 400
@@ -39,117 +48,6 @@ CUT_UNEXPLAINED = 0.4
 the text the pattern's literals spell out."""
 FUZZY_MIN_RECALL = 0.6
 """Share of a record's (idf-weighted) literal words the message must hold for a loose match."""
-
-
-@dataclass(frozen=True)
-class Match:
-    """One ranked record and why it ranked there."""
-
-    score: float
-    record: ErrorRecord
-    why: tuple[str, ...]
-    explain: tuple[str, ...] = ()
-    """Each part of the score (for ``--explain``)."""
-    via: ErrorRecord | None = None
-    """The older dataset's record the input matched, when ``record`` is its current pairing."""
-
-
-@dataclass(frozen=True)
-class MatchGroup:
-    """The ranked sites of one distinct error of the input."""
-
-    label: str
-    """The error as the input shows it (``Class: first line of its message``); "" when unknown."""
-    matches: list[Match]
-
-
-def distinct_groups(groups: dict[int, MatchGroup]) -> list[MatchGroup]:
-    """The groups in input order, each distinct error once (by its text or its best site)."""
-    out: list[MatchGroup] = []
-    seen: set[str] = set()
-    for group in groups.values():
-        keys = {"label:" + group.label} if group.label else set()
-        if group.matches:
-            keys.add("site:" + group.matches[0].record.id)
-        if keys & seen:
-            continue
-        seen |= keys
-        out.append(group)
-    if len(out) > 1:
-        # A line that names nothing (no site fits it) is noise next to errors that do.
-        out = [grp for grp in out if grp.matches] or out[:1]
-    return out
-
-
-def _why(q: QueryException, e: _Evidence) -> tuple[str, ...]:
-    why = tuple(x for x in (e.message_why, e.frame_why) if x)
-    if q.cls and e.cls > 0:
-        why += (f"class {last_name(q.cls)} {'matches' if e.cls == 1 else 'is related'}",)
-    return why
-
-
-def _explain(q: QueryException, e: _Evidence) -> tuple[str, ...]:
-    """Each part of the score: its level, its points, and what earned it."""
-    out = [
-        f"message {e.message:.2f} x {100 * W_MESSAGE:.0f} = {100 * W_MESSAGE * e.message:.1f}"
-        + (f" ({e.message_why})" if e.message_why else " (no message evidence)"),
-        f"class {e.cls:+.2f} x {100 * W_CLASS:.0f} = {100 * W_CLASS * e.cls:+.1f}"
-        + (f" (input says {q.cls})" if q.cls else " (input names no class)"),
-        f"frame {e.frame:.2f} x {100 * W_FRAME:.0f} = {100 * W_FRAME * e.frame:.1f}"
-        + (f" ({e.frame_why})" if e.frame_why else " (no traceback frame at this site)"),
-    ]
-    if q.weight != 1.0:
-        out.append(f"all x {q.weight:.2f} (an earlier exception of a chain, or one quoted in another)")
-    return tuple(out)
-
-
-def _label(items: Sequence[tuple[QueryException, object]]) -> str:
-    """The error a group stands for: its heaviest exception, as ``Class: first message line``."""
-    q = max((q for q, _ in items), key=lambda q: q.weight)
-    message = q.variants[0][0].strip().split("\n")[0] if q.variants else ""
-    if len(message) > 160:
-        message = message[:157] + "..."
-    if q.cls:
-        return f"{q.cls}: {message}" if message else q.cls
-    return message
-
-
-@dataclass
-class _Evidence:
-    message: float = 0.0
-    message_why: str = ""
-    message_kind: str = ""  # "full", "contain" or "fuzzy"
-    cls: float = 0.0
-    frame: float = 0.0
-    frame_why: str = ""
-    frame_close: bool = False  # a frame within a few lines of the site
-
-    def total(self, weight: float) -> float:
-        return weight * max(0.0, W_MESSAGE * self.message + W_CLASS * self.cls + W_FRAME * self.frame)
-
-
-_WHY = {
-    "full": "pattern fully matches",
-    "weak": "pattern fully matches (mostly placeholders)",
-    "contain": "its literal text occurs in the message",
-    "fuzzy": "most of its words occur in the message",
-    "prefix": "the message is its text cut short",
-}
-
-
-def _qualifies(e: _Evidence, custom_class: bool) -> bool:
-    """Whether the evidence names this site at all (the score then says how well)."""
-    if e.frame_close and (e.cls >= 0 or e.message > 0):
-        # Near the frame's line, unless its class contradicts the input's and its text does too
-        # (a bare AssertionError from an assert that has no record is not the raise next to it).
-        return True
-    if custom_class and e.cls == 1.0:
-        return True  # an sglang-specific class is evidence on its own; ValueError is not
-    if e.message_kind in ("full", "contain", "prefix"):
-        return True
-    # Word overlap is loose: not against a conflicting class. A pattern that is mostly
-    # placeholders matches almost any text: only a frame or an sglang class backs it up.
-    return e.message_kind == "fuzzy" and e.cls >= 0
 
 
 class Matcher:
@@ -268,7 +166,9 @@ class Matcher:
         need = self._rare_weight
         return sorted(i for i, shared in acc.items() if shared >= FUZZY_MIN_RECALL * need[i])
 
-    def _message_level(self, i: int, text: str, lower: str, norm: str, cut: bool = False) -> tuple[float, str]:
+    def _message_level(
+        self, i: int, text: str, lower: str, norm: str, cut: bool = False
+    ) -> tuple[float, str]:
         """How well the site's pattern explains ``text``: a level in 0..1 and its kind.
 
         ``lower`` is the text lower-cased, ``norm`` that with every whitespace run made one space;
@@ -338,7 +238,7 @@ class Matcher:
         f2 = 5 * precision * recall / (4 * precision + recall)
         return 0.45 * f2 if f2 >= 0.5 else 0.0
 
-    def _frame_evidence(self, frames: Sequence[tuple[Frame, float]], ev: dict[int, _Evidence]) -> None:
+    def _frame_evidence(self, frames: Sequence[tuple[Frame, float]], ev: dict[int, Evidence]) -> None:
         for fr, weight in frames:
             parts = path_parts(fr.path)
             if not parts:
@@ -363,7 +263,7 @@ class Matcher:
                 if same_source:
                     near = max(near, 0.7 + 0.2 * same_function + 0.1 * near)
                 score = weight * (0.35 + 0.65 * near) * (0.7 if moved else 1.0)
-                e = ev.setdefault(i, _Evidence())
+                e = ev.setdefault(i, Evidence())
                 if score > e.frame:
                     e.frame = score
                     how = f"{d} lines away"
@@ -374,14 +274,14 @@ class Matcher:
                 if d <= 2 or (d <= 5 and weight >= 0.8) or (same_source and (same_function or weight >= 0.8)):
                     e.frame_close = True
 
-    def _evidence(self, q: QueryException) -> dict[int, _Evidence]:
-        ev: dict[int, _Evidence] = {}
+    def _evidence(self, q: QueryException) -> dict[int, Evidence]:
+        ev: dict[int, Evidence] = {}
         qcls = last_name(q.cls) if q.cls else None
 
         def note(i: int, level: float, kind: str) -> None:
-            e = ev.setdefault(i, _Evidence())
+            e = ev.setdefault(i, Evidence())
             if level > e.message:
-                e.message, e.message_kind, e.message_why = level, kind, _WHY[kind]
+                e.message, e.message_kind, e.message_why = level, kind, WHY[kind]
 
         cut_texts = {strip_ellipsis(t) for t, _ in q.variants} - {None}
         for text, vweight in q.variants:
@@ -412,8 +312,8 @@ class Matcher:
             if custom_class:
                 for i in self.by_class[qcls][:200]:
                     if root is None or self._same_package(root, i):
-                        ev.setdefault(i, _Evidence()).cls = 1.0
-        return {i: e for i, e in ev.items() if _qualifies(e, custom_class)}
+                        ev.setdefault(i, Evidence()).cls = 1.0
+        return {i: e for i, e in ev.items() if qualifies(e, custom_class)}
 
     def _same_package(self, root: str, i: int) -> bool:
         """Whether a class qualified under ``root`` can be the one record ``i`` raises."""
@@ -439,17 +339,17 @@ class Matcher:
 
     def rank_groups(self, text: str, top: int | None = 10) -> dict[int, MatchGroup]:
         """Every error of the input (keyed by the line it starts at) with its ranked sites."""
-        by_group: dict[int, list[tuple[QueryException, dict[int, _Evidence]]]] = defaultdict(list)
+        by_group: dict[int, list[tuple[QueryException, dict[int, Evidence]]]] = defaultdict(list)
         for q, found in self._all_evidence(parse_query(text, self.hierarchy)):
             if q.group in by_group or len(by_group) < MAX_GROUPS:
                 by_group[q.group].append((q, found))
-        return {g: MatchGroup(_label(items), self._rank(items, top)) for g, items in sorted(by_group.items())}
+        return {g: MatchGroup(label(items), self._rank(items, top)) for g, items in sorted(by_group.items())}
 
     def _all_evidence(
         self, queries: Sequence[QueryException]
-    ) -> list[tuple[QueryException, dict[int, _Evidence]]]:
+    ) -> list[tuple[QueryException, dict[int, Evidence]]]:
         """Evidence for each exception; one that a log repeats (every rank prints it) is weighed once."""
-        done: dict[tuple[object, ...], dict[int, _Evidence]] = {}
+        done: dict[tuple[object, ...], dict[int, Evidence]] = {}
         out = []
         with self._guard:
             for q in queries:
@@ -463,9 +363,9 @@ class Matcher:
         return out
 
     def _rank(
-        self, evidence: Sequence[tuple[QueryException, dict[int, _Evidence]]], top: int | None
+        self, evidence: Sequence[tuple[QueryException, dict[int, Evidence]]], top: int | None
     ) -> list[Match]:
-        best: dict[int, tuple[float, QueryException, _Evidence]] = {}
+        best: dict[int, tuple[float, QueryException, Evidence]] = {}
         for q, found in evidence:
             for i, e in found.items():
                 score = e.total(q.weight)
@@ -478,7 +378,7 @@ class Matcher:
         if top is not None:
             ranked = ranked[:top]
         return [
-            Match(round(100 * s, 1), self.records[i], _why(q, e), _explain(q, e)) for i, (s, q, e) in ranked
+            Match(round(100 * s, 1), self.records[i], why(q, e), explain(q, e)) for i, (s, q, e) in ranked
         ]
 
     def _sort_key(self, i: int) -> tuple[str, int, str]:

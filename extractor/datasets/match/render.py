@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 
 from extractor.datasets.match.history import SearchResult
-from extractor.datasets.match.ranking import Match
+from extractor.datasets.match.results import Match
 
 
 def matches_table(found: Sequence[Match], title: str) -> Any:
