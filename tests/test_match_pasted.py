@@ -93,6 +93,13 @@ def records() -> list[ErrorRecord]:
             SERVING, 90, "ValueError", "The prompt has {n} tokens, more than the context length {limit}"
         ),
         make_record(SERVING, 99, "ValueError", "Requested {n} logprobs; at most {limit} are allowed"),
+        make_record(
+            SERVING, 120, "ValueError", "return_hidden_states is not supported with streaming requests"
+        ),
+        make_record(SERVING, 130, "ValueError", "logprob_start_len is not supported with streaming requests"),
+        make_record(
+            ARGS, 260, "ValueError", "chunked_prefill_size={c} must not exceed max_prefill_tokens={m}"
+        ),
         make_record(ROPE, 20, "ValueError", "Unknown rope scaling type {t}"),
         make_record(
             ROPE,
@@ -209,6 +216,13 @@ def test_message_from_a_release_with_one_backend_fewer(matcher: Matcher) -> None
 def test_renamed_field_in_an_older_message(matcher: Matcher) -> None:
     older = "ValueError: mode=prefill is not valid for --disaggregation-transfer-backend mooncake"
     assert first(matcher, older) == (DISAGG, 55)
+
+
+def test_identifier_renamed_since_matches_by_its_parts(matcher: Matcher) -> None:
+    older = "ValueError: return_states is not supported with streaming requests"
+    assert first(matcher, older) == (SERVING, 120)
+    # Both fields renamed: only their parts still agree.
+    assert first(matcher, "ValueError: chunked_size=8192 must not exceed max_tokens=4096") == (ARGS, 260)
 
 
 def test_message_that_gained_a_clause_since(matcher: Matcher) -> None:

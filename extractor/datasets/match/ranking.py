@@ -6,7 +6,7 @@ import gc
 import math
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from extractor.datasets.match.classes import BUILTIN_PARENTS, ClassHierarchy, last_name
@@ -50,6 +50,15 @@ FUZZY_MIN_RECALL = 0.6
 """Share of a record's (idf-weighted) literal words the message must hold for a loose match."""
 
 
+def fuzzy_words(words: Iterable[str]) -> frozenset[str]:
+    """Words with the parts of each ``snake_case`` identifier among them."""
+    out = set(words)
+    for w in words:
+        if "_" in w:
+            out.update(part for part in w.split("_") if len(part) >= 2)
+    return frozenset(out)
+
+
 class Matcher:
     """A dataset indexed once for many queries."""
 
@@ -68,8 +77,15 @@ class Matcher:
         for info in self.infos:
             for w in info.safe_words:
                 df[w] += 1
+        # The loose word match also compares the parts of identifiers: a field renamed between
+        # releases (mode= -> run_mode=) keeps most of its parts.
+        self.fuzzy_words = [fuzzy_words(info.safe_words) for info in self.infos]
+        fuzzy_df: dict[str, int] = defaultdict(int)
+        for ws in self.fuzzy_words:
+            for w in ws:
+                fuzzy_df[w] += 1
         n = max(1, len(self.records))
-        self.idf = {w: math.log(1 + n / c) for w, c in df.items()}
+        self.idf = {w: math.log(1 + n / c) for w, c in fuzzy_df.items()}
         self.by_anchor: dict[str, list[int]] = defaultdict(list)
         self.by_word: dict[str, list[int]] = defaultdict(list)
         self.unanchored: list[int] = []  # literal text but no safe word: checked on every query
@@ -80,7 +96,7 @@ class Matcher:
                 anchor = min(info.safe_words, key=lambda w: (df[w], -len(w), w))
                 self.by_anchor[anchor].append(i)
                 if len(info.safe_words) >= 2:  # the loose word match needs two words at least
-                    for w in info.safe_words:
+                    for w in self.fuzzy_words[i]:
                         self.by_word[w].append(i)
             elif info.literal_chars > 0:
                 self.unanchored.append(i)
@@ -100,20 +116,20 @@ class Matcher:
                 for i, info in enumerate(self.infos)
             ]
             head_df: dict[str, int] = defaultdict(int)
-            for ws in heads:
-                for w in set(ws):
+            for head in heads:
+                for w in set(head):
                     head_df[w] += 1
-            for i, ws in enumerate(heads):
-                if ws:
-                    key = min(ws, key=lambda w: (head_df[w], -len(w), w))
+            for i, head in enumerate(heads):
+                if head:
+                    key = min(head, key=lambda w: (head_df[w], -len(w), w))
                     if not self.by_head[key] or self.by_head[key][-1] != i:
                         self.by_head[key].append(i)
-        self._word_weight = [sum(self.idf[w] for w in info.safe_words) for info in self.infos]
+        self._word_weight = [sum(self.idf[w] for w in ws) for ws in self.fuzzy_words]
         # Words in more than 1 record in 20 say little and cost most: the loose match's prefilter
         # looks at the rarer words only, each record needing most of its own rarer words' weight.
         self._fuzzy_cap = max(50, n // 20)
         self._rare_weight = [
-            sum(self.idf[w] for w in info.safe_words if df[w] <= self._fuzzy_cap) for info in self.infos
+            sum(self.idf[w] for w in ws if fuzzy_df[w] <= self._fuzzy_cap) for ws in self.fuzzy_words
         ]
 
     @classmethod
@@ -230,7 +246,7 @@ class Matcher:
         info = self.infos[i]
         if len(info.safe_words) < 2 or self._word_weight[i] <= 0 or query_weight <= 0:
             return 0.0
-        shared = sum(self.idf[w] for w in info.safe_words & words)
+        shared = sum(self.idf[w] for w in self.fuzzy_words[i] & words)
         recall = shared / self._word_weight[i]
         precision = shared / query_weight
         if recall < FUZZY_MIN_RECALL or shared <= 0:
@@ -293,7 +309,7 @@ class Matcher:
                 level, kind = self._message_level(i, text, lower, norm, cut)
                 if level > 0:
                     note(i, level * vweight, kind)
-            known = {w for w in words if w in self.idf}
+            known = {w for w in fuzzy_words(words) if w in self.idf}
             qweight = sum(self.idf[w] for w in known)
             for i in self._fuzzy_candidates(known):
                 level = self._fuzzy_level(i, known, qweight)
