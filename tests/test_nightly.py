@@ -29,6 +29,7 @@ import orjson
 import pytest
 
 from extractor import api
+from extractor.api import ExtractOptions
 from extractor.datasets.nightly import NightlyOptions, NightlyResult, run_nightly
 from extractor.errors import ExtractorError
 from tests.gitrepos import add_commit, make_repo
@@ -105,11 +106,13 @@ class Env:
 
     # -- in-process
 
-    def nightly(self, ref: str = "main", *, out: Path | None = None, **kw: Any) -> NightlyResult:
-        options = NightlyOptions(
-            source=str(self.source), ref=ref, out_dir=out or self.out, cache_dir=self.cache, jobs=1, **kw
+    def nightly(
+        self, ref: str = "main", *, out: Path | None = None, use_cache: bool = True, **kw: Any
+    ) -> NightlyResult:
+        extract = ExtractOptions.build(
+            source=str(self.source), cache_dir=self.cache, jobs=1, use_cache=use_cache
         )
-        return run_nightly(options)
+        return run_nightly(NightlyOptions(extract=extract, ref=ref, out_dir=out or self.out, **kw))
 
     # -- subprocess
 
@@ -471,7 +474,9 @@ def test_unknown_ref_is_a_clear_error(env: Env) -> None:
 
 def test_default_cache_dir_follows_xdg(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(env.tmp / "xdg"))
-    options = NightlyOptions(source=str(env.source), ref="main", out_dir=env.out, jobs=1)
+    options = NightlyOptions(
+        extract=ExtractOptions.build(source=str(env.source), jobs=1), ref="main", out_dir=env.out
+    )
     assert files(run_nightly(options).manifest) == (3, 3, 0, 0)
     assert len(list((env.tmp / "xdg" / "sglang-errors" / "results").rglob("*.bin"))) >= 3
     assert files(run_nightly(options).manifest) == (3, 0, 3, 0)

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -33,8 +33,11 @@ from extractor import __version__
 from extractor.engine.cache import default_cache_dir
 from extractor.errors import ExtractorError
 from extractor.records.jsonl import dumps_line, read_dataset, sort_key
-from extractor.records.model import SCHEMA_VERSION, ErrorRecord
+from extractor.records.model import SCHEMA_VERSION, ErrorRecord, schema_bytes
 from extractor.timefmt import iso_millis
+
+if TYPE_CHECKING:
+    from extractor.api import ExtractOptions, ExtractResult
 
 __all__ = [
     "MANIFEST_NAME",
@@ -72,19 +75,14 @@ _PAUSE_LIMIT_SECONDS = 120.0
 
 @dataclass(frozen=True)
 class NightlyOptions:
-    """One nightly run. ``include``/``exclude``/``repo`` are as for ``extract``."""
+    """One nightly run: the extraction options (built once; their sha is replaced by the
+    resolved ``ref``) and what to do with the folder."""
 
-    source: str
+    extract: ExtractOptions
     ref: str
     out_dir: Path
     keep: int = DEFAULT_KEEP
-    cache_dir: Path | None = None
-    use_cache: bool = True
-    jobs: int | None = None
     wait: bool = False
-    include: list[str] | None = None
-    exclude: list[str] | None = None
-    repo: str | None = None
 
 
 @dataclass
@@ -98,12 +96,17 @@ class NightlyResult:
     changelog_json: Path | None
     changelog_summary: str | None
     republished: bool = False
-    """The run reproduced the published dataset byte for byte; it and its changelog were kept."""
+    """Nothing changed at the published sha: its dataset and changelog were kept, nothing new written."""
     pruned: list[Path] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
 
-def run_nightly(options: NightlyOptions, *, on_wait: Callable[[str], None] | None = None) -> NightlyResult:
+def run_nightly(
+    options: NightlyOptions,
+    *,
+    extract: Callable[[ExtractOptions], ExtractResult] | None = None,
+    on_wait: Callable[[str], None] | None = None,
+) -> NightlyResult:
     """Resolve, extract, validate, write dataset + changelog, replace the manifest, prune.
 
     Raises :class:`ExtractorError` when another run holds the folder (unless ``options.wait``),
@@ -112,9 +115,15 @@ def run_nightly(options: NightlyOptions, *, on_wait: Callable[[str], None] | Non
     """
     if options.keep < 1:
         raise ExtractorError("--keep", f"must be at least 1, got {options.keep}")
-    if options.cache_dir is None:
+    if options.extract.cache_dir is None:
         # One default for the clone (source), the results (pipeline) and pruning (here).
-        options = dataclasses.replace(options, cache_dir=default_cache_dir())
+        options = dataclasses.replace(
+            options, extract=dataclasses.replace(options.extract, cache_dir=default_cache_dir())
+        )
+    if extract is None:
+        from extractor.engine.pipeline import run_extraction
+
+        extract = run_extraction
     folder = options.out_dir
     if folder.exists() and not folder.is_dir():
         raise ExtractorError(str(folder), "not a directory")
@@ -127,29 +136,24 @@ def run_nightly(options: NightlyOptions, *, on_wait: Callable[[str], None] | Non
         _pause("locked")
         _remove_stale_temps(folder)
         previous = read_manifest(folder)
-        return _publish(options, folder, previous, started)
+        return _publish(options, folder, previous, started, extract)
 
 
 def _publish(
-    options: NightlyOptions, folder: Path, previous: dict[str, Any] | None, started: float
+    options: NightlyOptions,
+    folder: Path,
+    previous: dict[str, Any] | None,
+    started: float,
+    extract: Callable[[ExtractOptions], ExtractResult],
 ) -> NightlyResult:
-    from extractor import api
     from extractor.source.git import open_target
 
     notes: list[str] = []
-    with open_target(options.source, options.ref, cache_dir=options.cache_dir) as target:
+    base = options.extract
+    with open_target(base.source, options.ref, cache_dir=base.cache_dir) as target:
         sha = target.sha
-    extract_options = api.ExtractOptions.build(
-        source=options.source,
-        sha=sha,
-        include=options.include,
-        exclude=options.exclude,
-        repo=options.repo,
-        jobs=options.jobs,
-        cache_dir=options.cache_dir,
-        use_cache=options.use_cache,
-    )
-    result = api.extract(extract_options)
+    extract_options = dataclasses.replace(base, sha=sha, pinned=False)
+    result = extract(extract_options)
     if result.sha != sha:
         raise ExtractorError(options.ref, f"extraction ran at {result.sha}, expected {sha}")
     _pause("extracted")
@@ -169,6 +173,14 @@ def _publish(
         and previous["datasetFile"] == dataset_name
         and _same_bytes(dataset_path, data)
     )
+    if not republished and previous is not None and previous["sha"] == sha:
+        # Without a fixed SOURCE_DATE_EPOCH a rerun differs from the published dataset only in its
+        # time stamps: that is nothing new either, so the published dataset stays as it is.
+        kept = _unchanged_dataset(folder / previous["datasetFile"], records)
+        if kept is not None:
+            republished, data, dataset_name = True, kept, previous["datasetFile"]
+            dataset_path = folder / dataset_name
+            result = dataclasses.replace(result, dataset_version=previous["datasetVersion"])
     if not republished:
         _write_validated(dataset_path, data, len(records))
 
@@ -190,8 +202,8 @@ def _publish(
         if old is not None:
             renames = _renames(options, previous["sha"], sha, notes)
             md, js, summary, summary_text = _changelog(old, records, renames, previous["sha"], sha)
-            base = dataset_name.removesuffix(".jsonl") + ".changelog"
-            md_name, json_name = _fresh_names(folder, base, [(".md", md), (".json", js)], protected)
+            log_stem = dataset_name.removesuffix(".jsonl") + ".changelog"
+            md_name, json_name = _fresh_names(folder, log_stem, [(".md", md), (".json", js)], protected)
             md_path, json_path = folder / md_name, folder / json_name
             _write_public(md_path, md)
             _write_public(json_path, js)
@@ -214,7 +226,7 @@ def _publish(
         "toolVersion": __version__,
         "codeFingerprint": _code_fingerprint(),
         "schemaVersion": SCHEMA_VERSION,
-        "schemaHash": hashlib.sha256(api.schema_bytes()).hexdigest(),
+        "schemaHash": hashlib.sha256(schema_bytes()).hexdigest(),
         "sha": sha,
         "ref": options.ref,
         "repo": extract_options.scope.repo,
@@ -246,8 +258,8 @@ def _publish(
     _write_public(manifest_path, _dump_json(manifest))
     _pause("before-prune")
     pruned = _prune(folder, manifest)
-    if options.use_cache:
-        _prune_cache(options.cache_dir)
+    if base.use_cache:
+        _prune_cache(base.cache_dir)
     return NightlyResult(
         manifest=manifest,
         manifest_path=manifest_path,
@@ -476,11 +488,9 @@ def _write_public(path: Path, data: bytes) -> None:
 
 def _write_validated(path: Path, data: bytes, expected: int) -> None:
     """Stage the dataset, validate the staged file, and only then give it its final name."""
-    from extractor import api
-
     staging = _stage(path, data)
     try:
-        report = api.validate(staging)
+        report = read_dataset(staging)
         if report.problems:
             first = report.problems[0]
             more = f" (and {len(report.problems) - 1} more problems)" if len(report.problems) > 1 else ""
@@ -488,14 +498,30 @@ def _write_validated(path: Path, data: bytes, expected: int) -> None:
                 f"{path.name}:{first.line}",
                 f"new dataset does not validate: {first.what}{more}; nothing was published",
             )
-        if report.good != expected:
+        if len(report.lines) != expected:
             raise ExtractorError(
-                path.name, f"validated {report.good} records but extracted {expected}; nothing was published"
+                path.name,
+                f"validated {len(report.lines)} records but extracted {expected}; nothing was published",
             )
     except BaseException:
         staging.unlink(missing_ok=True)
         raise
     _install(staging, path)
+
+
+def _unchanged_dataset(path: Path, records: list[ErrorRecord]) -> bytes | None:
+    """The published dataset's bytes when its records equal ``records`` but for ``analyzedAt``."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    published = read_dataset(path)
+    if published.problems or len(published.lines) != len(records):
+        return None
+    for line, record in zip(published.lines, records, strict=True):
+        if line.record.model_copy(update={"analyzedAt": record.analyzedAt}) != record:
+            return None
+    return data
 
 
 def _read_previous_dataset(path: Path, notes: list[str]) -> list[ErrorRecord] | None:
@@ -517,7 +543,7 @@ def _renames(options: NightlyOptions, old_sha: str, new_sha: str, notes: list[st
     from extractor.source.git import open_target
 
     try:
-        with open_target(options.source, old_sha, cache_dir=options.cache_dir) as old:
+        with open_target(options.extract.source, old_sha, cache_dir=options.extract.cache_dir) as old:
             return old.changed_paths(new_sha)
     except ExtractorError as exc:
         # e.g. the previous sha vanished in a force-push: the changelog still pairs by content.
