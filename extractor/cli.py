@@ -83,7 +83,7 @@ def extract(
 def validate(
     paths: Annotated[
         list[Path],
-        typer.Argument(metavar="FILE...", help="Dataset files to check; - for stdin.", show_default=False),
+        typer.Argument(metavar="FILE", help="Dataset files to check; - for stdin.", show_default=False),
     ],
     fmt: Annotated[str | None, _format_opt(F.table, F.json, F.jsonl, F.github)] = None,
     as_json: JsonOpt = False,

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
+import typer.core
 
 from extractor import __version__
 from extractor.errors import ExtractorError
@@ -51,7 +52,10 @@ def current() -> Streams:
 
 def fail(exc: ExtractorError) -> NoReturn:
     """Print ``error: where: what`` on stderr and exit with the error's code."""
-    current().alert.print(f"[bold red]error[/]: {exc.where}: {exc.what}", markup=True, soft_wrap=True)
+    from rich.markup import escape
+
+    text = f"[bold red]error[/]: {escape(exc.where)}: {escape(exc.what)}"
+    current().alert.print(text, markup=True, soft_wrap=True)
     raise typer.Exit(exc.exit_code)
 
 
@@ -59,7 +63,10 @@ _QuietOpt = Annotated[
     bool, typer.Option("--quiet", "-q", help="Print only results and errors (no notes or progress).")
 ]
 _VerboseOpt = Annotated[
-    int, typer.Option("--verbose", "-v", count=True, show_default=False, help="Print more detail; repeat for more.")
+    int,
+    typer.Option(
+        "--verbose", "-v", count=True, show_default=False, help="Print more detail; repeat for more."
+    ),
 ]
 _ColorOpt = Annotated[
     ColorMode,
@@ -143,10 +150,37 @@ class _suppress_all:
         return True
 
 
+def _value_name(param: Any) -> Callable[..., str | None]:
+    """Help shows a value name (``FILE``, ``N``), never a Python type (``<list[Path]>``)."""
+
+    def display(ctx: Any = None) -> str | None:
+        if getattr(param, "param_type_name", "") == "argument":
+            return None  # the argument's own name or metavar already is the value name
+        if param.metavar:
+            return str(param.metavar)
+        bare = getattr(param, "bare_type", None)
+        kind = str(bare() if callable(bare) else getattr(getattr(param, "type", None), "name", "value"))
+        kind = kind.lower().removeprefix("list[").removesuffix("]")
+        return {"str": "TEXT", "text": "TEXT", "int": "N", "integer": "N", "float": "NUMBER"}.get(
+            kind, kind.upper()
+        )
+
+    return display
+
+
+class _Command(typer.core.TyperCommand):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if hasattr(param, "display_type_rich"):
+                param.display_type_rich = _value_name(param)
+
+
 class App(typer.Typer):
     """A :class:`typer.Typer` whose commands all carry the shared options and error boundary."""
 
     def command(self, *args: Any, **kwargs: Any) -> Callable[[F], F]:
+        kwargs.setdefault("cls", _Command)
         register = super().command(*args, **kwargs)
 
         def decorator(func: F) -> F:

@@ -37,6 +37,7 @@ import os
 import pickle
 import re
 import shutil
+import signal
 import sys
 import tempfile
 import threading
@@ -492,6 +493,9 @@ def _init_worker(
 
 def _init_forked(repo: str, cache: ResultCache | None, ready: Any, path: str) -> None:
     """A pool worker: imports the analysis code; the knowledge is read when a file first needs it."""
+    # Ctrl-C reaches the whole foreground process group: the parent stops the pool and says so
+    # once; a worker's own KeyboardInterrupt traceback would only scribble over the terminal.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     known: list[Knowledge] = []
 
     def knowledge() -> Knowledge:
@@ -592,7 +596,7 @@ class _Workers:
             os.replace(tmp, self._path)
         self._ready.set()
 
-    def results(self, tick: Callable[[], None]) -> Iterator[tuple[str, bytes]]:
+    def results(self, tick: Callable[[str], None]) -> Iterator[tuple[str, bytes]]:
         """Every submitted file's ``(key, payload)`` as batches finish."""
         try:
             while self._pending:
@@ -600,7 +604,7 @@ class _Workers:
                 for fut in finished:
                     for result in fut.result():
                         yield result
-                        tick()
+                        tick(result[0])
         except BrokenProcessPool as exc:
             raise ExtractorError(
                 "--jobs", f"a worker process died ({exc}); try fewer jobs or more memory"
@@ -633,7 +637,7 @@ def _analyse_all(
     repo: str,
     knowledge: Knowledge,
     cache: ResultCache | None,
-    tick: Callable[[], None],
+    tick: Callable[[str], None],
 ) -> Iterator[tuple[str, bytes]]:
     """``(file key, payload)`` for each file, in ``jobs`` worker processes when that pays, else
     here; the order is not fixed."""
@@ -643,7 +647,7 @@ def _analyse_all(
         try:
             for key, path, data in _feed(target, todo):
                 yield _work_one(key, path, data)
-                tick()
+                tick(key)
         finally:
             gc.unfreeze()
         return
@@ -772,7 +776,7 @@ def run_extraction(options: ExtractOptions, *, progress: bool = False) -> Extrac
                 else:
                     stale.append(f)
             todo_count = len(absent) + len(stale)
-            with _progress(progress, todo_count) as tick:
+            with _progress(progress, absent + stale) as tick:
                 if workers is not None:
                     workers.submit(_feed(target, stale))
                     results = workers.results(tick)
@@ -844,26 +848,41 @@ def assemble(
 
 
 class _progress:
-    """A rich progress bar on stderr when asked (a terminal), else nothing."""
+    """A rich progress bar on stderr when asked (a terminal), else nothing.
 
-    def __init__(self, enabled: bool, total: int) -> None:
-        self.enabled = enabled and total > 0
-        self.total = total
+    The bar and its ETA advance by bytes, not files: a few giant files take most of a run, so a
+    file count alone predicted minutes for a run of seconds. The text still counts files.
+    """
+
+    def __init__(self, enabled: bool, todo: list[TargetFile]) -> None:
+        self.enabled = enabled and bool(todo)
+        self.sizes = {file_key(f): max(f.size, 1) for f in todo}
+        self.total = len(self.sizes)
         self._bar: Any = None
         self._task: Any = None
 
-    def __enter__(self) -> Callable[[], None]:
+    def __enter__(self) -> Callable[[str], None]:
         if not self.enabled:
-            return lambda: None
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+            return lambda key: None
+        from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
         self._bar = Progress(
-            TextColumn("analysing"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), transient=True
+            TextColumn("analysing"),
+            BarColumn(),
+            TextColumn("{task.fields[done]}/{task.fields[files]} files"),
+            TimeRemainingColumn(),
+            transient=True,
         )
         self._bar.start()
-        self._task = self._bar.add_task("files", total=self.total)
-        bar, task = self._bar, self._task
-        return lambda: bar.advance(task)
+        self._task = self._bar.add_task("files", total=sum(self.sizes.values()), done=0, files=self.total)
+        bar, task, sizes = self._bar, self._task, self.sizes
+        done = [0]
+
+        def tick(key: str) -> None:
+            done[0] += 1
+            bar.update(task, advance=sizes.get(key, 1), done=done[0])
+
+        return tick
 
     def __exit__(self, *exc: object) -> None:
         if self._bar is not None:

@@ -9,6 +9,7 @@ internal error).
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from enum import StrEnum
@@ -37,11 +38,15 @@ def make_console(
     stream = file if file is not None else (sys.stderr if stderr else sys.stdout)
     terminal = stream.isatty() if hasattr(stream, "isatty") else False
     kwargs: dict[str, object] = {}
+    if color is ColorMode.auto and os.environ.get("NO_COLOR"):
+        color = ColorMode.never  # https://no-color.org: wins over FORCE_COLOR
     if color is ColorMode.always:
         kwargs["force_terminal"] = True
         kwargs["no_color"] = False
         kwargs["color_system"] = "standard"
     elif color is ColorMode.never:
+        # No escape sequence at all (bold included), whatever FORCE_COLOR says.
+        kwargs["force_terminal"] = False
         kwargs["no_color"] = True
         kwargs["color_system"] = None
     if not terminal:
