@@ -489,3 +489,53 @@ def test_output_folder_that_cannot_exist_is_a_clear_error(env: Env) -> None:
         env.nightly(out=blocker)
     with pytest.raises(ExtractorError, match="cannot create the output folder"):
         env.nightly(out=blocker / "sub")
+
+
+# -- hygiene: quiet nights, fractional epochs ---------------------------------------------------
+
+
+def test_rerun_at_another_time_with_nothing_changed_publishes_nothing_new(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env.nightly(keep=1)
+    env.commit({QUANT: CHANGED_QUANT}, "add a backend check")
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767312000")
+    changed = env.nightly(keep=1)
+    assert changed.changelog_markdown is not None
+    published = {
+        p.name: p.read_bytes() for p in env.out.iterdir() if p.name not in ("manifest.json", ".lock")
+    }
+    # A later night with nothing new upstream: only the time stamps would differ.
+    monkeypatch.delenv("SOURCE_DATE_EPOCH")
+    again = env.nightly(keep=1)
+    assert again.republished and again.pruned == []
+    assert {
+        p.name: p.read_bytes() for p in env.out.iterdir() if p.name not in ("manifest.json", ".lock")
+    } == published
+    m, before = again.manifest, changed.manifest
+    assert m["datasetFile"] == before["datasetFile"] and m["datasetVersion"] == before["datasetVersion"]
+    assert m["changelog"] == before["changelog"] and m["changelog"]["summary"]["added"] == 1
+    assert_published(env.out, m)
+
+
+def test_command_says_nothing_new_was_published(env: Env) -> None:
+    assert env.run("main").returncode == 0
+    later = {**env.environ(), "SOURCE_DATE_EPOCH": "1767312000.25"}
+    proc = subprocess.run(env.args("main"), env=later, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "nothing changed at" in proc.stderr and "nothing new written" in proc.stderr
+    as_json = subprocess.run(
+        env.args("main", "--format", "json"), env=later, capture_output=True, text=True, timeout=120
+    )
+    summary = orjson.loads(as_json.stdout)
+    assert summary["published"] is False and summary["datasetVersion"] == "2026-01-01T00:00:00.000Z"
+
+
+def test_fractional_source_date_epoch_gives_milliseconds(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600.250")
+    m = env.nightly().manifest
+    assert m["datasetVersion"] == "2026-01-01T00:00:00.250Z"
+    assert "-20260101T000000250Z.jsonl" in m["datasetFile"]
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "soon")
+    with pytest.raises(ExtractorError, match="SOURCE_DATE_EPOCH"):
+        env.nightly(out=env.tmp / "other")
