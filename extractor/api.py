@@ -37,6 +37,11 @@ from extractor.errors import ExtractorError
 from extractor.records.jsonl import LineProblem, atomic_write_bytes, dumps_line, read_dataset, sort_key
 from extractor.records.model import ErrorRecord, schema_bytes
 
+# The run's result types live in extractor.types; they are part of this surface too.
+from extractor.types import ExtractResult as ExtractResult
+from extractor.types import ExtractStats as ExtractStats
+from extractor.types import FileFailure as FileFailure
+
 if TYPE_CHECKING:
     from extractor.datasets.diff import DiffResult
     from extractor.datasets.match import Match
@@ -142,37 +147,6 @@ def _settings_source(settings: ProjectSettings) -> str | None:
     if is_url(settings.source) or Path(settings.source).expanduser().is_absolute():
         return settings.source
     return str(settings.path.parent / settings.source)
-
-
-@dataclass(frozen=True)
-class FileFailure:
-    """A target file that could not be analysed, and why."""
-
-    path: str
-    reason: str
-
-
-@dataclass
-class ExtractStats:
-    """What one extraction did, reported in its summary."""
-
-    files_in_scope: int = 0
-    files_parsed: int = 0
-    files_from_cache: int = 0
-    sites: int = 0
-    records: int = 0
-    failures: list[FileFailure] = field(default_factory=list)
-    seconds: float = 0.0
-
-
-@dataclass
-class ExtractResult:
-    """The records of one extraction with the sha they describe."""
-
-    sha: str
-    records: list[ErrorRecord]
-    dataset_version: str
-    stats: ExtractStats
 
 
 def default_output_path(sha: str) -> Path:

@@ -9,8 +9,9 @@ from rich.console import Console
 from rich.table import Table
 
 if TYPE_CHECKING:
-    from extractor.api import ExtractResult, ValidationReport
+    from extractor.api import ValidationReport
     from extractor.datasets.nightly import NightlyResult
+    from extractor.types import ExtractResult
 
 __all__ = [
     "extract_summary",
