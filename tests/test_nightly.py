@@ -6,7 +6,7 @@ codes, what the command prints) runs the CLI as a subprocess: ``python -m extrac
 Subprocesses import a snapshot of the package taken once per session, so the code fingerprint in
 the cache key cannot drift between two runs of one test while the checkout is being edited.
 
-Pauses at named points (see ``extractor.datasets.nightly._pause``) make "killed mid-way" and "two runs at
+Pauses at named points (see ``extractor.datasets.folder_lock.pause``) make "killed mid-way" and "two runs at
 once" deterministic: the run announces the point with a file and waits there until the test
 releases or kills it.
 """

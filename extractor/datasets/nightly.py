@@ -14,14 +14,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import fcntl
-import functools
 import hashlib
-import os
 import re
-import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from extractor import __version__
+from extractor.datasets.folder_lock import locked, pause
+from extractor.datasets.publishing import compact, fresh_names, same_bytes, write_public, write_validated
 from extractor.engine.cache import default_cache_dir
 from extractor.errors import ExtractorError
 from extractor.records.jsonl import dumps_line, read_dataset, sort_key
@@ -48,7 +46,6 @@ __all__ = [
 ]
 
 MANIFEST_NAME = "manifest.json"
-LOCK_NAME = ".lock"
 MANIFEST_VERSION = 1
 DEFAULT_KEEP = 7
 # Result namespaces of older extractors are dropped from the cache once unused this long.
@@ -62,15 +59,6 @@ _CHANGELOG_RE = re.compile(
 # Temp files (".<name>.<random>.tmp") a killed run left behind.
 _TEMP_RE = re.compile(r"^\.+(sglang-errors-|manifest\.json\.).*\.tmp$")
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
-
-# Test hook: SGLANG_ERRORS_TEST_PAUSE_AT names a point (or several, comma-separated) and
-# SGLANG_ERRORS_TEST_PAUSE_DIR a folder; on reaching the point the run creates
-# "<dir>/<point>.reached" and waits for "<dir>/<point>.release", so a test can kill it (or start
-# a rival run) at an exact moment instead of guessing with sleeps.
-PAUSE_AT_ENV = "SGLANG_ERRORS_TEST_PAUSE_AT"
-PAUSE_DIR_ENV = "SGLANG_ERRORS_TEST_PAUSE_DIR"
-PAUSE_POINTS = ("locked", "extracted", "before-manifest", "before-prune")
-_PAUSE_LIMIT_SECONDS = 120.0
 
 
 @dataclass(frozen=True)
@@ -132,8 +120,8 @@ def run_nightly(
     except OSError as exc:
         raise ExtractorError(str(folder), f"cannot create the output folder ({exc.strerror or exc})") from exc
     started = time.monotonic()
-    with _locked(folder, wait=options.wait, on_wait=on_wait):
-        _pause("locked")
+    with locked(folder, wait=options.wait, on_wait=on_wait):
+        pause("locked")
         _remove_stale_temps(folder)
         previous = read_manifest(folder)
         return _publish(options, folder, previous, started, extract)
@@ -156,13 +144,13 @@ def _publish(
     result = extract(extract_options)
     if result.sha != sha:
         raise ExtractorError(options.ref, f"extraction ran at {result.sha}, expected {sha}")
-    _pause("extracted")
+    pause("extracted")
 
     records = sorted(result.records, key=sort_key)
     data = b"".join(dumps_line(r, result.dataset_version) for r in records)
     protected = _named_files(previous)
-    stem = f"sglang-errors-{sha[:12]}-{_compact(result.dataset_version)}"
-    [dataset_name] = _fresh_names(folder, stem, [(".jsonl", data)], protected)
+    stem = f"sglang-errors-{sha[:12]}-{compact(result.dataset_version)}"
+    [dataset_name] = fresh_names(folder, stem, [(".jsonl", data)], protected)
     dataset_path = folder / dataset_name
     # The same sha giving the very bytes already published (a rerun with nothing new upstream):
     # republish that dataset with its changelog and baseline, rather than replacing the last
@@ -171,7 +159,7 @@ def _publish(
         previous is not None
         and previous["sha"] == sha
         and previous["datasetFile"] == dataset_name
-        and _same_bytes(dataset_path, data)
+        and same_bytes(dataset_path, data)
     )
     if not republished and previous is not None and previous["sha"] == sha:
         # Without a fixed SOURCE_DATE_EPOCH a rerun differs from the published dataset only in its
@@ -182,7 +170,7 @@ def _publish(
             dataset_path = folder / dataset_name
             result = dataclasses.replace(result, dataset_version=previous["datasetVersion"])
     if not republished:
-        _write_validated(dataset_path, data, len(records))
+        write_validated(dataset_path, data, len(records))
 
     changelog: dict[str, Any] | None = None
     md_path = json_path = None
@@ -203,10 +191,10 @@ def _publish(
             renames = _renames(options, previous["sha"], sha, notes)
             md, js, summary, summary_text = _changelog(old, records, renames, previous["sha"], sha)
             log_stem = dataset_name.removesuffix(".jsonl") + ".changelog"
-            md_name, json_name = _fresh_names(folder, log_stem, [(".md", md), (".json", js)], protected)
+            md_name, json_name = fresh_names(folder, log_stem, [(".md", md), (".json", js)], protected)
             md_path, json_path = folder / md_name, folder / json_name
-            _write_public(md_path, md)
-            _write_public(json_path, js)
+            write_public(md_path, md)
+            write_public(json_path, js)
             changelog = {"markdown": md_name, "json": json_name, "summary": summary}
 
     stats = result.stats
@@ -254,9 +242,9 @@ def _publish(
         "generatedAt": iso_millis(datetime.now(UTC)),
     }
     manifest_path = folder / MANIFEST_NAME
-    _pause("before-manifest")
-    _write_public(manifest_path, _dump_json(manifest))
-    _pause("before-prune")
+    pause("before-manifest")
+    write_public(manifest_path, _dump_json(manifest))
+    pause("before-prune")
     pruned = _prune(folder, manifest)
     if base.use_cache:
         _prune_cache(base.cache_dir)
@@ -271,63 +259,6 @@ def _publish(
         pruned=pruned,
         notes=notes,
     )
-
-
-# -- the lock ---------------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def _locked(folder: Path, *, wait: bool, on_wait: Callable[[str], None] | None) -> Iterator[None]:
-    path = folder / LOCK_NAME
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as exc:
-        raise ExtractorError(str(path), f"cannot open lock file ({exc.strerror or exc})") from exc
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = _lock_holder(fd)
-            if not wait:
-                raise ExtractorError(
-                    str(folder),
-                    f"another nightly run{holder} is writing here (lock {path}); "
-                    "try again later, or pass --wait to wait for it",
-                    exit_code=3,
-                ) from None
-            if on_wait is not None:
-                on_wait(f"waiting for the nightly run{holder} that holds {path}")
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        # The pid is informational (for the message above); the flock itself is the lock, and
-        # the file is never deleted, since unlinking a locked file would let two runs in.
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        yield
-    finally:
-        os.close(fd)
-
-
-def _lock_holder(fd: int) -> str:
-    try:
-        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-    except OSError:
-        return ""
-    return f" (pid {text})" if text.isdigit() else ""
-
-
-# -- test pauses ------------------------------------------------------------------------------
-
-
-def _pause(point: str) -> None:
-    wanted = os.environ.get(PAUSE_AT_ENV, "")
-    if not wanted or point not in wanted.split(","):
-        return
-    folder = Path(os.environ.get(PAUSE_DIR_ENV) or ".")
-    (folder / f"{point}.reached").write_text(f"{os.getpid()}\n")
-    release = folder / f"{point}.release"
-    deadline = time.monotonic() + _PAUSE_LIMIT_SECONDS
-    while not release.exists() and time.monotonic() < deadline:
-        time.sleep(0.02)
 
 
 # -- the manifest -----------------------------------------------------------------------------
@@ -396,117 +327,6 @@ def _is_own_file(name: str) -> bool:
 
 def _dump_json(obj: object) -> bytes:
     return orjson.dumps(obj, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
-
-
-# -- writing ----------------------------------------------------------------------------------
-
-
-def _compact(dataset_version: str) -> str:
-    """``2026-08-28T06:17:29.519Z`` -> ``20260828T061729519Z``, safe in a file name."""
-    return re.sub(r"[^0-9TZ]", "", dataset_version)
-
-
-def _fresh_names(folder: Path, stem: str, parts: list[tuple[str, bytes]], protected: set[str]) -> list[str]:
-    """``stem + ext`` for each part, unless the previous manifest names such a file with other bytes.
-
-    Same sha and datasetVersion normally mean the same bytes, and rewriting identical bytes is
-    harmless; if they differ (a changed extractor under a fixed SOURCE_DATE_EPOCH), every part
-    gets one content-hash suffix so the old files stay exactly as the manifest promised.
-    """
-    names = [stem + ext for ext, _ in parts]
-    for name, (_, data) in zip(names, parts, strict=True):
-        path = folder / name
-        if name in protected and path.exists() and not _same_bytes(path, data):
-            digest = hashlib.sha256(b"".join(data for _, data in parts)).hexdigest()[:8]
-            return [f"{stem}-{digest}{ext}" for ext, _ in parts]
-    return names
-
-
-def _same_bytes(path: Path, data: bytes) -> bool:
-    try:
-        return path.stat().st_size == len(data) and path.read_bytes() == data
-    except OSError:
-        return False
-
-
-@functools.cache
-def _file_mode() -> int:
-    # mkstemp creates 0600 files; published files get the usual 0666 & ~umask, so a web server
-    # or another user can read the folder. Read the umask once (setting it is process-wide).
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
-def _stage(path: Path, data: bytes) -> Path:
-    """``data`` in a synced temp file beside ``path`` (a name the next run sweeps if we die)."""
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as exc:
-        raise _write_error(path, exc) from exc
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            os.fchmod(fh.fileno(), _file_mode())
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-    except BaseException as exc:
-        Path(tmp).unlink(missing_ok=True)
-        if isinstance(exc, OSError):
-            raise _write_error(path, exc) from exc
-        raise
-    return Path(tmp)
-
-
-def _write_error(path: Path, exc: OSError) -> ExtractorError:
-    return ExtractorError(
-        str(path), f"cannot write ({exc.strerror or exc}); the published files are unchanged"
-    )
-
-
-def _install(tmp: Path, path: Path) -> None:
-    try:
-        os.replace(tmp, path)
-    except BaseException as exc:
-        tmp.unlink(missing_ok=True)
-        if isinstance(exc, OSError):
-            raise _write_error(path, exc) from exc
-        raise
-    # The rename is durable only once the folder entry is on disk.
-    with contextlib.suppress(OSError):
-        fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def _write_public(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically: readers see the old file or the new, never a part."""
-    _install(_stage(path, data), path)
-
-
-def _write_validated(path: Path, data: bytes, expected: int) -> None:
-    """Stage the dataset, validate the staged file, and only then give it its final name."""
-    staging = _stage(path, data)
-    try:
-        report = read_dataset(staging)
-        if report.problems:
-            first = report.problems[0]
-            more = f" (and {len(report.problems) - 1} more problems)" if len(report.problems) > 1 else ""
-            raise ExtractorError(
-                f"{path.name}:{first.line}",
-                f"new dataset does not validate: {first.what}{more}; nothing was published",
-            )
-        if len(report.lines) != expected:
-            raise ExtractorError(
-                path.name,
-                f"validated {len(report.lines)} records but extracted {expected}; nothing was published",
-            )
-    except BaseException:
-        staging.unlink(missing_ok=True)
-        raise
-    _install(staging, path)
 
 
 def _unchanged_dataset(path: Path, records: list[ErrorRecord]) -> bytes | None:
