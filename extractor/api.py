@@ -45,7 +45,7 @@ from extractor.types import FileFailure as FileFailure
 if TYPE_CHECKING:
     from extractor.datasets.diff import DiffResult
     from extractor.datasets.match import Match
-    from extractor.datasets.nightly import NightlyOptions, NightlyResult
+    from extractor.datasets.nightly import NightlyResult
     from extractor.datasets.stats import DatasetStats
     from extractor.engine.cache_usage import CacheUsage
 
@@ -286,11 +286,24 @@ def diff_commits(
     return run(options, from_ref, to_ref, extract=lambda o: extract(o, progress=progress))
 
 
-def nightly(options: NightlyOptions, *, progress: bool = False, on_wait: Note | None = None) -> NightlyResult:
-    """One nightly run into ``options.out_dir`` (see :mod:`extractor.datasets.nightly`)."""
-    from extractor.datasets.nightly import run_nightly
+def nightly(
+    options: ExtractOptions,
+    *,
+    ref: str,
+    out_dir: Path,
+    keep: int | None = None,
+    wait: bool = False,
+    progress: bool = False,
+    on_wait: Note | None = None,
+) -> NightlyResult:
+    """One nightly run of ``ref`` into ``out_dir`` with ``options`` (its sha aside; see
+    :mod:`extractor.datasets.nightly`)."""
+    from extractor.datasets.nightly import DEFAULT_KEEP, NightlyOptions, run_nightly
 
-    return run_nightly(options, extract=lambda o: extract(o, progress=progress), on_wait=on_wait)
+    run = NightlyOptions(
+        extract=options, ref=ref, out_dir=out_dir, keep=DEFAULT_KEEP if keep is None else keep, wait=wait
+    )
+    return run_nightly(run, extract=lambda o: extract(o, progress=progress), on_wait=on_wait)
 
 
 def newest_dataset(folder: Path | None = None) -> Path:

@@ -258,7 +258,6 @@ def nightly(
     Exit 3 when another run holds the folder.
     """
     from extractor import api
-    from extractor.datasets.nightly import NightlyOptions
     from extractor.render.formats import choose, dumps
     from extractor.render.summary import nightly_lines
 
@@ -266,9 +265,7 @@ def nightly(
     form = choose(fmt, as_json, (F.table, F.json))
     options = _options(source, None, include, exclude, repo, jobs, cache_dir, no_cache)
     result = api.nightly(
-        NightlyOptions(extract=options, ref=ref, out_dir=out_dir, keep=keep, wait=wait),
-        progress=s.interactive,
-        on_wait=s.say,
+        options, ref=ref, out_dir=out_dir, keep=keep, wait=wait, progress=s.interactive, on_wait=s.say
     )
     if form is F.json:
         sys.stdout.write(dumps({**result.manifest, "published": not result.republished}))
@@ -304,7 +301,7 @@ def match(
     import orjson
 
     from extractor import api
-    from extractor.datasets.match import matches_table
+    from extractor.datasets.match.render import matches_table
 
     s = current()
     if text is None and sys.stdin.isatty():
