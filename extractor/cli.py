@@ -111,7 +111,7 @@ def validate(
             state = "ok" if not report.problems else f"{len(report.problems)} bad line(s)"
             s.say(f"{path}: {report.good} record(s), {state}")
         elif form is F.jsonl:
-            sys.stdout.write(dumps(summary).replace("\n", "") + "\n")
+            sys.stdout.write(dumps(summary, compact=True))
         elif form is F.github:
             sys.stdout.write(validate_github(report))
     if form is F.json:

@@ -43,9 +43,11 @@ def choose(value: str | None, as_json: bool, allowed: tuple[OutputFormat, ...]) 
     return fmt
 
 
-def dumps(obj: object) -> str:
-    """Indented JSON with a trailing newline, as every ``--format json`` prints it."""
-    return orjson.dumps(obj, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE).decode()
+def dumps(obj: object, *, compact: bool = False) -> str:
+    """Indented JSON with a trailing newline, as every ``--format json`` prints it; ``compact``:
+    one line, as ``jsonl`` prints each object."""
+    indent = 0 if compact else orjson.OPT_INDENT_2
+    return orjson.dumps(obj, option=indent | orjson.OPT_APPEND_NEWLINE).decode()
 
 
 def _escape_data(text: str) -> str:
