@@ -62,14 +62,16 @@ class RegexGuard:
         try:
             if not self.armed:
                 return rx.fullmatch(text) is not None
-            signal.setitimer(signal.ITIMER_REAL, max(min(self.seconds, left), 1e-4))
+            # The alarm may fire at any bytecode, disarming included: the outer handler catches it there.
             try:
-                return rx.fullmatch(text) is not None
+                signal.setitimer(signal.ITIMER_REAL, max(min(self.seconds, left), 1e-4))
+                try:
+                    return rx.fullmatch(text) is not None
+                finally:
+                    signal.setitimer(signal.ITIMER_REAL, 0)
             except _RegexTimeout:
                 self.timeouts += 1
                 return False
-            finally:
-                signal.setitimer(signal.ITIMER_REAL, 0)
         finally:
             self._spent += time.perf_counter() - started
 
