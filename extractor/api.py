@@ -35,9 +35,10 @@ from extractor.config import (
 )
 from extractor.errors import ExtractorError
 from extractor.records.jsonl import LineProblem, atomic_write_bytes, dumps_line, read_dataset, sort_key
-from extractor.records.model import ErrorRecord, schema_bytes
 
 # The run's result types live in extractor.types; they are part of this surface too.
+from extractor.records.jsonl import check_output_path as check_output_path
+from extractor.records.model import ErrorRecord, schema_bytes
 from extractor.types import ExtractResult as ExtractResult
 from extractor.types import ExtractStats as ExtractStats
 from extractor.types import FileFailure as FileFailure

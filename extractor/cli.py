@@ -30,7 +30,6 @@ from extractor.cli_options import format_option as _format_opt
 from extractor.cliapp import EXIT_FINDINGS, app, current
 from extractor.config import SCHEMA_PATH
 from extractor.errors import ExtractorError
-from extractor.records.jsonl import check_output_path
 from extractor.render.formats import OutputFormat as F
 
 __all__ = ["app", "main"]
@@ -70,7 +69,7 @@ def extract(
     form = choose(fmt, as_json, (F.table, F.json))
     options = _options(source, sha, include, exclude, repo, jobs, cache_dir, no_cache)
     if out_path is not None:
-        check_output_path(out_path)  # a bad --out is named before the work starts
+        api.check_output_path(out_path)  # a bad --out is named before the work starts
     result = api.extract(options, progress=s.interactive, on_note=lambda t: s.say(f"note: {t}"))
     target = out_path or api.default_output_path(result.sha)
     api.write_result(result, target)
