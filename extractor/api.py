@@ -36,7 +36,7 @@ from extractor.config import (
 from extractor.errors import ExtractorError
 from extractor.records.jsonl import LineProblem, atomic_write_bytes, dumps_line, read_dataset, sort_key
 
-# The run's result types live in extractor.types; they are part of this surface too.
+# Re-exported as part of this surface: the output check and the run's result types.
 from extractor.records.jsonl import check_output_path as check_output_path
 from extractor.records.model import ErrorRecord, schema_bytes
 from extractor.types import ExtractResult as ExtractResult
