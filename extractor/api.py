@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 
@@ -24,6 +25,9 @@ from extractor.config import (
 from extractor.errors import ExtractorError
 from extractor.records.jsonl import LineProblem, atomic_write_bytes, read_dataset, write_dataset
 from extractor.records.model import ErrorRecord, json_schema
+
+if TYPE_CHECKING:
+    from extractor.site.build import SiteReport
 
 
 def _usable_cores() -> int:
@@ -157,3 +161,14 @@ def schema_is_current(path: Path) -> bool:
         return path.read_bytes() == schema_bytes()
     except FileNotFoundError:
         return False
+
+
+def build_site(source: Path, out: Path, *, jobs: int | None = None) -> SiteReport:
+    """Write the static error catalogue of a dataset file or nightly folder into ``out``."""
+    try:
+        from extractor.site.build import build_site as build
+    except ImportError as exc:
+        raise ExtractorError(
+            "site", f"needs the site extra ({exc.name} is missing): pip install 'sglang-errors[site]'"
+        ) from exc
+    return build(source, out, jobs=jobs or _usable_cores())

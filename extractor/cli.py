@@ -364,6 +364,36 @@ def match(
         raise typer.Exit(1)
 
 
+# -- site command (issue 20) goes below this line --
+
+
+@app.command()
+def site(
+    source: Annotated[
+        Path,
+        typer.Argument(help="A dataset file, or a nightly folder (its manifest.json).", show_default=False),
+    ],
+    out_dir: Annotated[
+        Path, typer.Option("--out", "-o", help="Folder to write the site into.", show_default=False)
+    ],
+    jobs: JobsOpt = None,
+) -> None:
+    """Write a static, browsable error catalogue: a page per error, flag, env var and kept version."""
+    from extractor import api
+
+    try:
+        report = api.build_site(source, out_dir, jobs=jobs)
+    except ExtractorError as exc:
+        fail(exc)
+    err.print(
+        f"wrote {report.out}: {report.pages} pages ({report.records} errors, {report.flags} flags, "
+        f"{report.envs} env vars, {report.versions} versions) in {report.seconds:.1f}s",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
+
+
 def main() -> None:
     """Console-script entry point."""
     try:
