@@ -53,7 +53,9 @@ def make_nightly(tmp: Path) -> Path:
     try:
         options = NightlyOptions(source=str(repo), ref="main", out_dir=out, cache_dir=tmp / "cache", jobs=1)
         run_nightly(options)
-        add_commit(repo, {"python/sglang/srt/layers/attention.py": _fixture("attention_v2.py")}, "attention v2")
+        add_commit(
+            repo, {"python/sglang/srt/layers/attention.py": _fixture("attention_v2.py")}, "attention v2"
+        )
         run_nightly(options)
     finally:
         if old_epoch is None:
@@ -131,9 +133,9 @@ def dead_links(site: Path) -> list[str]:
             if parts.scheme or parts.netloc:
                 continue
             target = (page.parent / unquote(parts.path)).resolve() if parts.path else page.resolve()
-            if not target.is_file() or not target.is_relative_to(site.resolve()):
+            missing_file = not target.is_file() or not target.is_relative_to(site.resolve())
+            anchor = unquote(parts.fragment)
+            missing_anchor = bool(anchor) and "=" not in anchor and anchor not in ids.get(target, {anchor})
+            if missing_file or missing_anchor:
                 dead.append(f"{page.relative_to(site)}: {link}")
-            elif parts.fragment and "=" not in parts.fragment and target in ids:
-                if unquote(parts.fragment) not in ids[target]:
-                    dead.append(f"{page.relative_to(site)}: {link}")
     return dead

@@ -152,7 +152,10 @@ def test_rebuild_replaces_a_site_but_never_another_folder(nightly: Path, tmp_pat
 @pytest.mark.parametrize(
     ("content", "expected"),
     [
-        (b'{"record": {"id": "x"}, "datasetVersion": "2026-01-01T00:00:00.000Z"}\n', "bad.jsonl:1: record.id"),
+        (
+            b'{"record": {"id": "x"}, "datasetVersion": "2026-01-01T00:00:00.000Z"}\n',
+            "bad.jsonl:1: record.id",
+        ),
         (b"not json\n", ":1: invalid JSON"),
         (b"", "empty dataset"),
     ],

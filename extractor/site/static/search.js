@@ -87,12 +87,13 @@
     if (!filtered) { results.textContent = ""; }
   }
 
-  // index.html#tag=x (or cause=, subsystem=, class=, q=) opens with that filter set.
+  // index.html#tag=x (or cause=, subsystem=, class=, q=) opens with exactly that filter set.
   function fromHash() {
-    var params = new URLSearchParams(window.location.hash.replace(/^#/, ""));
-    params.forEach(function (value, key) {
-      if (key === "q") { q.value = value; } else if (filters[key]) { filters[key].value = value; }
-    });
+    var hash = window.location.hash.replace(/^#/, "");
+    if (!hash) { return; }
+    var params = new URLSearchParams(hash);
+    q.value = params.get("q") || "";
+    Object.keys(filters).forEach(function (k) { filters[k].value = params.get(k) || ""; });
   }
 
   var timer = null;
