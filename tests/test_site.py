@@ -185,3 +185,22 @@ def test_nightly_folder_missing_a_named_file_is_an_error(nightly: Path, tmp_path
     done = run_site(str(empty), "--out", str(tmp_path / "out"))
     assert done.returncode == 2
     assert "no manifest.json" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "python/sglang/srt/mem_cache/pool.py",
+        "python/sglang/srt/layers/attention/triton/x.py",
+        "python/sglang/launch_server.py",
+        "sgl-kernel/python/sgl_kernel/ops/x.py",
+        "sgl-kernel/python/sgl_kernel/x.py",
+        "benchmark/x/y.py",
+        "setup.py",
+    ],
+)
+def test_pages_group_by_the_changelogs_subsystems(path: str) -> None:
+    from extractor.datasets.diff import subsystem as changelog_subsystem
+    from extractor.site.paths import subsystem
+
+    assert subsystem(path) == changelog_subsystem(path)

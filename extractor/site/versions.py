@@ -15,10 +15,9 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
-from extractor.datasets.diff import subsystem
-from extractor.datasets.nightly import read_manifest
 from extractor.errors import ExtractorError
 from extractor.records.model import ErrorRecord
+from extractor.site.paths import subsystem
 
 __all__ = ["Changed", "Changelog", "Nightly", "Version", "read_nightly"]
 
@@ -131,9 +130,28 @@ def _read_changelog(path: Path) -> Changelog:
     )
 
 
+def _read_manifest(folder: Path) -> dict[str, Any] | None:
+    # Read here rather than through the nightly module, which imports the library API (and so
+    # this package): the fields used below are checked where they are used.
+    path = folder / "manifest.json"
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ExtractorError(str(path), f"cannot read manifest ({exc.strerror or exc})") from exc
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise ExtractorError(str(path), f"not valid JSON ({exc})") from exc
+    if not isinstance(obj, dict):
+        raise ExtractorError(str(path), "not a JSON object")
+    return obj
+
+
 def read_nightly(folder: Path) -> Nightly:
     """The current dataset and every kept version (oldest first) of a nightly folder."""
-    manifest = read_manifest(folder)
+    manifest = _read_manifest(folder)
     if manifest is None:
         raise ExtractorError(
             str(folder), "no manifest.json: not a nightly folder (give a dataset file instead)"
