@@ -69,6 +69,14 @@ def _truncate_message(text: str) -> str:
     return flat if len(flat) <= _MESSAGE_SHOWN else flat[: _MESSAGE_SHOWN - 1] + "…"
 
 
+def _short_path(path: str) -> str:
+    """A file path without the package prefix every sglang path shares, for narrow columns."""
+    for prefix in ("python/sglang/", "sgl-kernel/python/"):
+        if path.startswith(prefix):
+            return path[len(prefix) :]
+    return path
+
+
 def _ticks(text: str) -> Markup:
     """Prose with markdown code spans (`x`) as ``<code>`` elements, everything else escaped."""
     parts = text.split("`")
@@ -90,6 +98,7 @@ def _environment(catalogue: Catalogue) -> Environment:
     )
     env.filters["truncate_message"] = _truncate_message
     env.filters["ticks"] = _ticks
+    env.filters["short_path"] = _short_path
     env.globals["site"] = _SiteInfo(
         total=len(catalogue.entries),
         repo=catalogue.repo,

@@ -8,40 +8,57 @@
   var filters = { subsystem: $("f-subsystem"), "class": $("f-class"), cause: $("f-cause"), tag: $("f-tag") };
   if (!index || !q) { if (status) { status.textContent = "The search index is missing."; } return; }
 
+  function words(text) {
+    var found = text.toLowerCase().match(/--[a-z0-9-]+|[a-z0-9_][a-z0-9_.\/-]*/g) || [];
+    return found.map(function (w) { return w.replace(/[.\/-]+$/, ""); });
+  }
+
   var rows = index.records.map(function (r) {
     var tags = r[6].map(function (i) { return index.tags[i]; });
-    var pattern = null;
-    if (r[8]) { try { pattern = new RegExp("^(?:" + r[8] + ")$"); } catch (e) { pattern = null; } }
+    var pattern = null, literal = 0;
+    if (r[8]) {
+      try { pattern = new RegExp("^(?:" + r[8] + ")$"); } catch (e) { pattern = null; }
+      // How much of a runtime message the pattern pins down: "{x}" alone matches anything.
+      literal = r[8].replace(/\[\\s\\S\]\*/g, "").replace(/\\(.)/g, "$1").length;
+    }
+    var other = [r[2], r[3], r[7].join(" "), tags.join(" "), r[9], r[0]].join(" ");
+    var set = function (list) { var o = {}; list.forEach(function (w) { o[w] = true; }); return o; };
     return {
       slug: r[0], message: r[1], cls: r[2], where: r[3], subsystem: index.subsystems[r[4]],
-      cause: r[5], tags: tags, knobs: r[7], pattern: pattern, scope: r[9],
-      low: r[1].toLowerCase(),
-      hay: [r[1], r[2], r[3], r[7].join(" "), tags.join(" "), r[9], r[0]].join(" ").toLowerCase()
+      cause: r[5], tags: tags, knobs: r[7], pattern: pattern, literal: literal, scope: r[9],
+      low: r[1].toLowerCase(), hay: (r[1] + " " + other).toLowerCase(),
+      messageWords: set(words(r[1])), otherWords: set(words(other))
     };
   });
 
-  function words(text) { return text.toLowerCase().match(/[\w.\/-]+/g) || []; }
-
-  // What a pasted line may carry around the message: "ValueError: ...", quotes, a traceback tail.
+  // What a pasted line may carry around the message: "ValueError: ...", surrounding space.
   function candidates(text) {
-    var out = [text];
-    var m = /^\s*(?:[\w.]+(?:Error|Exception|Warning|Exit|Interrupt))\s*:\s*([\s\S]*)$/.exec(text);
-    if (m) { out.push(m[1]); }
-    return out.map(function (s) { return s.trim(); });
+    var out = [text.trim()];
+    var m = /^\s*[\w.]*(?:Error|Exception|Warning|Exit|Interrupt)\s*:\s*([\s\S]*)$/.exec(text);
+    if (m) { out.push(m[1].trim()); }
+    return out;
   }
 
+  // 3..4: the pattern full-matches the pasted message (more so the more of it is literal text);
+  // 3: the text is part of the message; 2.5: part of the class, file, flags or tags; below:
+  // the share of query words found, message words counting most.
   function score(row, text, toks) {
-    if (!text) { return 1; }
-    var full = candidates(text);
+    if (!text.trim()) { return 1; }
     if (row.pattern) {
-      for (var i = 0; i < full.length; i++) { if (row.pattern.test(full[i])) { return 4; } }
+      var full = candidates(text);
+      for (var i = 0; i < full.length; i++) {
+        var share = row.literal / Math.max(full[i].length, 1);
+        if (row.literal >= 3 && share >= 0.3 && row.pattern.test(full[i])) { return 3 + Math.min(share, 1); }
+      }
     }
     var low = text.toLowerCase().trim();
     if (low.length >= 3 && row.low.indexOf(low) >= 0) { return 3; }
-    if (row.hay.indexOf(low) >= 0) { return 2.5; }
+    if (low.length >= 3 && row.hay.indexOf(low) >= 0) { return 2.5; }
     if (!toks.length) { return 0; }
     var hit = 0;
-    for (var j = 0; j < toks.length; j++) { if (row.hay.indexOf(toks[j]) >= 0) { hit++; } }
+    for (var j = 0; j < toks.length; j++) {
+      if (row.messageWords[toks[j]]) { hit += 1; } else if (row.otherWords[toks[j]]) { hit += 0.7; }
+    }
     return 2 * hit / toks.length;
   }
 
