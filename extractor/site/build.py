@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
+import re
 import shutil
 import time
 from collections import Counter
@@ -77,14 +78,15 @@ def _short_path(path: str) -> str:
     return path
 
 
+_CODE_SPAN = re.compile(r"`([^`]*)`")
+
+
 def _ticks(text: str) -> Markup:
     """Prose with markdown code spans (`x`) as ``<code>`` elements, everything else escaped."""
-    parts = text.split("`")
-    if len(parts) % 2 == 0:  # an unpaired backtick: show the text as it is
-        return Markup(escape(text))
-    return Markup("").join(
-        Markup("<code>{}</code>").format(p) if i % 2 else escape(p) for i, p in enumerate(parts)
-    )
+    escaped = str(escape(text))  # escaping leaves backticks alone
+    if text.count("`") % 2:  # an unpaired backtick: show the text as it is
+        return Markup(escaped)
+    return Markup(_CODE_SPAN.sub(r"<code>\1</code>", escaped))
 
 
 def _environment(catalogue: Catalogue) -> Environment:
@@ -99,6 +101,17 @@ def _environment(catalogue: Catalogue) -> Environment:
     env.filters["truncate_message"] = _truncate_message
     env.filters["ticks"] = _ticks
     env.filters["short_path"] = _short_path
+    # A record appears in the related lists of many others: its list item is rendered once.
+    item = env.get_template("record_item.html.j2")
+    items: dict[tuple[int, str], Markup] = {}
+
+    def record_item(e: Entry, root: str) -> Markup:
+        key = (id(e), root)
+        if key not in items:
+            items[key] = Markup(item.render(e=e, root=root).rstrip("\n"))
+        return items[key]
+
+    env.globals["record_item"] = record_item
     env.globals["site"] = _SiteInfo(
         total=len(catalogue.entries),
         repo=catalogue.repo,
@@ -119,6 +132,7 @@ class _Writer:
         self.env = env
         self.folder = folder
         self.pages = 0
+        self._made: set[Path] = set()
 
     def page(self, relative: str, template: str, **context: Any) -> None:
         root = "../" * relative.count("/")
@@ -128,7 +142,9 @@ class _Writer:
 
     def raw(self, relative: str, data: bytes) -> None:
         path = self.folder / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.parent not in self._made:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._made.add(path.parent)
         path.write_bytes(data)
 
 
@@ -162,7 +178,6 @@ def _record_page(writer: _Writer, light: Highlighter, catalogue: Catalogue, e: E
         e=e,
         knobs=knobs,
         window=light.window(r.sourceCode, r.sourceCodeStart, r.lineNumber),
-        fix=light.example(r.exampleFix),
     )
 
 
