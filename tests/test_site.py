@@ -204,3 +204,17 @@ def test_pages_group_by_the_changelogs_subsystems(path: str) -> None:
     from extractor.site.paths import subsystem
 
     assert subsystem(path) == changelog_subsystem(path)
+
+
+def test_index_charts_the_count_of_every_subsystem(nightly: Path, site: Path) -> None:
+    from collections import Counter
+
+    from extractor.site.paths import subsystem
+
+    counts = Counter(subsystem(str(r["filePath"])) for r in dataset_records(current_dataset(nightly)))
+    html = (site / "index.html").read_text(encoding="utf-8")
+    chart = html[html.index("<svg") : html.index("</svg>")]
+    bars = dict(re.findall(r"<title>([^<:]+): (\d+)</title></rect>", chart))
+    assert {name: int(n) for name, n in bars.items()} == dict(counts)
+    for name in counts:
+        assert f'<option value="{name}">' in html
