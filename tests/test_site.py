@@ -74,6 +74,8 @@ def test_every_flag_and_env_var_named_has_a_page_with_its_constraints(site: Path
     dp = _text(site / "flags" / "enable-dp-attention.html")
     assert "--enable-dp-attention requires --dp-size greater than 1" in dp
     assert "srt (" in dp  # grouped by subsystem
+    assert "fires when --enable-dp-attention is given; together with --tp-size , --dp-size" in dp
+    assert 'href="../flags/dp-size.html"' in (site / "flags" / "enable-dp-attention.html").read_text()
     env = _text(site / "env" / "sglang_strict_pool.html")
     assert "out of tokens: need {need}, have {self.size}" in env
     assert "fires when SGLANG_STRICT_POOL equals 1" in env

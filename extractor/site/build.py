@@ -239,8 +239,10 @@ def _overview_pages(writer: _Writer, catalogue: Catalogue) -> None:
         flags=list(catalogue.flags.values()),
         envs=list(catalogue.envs.values()),
     )
-    for knob in [*catalogue.flags.values(), *catalogue.envs.values()]:
-        writer.page(knob.page, "knob.html.j2", knob=knob, groups=knob.by_subsystem())
+    knobs = [*catalogue.flags.values(), *catalogue.envs.values()]
+    knob_pages = {k.name: k.page for k in knobs}
+    for knob in knobs:
+        writer.page(knob.page, "knob.html.j2", knob=knob, groups=knob.by_subsystem(), knob_pages=knob_pages)
     writer.raw("search-index.js", search_index_js(catalogue))
 
 

@@ -64,6 +64,10 @@ class Mentions:
     def constraints_on(self, name: str) -> list[str]:
         return [c.words for c in self.constraints if c.name == name]
 
+    def others(self, name: str) -> list[str]:
+        """The other flags and variables the same record names: what ``name`` combines with."""
+        return [n for n in (*self.flags, *self.envs) if n != name]
+
 
 def _unique(items: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(items))
