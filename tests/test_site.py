@@ -220,3 +220,14 @@ def test_index_charts_the_count_of_every_subsystem(nightly: Path, site: Path) ->
     assert {name: int(n) for name, n in bars.items()} == dict(counts)
     for name in counts:
         assert f'<option value="{name}">' in html
+
+
+def test_records_sharing_a_slug_each_get_a_page(nightly: Path) -> None:
+    from extractor.records.jsonl import load_records
+    from extractor.site.catalogue import build_catalogue
+
+    first = load_records(current_dataset(nightly))[0]
+    twin = first.model_copy(update={"id": "0123456789abcdef", "lineNumber": first.lineNumber})
+    catalogue = build_catalogue([first, twin], dataset_version="v", source_name="x", versions=[])
+    pages = [e.href for e in catalogue.entries]
+    assert pages == [f"errors/{first.slug}-{first.id}.html", f"errors/{first.slug}-0123456789abcdef.html"]

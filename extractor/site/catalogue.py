@@ -18,7 +18,7 @@ from extractor.site.mentions import Mentions, env_names_read, read_mentions, sco
 from extractor.site.paths import subsystem
 from extractor.site.versions import Version, read_nightly
 
-__all__ = ["Catalogue", "Entry", "Knob", "load_catalogue", "page_name"]
+__all__ = ["Catalogue", "Entry", "Knob", "build_catalogue", "load_catalogue", "page_name"]
 
 _RELATED_LIMIT = 12
 
@@ -39,14 +39,11 @@ class Entry:
     mentions: Mentions
     same_scope: list[Entry] = field(default_factory=list)
     same_knobs: list[Entry] = field(default_factory=list)
-
-    @property
-    def slug(self) -> str:
-        return self.record.slug
+    page: str = ""
 
     @property
     def href(self) -> str:
-        return f"errors/{self.record.slug}.html"
+        return f"errors/{self.page or self.record.slug}.html"
 
 
 @dataclass
@@ -85,12 +82,12 @@ class Catalogue:
         return sorted(((name, len(es)) for name, es in self.subsystems.items()), key=lambda x: (-x[1], x[0]))
 
 
-def _unique_pages(names: list[str], make: dict[str, str] | None = None) -> dict[str, str]:
+def _unique_pages(names: list[str]) -> dict[str, str]:
     """A page name per name; two names that clean to the same page get a numbered suffix."""
     pages: dict[str, str] = {}
     used: Counter[str] = Counter()
     for name in sorted(names):
-        base = page_name(name).lower() if make is None else make[name]
+        base = page_name(name).lower()
         used[base] += 1
         pages[name] = base if used[base] == 1 else f"{base}-{used[base]}"
     return pages
@@ -99,6 +96,7 @@ def _unique_pages(names: list[str], make: dict[str, str] | None = None) -> dict[
 def build_catalogue(
     records: list[ErrorRecord], *, dataset_version: str, source_name: str, versions: list[Version]
 ) -> Catalogue:
+    """Group ``records`` for the pages: by subsystem, scope, flag and variable, with related records."""
     known_envs = frozenset(n for r in records for n in env_names_read(r))
     entries = [
         Entry(
@@ -109,6 +107,11 @@ def build_catalogue(
         )
         for r in records
     ]
+    # Slugs carry a short id suffix, so two records rarely share one; when they do, each page
+    # also carries its record's full id rather than one page hiding the other.
+    slugs = Counter(e.record.slug for e in entries)
+    for e in entries:
+        e.page = e.record.slug if slugs[e.record.slug] == 1 else f"{e.record.slug}-{e.record.id}"
     subsystems: dict[str, list[Entry]] = defaultdict(list)
     by_scope: dict[tuple[str, str], list[Entry]] = defaultdict(list)
     flags: dict[str, Knob] = {}

@@ -37,7 +37,7 @@ def search_index_js(catalogue: Catalogue) -> bytes:
         r = e.record
         rows.append(
             [
-                r.slug,
+                e.page,
                 r.errorMessage,
                 r.errorClass,
                 f"{r.filePath}:{r.lineNumber}",
@@ -51,7 +51,7 @@ def search_index_js(catalogue: Catalogue) -> bytes:
         )
     data = {
         "fields": [
-            "slug",
+            "page",
             "message",
             "class",
             "where",

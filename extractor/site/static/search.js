@@ -24,7 +24,7 @@
     var other = [r[2], r[3], r[7].join(" "), tags.join(" "), r[9], r[0]].join(" ");
     var set = function (list) { var o = {}; list.forEach(function (w) { o[w] = true; }); return o; };
     return {
-      slug: r[0], message: r[1], cls: r[2], where: r[3], subsystem: index.subsystems[r[4]],
+      page: r[0], message: r[1], cls: r[2], where: r[3], subsystem: index.subsystems[r[4]],
       cause: r[5], tags: tags, knobs: r[7], pattern: pattern, literal: literal, scope: r[9],
       low: r[1].toLowerCase(), hay: (r[1] + " " + other).toLowerCase(),
       messageWords: set(words(r[1])), otherWords: set(words(other))
@@ -83,7 +83,7 @@
     shown.forEach(function (f) {
       var li = document.createElement("li");
       var a = document.createElement("a");
-      a.href = "errors/" + f.row.slug + ".html";
+      a.href = "errors/" + f.row.page + ".html";
       var c = document.createElement("code");
       c.className = "cls";
       c.textContent = f.row.cls;
