@@ -7,6 +7,7 @@ elsewhere they are skipped, with the reason.
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 from collections.abc import Iterator
@@ -145,6 +146,24 @@ def test_part_of_a_message_and_filters(driver: Any, site: Path) -> None:
     _wait(driver, lambda d: "match" in d.find_element(By.ID, "status").text)
     assert driver.find_elements(By.CSS_SELECTOR, "#results li")
     assert _console_errors(driver) == []
+
+
+_LINE_TOPS = """
+return [...document.querySelectorAll('.code .linenos')].map(
+  e => [e.getBoundingClientRect().top, !!e.closest('.hll')]);
+"""
+
+
+def test_code_windows_draw_each_source_line_on_its_own_line(driver: Any, site: Path) -> None:
+    after_mark = 0
+    for page in sorted((site / "errors").glob("*.html")):
+        _open(driver, page.as_uri())
+        lines = driver.execute_script(_LINE_TOPS)
+        tops = [top for top, _ in lines]
+        assert all(a < b for a, b in itertools.pairwise(tops)), f"{page.name}: {tops}"
+        assert [marked for _, marked in lines].count(True) == 1, page.name
+        after_mark += not lines[-1][1]
+    assert after_mark  # some window goes on below its marked line
 
 
 def _pages(site: Path) -> list[Path]:

@@ -137,7 +137,8 @@ def build_catalogue(
     for e in entries:
         if e.scope != "<module>":
             e.same_scope = [o for o in by_scope[(e.record.filePath, e.scope)] if o is not e][:_RELATED_LIMIT]
-        e.same_knobs = _same_knobs(e, flags, envs)
+        # A record listed under the same function is not listed again under the same flags.
+        e.same_knobs = _same_knobs(e, flags, envs, skip={id(o) for o in e.same_scope})
     return Catalogue(
         entries=entries,
         flags=dict(sorted(flags.items())),
@@ -152,7 +153,9 @@ def build_catalogue(
     )
 
 
-def _same_knobs(entry: Entry, flags: dict[str, Knob], envs: dict[str, Knob]) -> list[Entry]:
+def _same_knobs(
+    entry: Entry, flags: dict[str, Knob], envs: dict[str, Knob], *, skip: set[int]
+) -> list[Entry]:
     """Other records naming the most of this one's flags and variables; same subsystem first."""
     shared: Counter[int] = Counter()
     others: dict[int, Entry] = {}
@@ -164,7 +167,8 @@ def _same_knobs(entry: Entry, flags: dict[str, Knob], envs: dict[str, Knob]) -> 
         for o in envs[name].entries:
             shared[id(o)] += 1
             others[id(o)] = o
-    shared.pop(id(entry), None)
+    for key in (id(entry), *skip):
+        shared.pop(key, None)
     ranked = sorted(
         shared,
         key=lambda k: (
