@@ -52,6 +52,7 @@ import orjson
 
 from extractor.analysis.context import permalink
 from extractor.config import Scope
+from extractor.engine.commit_files import READ_KIND, CommitFiles
 from extractor.errors import ExtractorError
 from extractor.prose.knowledge import Knowledge, build_knowledge, is_knowledge_path
 from extractor.records.model import SCHEMA_VERSION, ErrorRecord
@@ -59,6 +60,7 @@ from extractor.timefmt import build_time, iso_millis
 
 if TYPE_CHECKING:
     from extractor.analysis.facts import Site
+    from extractor.analysis.imports import OtherModules
     from extractor.api import ExtractOptions, ExtractResult
     from extractor.engine.cache import ResultCache
     from extractor.prose.knowledge import FlagInfo
@@ -86,22 +88,30 @@ _PROBE_TIME = "2000-01-01T00:00:00.000Z"
 # --------------------------------------------------------------------------- per file
 
 
-def analyse_file(path: str, data: bytes, repo: str, knowledge: Knowledge) -> Payload:
-    """One file's records without the commit-dependent fields; never raises."""
+def analyse_file(
+    path: str, data: bytes, repo: str, knowledge: Knowledge, modules: OtherModules | None = None
+) -> Payload:
+    """One file's records without the commit-dependent fields; never raises.
+
+    ``modules`` gives the other files of the target, where imported exception classes and helpers
+    are read from.
+    """
     try:
-        return _analyse_file(path, data, repo, knowledge, deep=False)
+        return _analyse_file(path, data, repo, knowledge, modules, deep=False)
     except RecursionError:
         pass
     # Code nested deeper than the recursion limit allows the parser's tree building or our walkers
     # (a 1,000-branch elif chain, a long attribute chain in an f-string) is still code: do the same
     # work again on a stack made for it rather than lose the file's sites.
     try:
-        return _on_deep_stack(lambda: _analyse_file(path, data, repo, knowledge, deep=True))
+        return _on_deep_stack(lambda: _analyse_file(path, data, repo, knowledge, modules, deep=True))
     except RecursionError:
         return {"status": "failed", "reason": "nesting too deep to analyse"}
 
 
-def _analyse_file(path: str, data: bytes, repo: str, knowledge: Knowledge, *, deep: bool) -> Payload:
+def _analyse_file(
+    path: str, data: bytes, repo: str, knowledge: Knowledge, modules: OtherModules | None, *, deep: bool
+) -> Payload:
     """:func:`analyse_file`, except that running out of recursion raises (unless ``deep``)."""
     # Imported here: a warm run (everything cached) never needs the parser stack (libcst...).
     from extractor.analysis.analyse import analyse
@@ -114,7 +124,7 @@ def _analyse_file(path: str, data: bytes, repo: str, knowledge: Knowledge, *, de
             raise RecursionError(parsed.reason)
         return {"status": "failed", "reason": parsed.reason}
     try:
-        sites = analyse(parsed)
+        sites = analyse(parsed, modules)
         constants = module_constants(parsed.tree) if sites else {}
         records = _records(sites, repo, knowledge, constants)
     except RecursionError:
@@ -427,7 +437,9 @@ class _RecordingKnowledge:
             return orjson.dumps([["*", "", "", self._k().fingerprint()]])
 
 
-def _answer(knowledge: Knowledge, kind: str, path: str, key: str) -> Any:
+def _answer(knowledge: Knowledge, kind: str, path: str, key: str, blobs: Mapping[str, str]) -> Any:
+    if kind == READ_KIND:
+        return blobs.get(path)
     if kind == "n":
         return knowledge.namespace_of(path)
     if kind == "c":
@@ -444,8 +456,9 @@ def _answer(knowledge: Knowledge, kind: str, path: str, key: str) -> Any:
 class _ReadsCheck:
     """Whether recorded answers still hold for this run's knowledge (answers memoised per run)."""
 
-    def __init__(self, knowledge: Knowledge) -> None:
+    def __init__(self, knowledge: Knowledge, blobs: Mapping[str, str]) -> None:
         self._knowledge = knowledge
+        self._blobs = blobs
         self._memo: dict[tuple[str, str, str], Any] = {}
 
     def holds(self, encoded: bytes) -> bool:
@@ -455,7 +468,7 @@ class _ReadsCheck:
                 memo_key = (kind, path, key)
                 now = self._memo.get(memo_key, _MISSING)
                 if now is _MISSING:
-                    now = self._memo[memo_key] = _answer(self._knowledge, kind, path, key)
+                    now = self._memo[memo_key] = _answer(self._knowledge, kind, path, key, self._blobs)
                 if now != answer:
                     return False
         except (orjson.JSONDecodeError, TypeError, ValueError):
@@ -483,14 +496,23 @@ class _NoKnowledge(BaseException):  # a BaseException: analyse_file must not cat
 
 
 def _init_worker(
-    repo: str, knowledge: Knowledge | Callable[[], Knowledge], cache: ResultCache | None
+    repo: str,
+    knowledge: Knowledge | Callable[[], Knowledge],
+    cache: ResultCache | None,
+    files: CommitFiles | None = None,
 ) -> None:
+    from extractor.analysis.imports import OtherModules
+
     _worker_state["repo"] = repo
     _worker_state["knowledge"] = knowledge
     _worker_state["cache"] = cache
+    _worker_state["files"] = files
+    _worker_state["modules"] = OtherModules(files) if files is not None else None
 
 
-def _init_forked(repo: str, cache: ResultCache | None, ready: Any, path: str) -> None:
+def _init_forked(
+    repo: str, cache: ResultCache | None, ready: Any, path: str, files: CommitFiles | None
+) -> None:
     """A pool worker: imports the analysis code; the knowledge is read when a file first needs it."""
     known: list[Knowledge] = []
 
@@ -505,7 +527,7 @@ def _init_forked(repo: str, cache: ResultCache | None, ready: Any, path: str) ->
                 raise _NoKnowledge from None
         return known[0]
 
-    _init_worker(repo, knowledge, cache)
+    _init_worker(repo, knowledge, cache, files)
     import extractor.analysis.analyse
     import extractor.prose.enrich  # noqa: F401
 
@@ -517,7 +539,15 @@ def _init_forked(repo: str, cache: ResultCache | None, ready: Any, path: str) ->
 def _work_one(key: str, path: str, data: bytes) -> tuple[str, bytes]:
     repo: str = _worker_state["repo"]
     recorder = _RecordingKnowledge(_worker_state["knowledge"])
-    payload = check_payload(analyse_file(path, data, repo, cast(Knowledge, recorder)), path, repo)
+    files: CommitFiles | None = _worker_state.get("files")
+    if files is not None:
+        files.reads = recorder.reads  # the other modules this file reads are part of its answers
+    try:
+        payload = analyse_file(path, data, repo, cast(Knowledge, recorder), _worker_state.get("modules"))
+    finally:
+        if files is not None:
+            files.reads = None
+    payload = check_payload(payload, path, repo)
     try:
         raw = orjson.dumps(payload)
     except orjson.JSONEncodeError as exc:  # e.g. a lone surrogate from a "\ud800" literal
@@ -553,7 +583,7 @@ class _Workers:
     the knowledge; they wait for it only when a file's prose needs it (:meth:`publish`).
     """
 
-    def __init__(self, jobs: int, repo: str, cache: ResultCache | None) -> None:
+    def __init__(self, jobs: int, repo: str, cache: ResultCache | None, files: CommitFiles | None) -> None:
         ctx = get_context("fork") if hasattr(os, "fork") else get_context("spawn")
         self._folder = tempfile.mkdtemp(prefix="sglang-errors-knowledge-")
         self._path = os.path.join(self._folder, "knowledge.pickle")
@@ -563,7 +593,7 @@ class _Workers:
             max_workers=jobs,
             mp_context=ctx,
             initializer=_init_forked,
-            initargs=(repo, cache, self._ready, self._path),
+            initargs=(repo, cache, self._ready, self._path, files),
         )
         # Fork now (submit forks every worker when the start method is fork), before any git
         # reader process or thread exists. Frozen objects are never scanned by the workers'
@@ -634,11 +664,12 @@ def _analyse_all(
     knowledge: Knowledge,
     cache: ResultCache | None,
     tick: Callable[[], None],
+    files: CommitFiles | None = None,
 ) -> Iterator[tuple[str, bytes]]:
     """``(file key, payload)`` for each file, in ``jobs`` worker processes when that pays, else
     here; the order is not fixed."""
     if jobs <= 1 or len(todo) < _MIN_PARALLEL:
-        _init_worker(repo, knowledge, cache)
+        _init_worker(repo, knowledge, cache, files)
         gc.freeze()  # as in a worker (see _init_forked)
         try:
             for key, path, data in _feed(target, todo):
@@ -647,7 +678,7 @@ def _analyse_all(
         finally:
             gc.unfreeze()
         return
-    workers = _Workers(jobs, repo, cache)
+    workers = _Workers(jobs, repo, cache, files)
     finished = False
     try:
         workers.publish(knowledge)
@@ -656,6 +687,12 @@ def _analyse_all(
         finished = True
     finally:
         workers.close(cancel=not finished)
+
+
+def commit_files(target: Target) -> CommitFiles:
+    """The commit's Python files (test folders left out, as in every scope) for the analysis to read."""
+    every = target.files(Scope(include=("**/*.py",), exclude=()))
+    return CommitFiles(str(target.git_dir), target.sha, {f.path: f.blob_sha for f in every})
 
 
 def file_key(f: TargetFile) -> str:
@@ -741,13 +778,14 @@ def run_extraction(options: ExtractOptions, *, progress: bool = False) -> Extrac
     cache_dir = options.cache_dir or default_cache_dir()
     with open_target(options.source, options.sha, cache_dir=cache_dir) as target:
         files = target.files(options.scope)
+        modules = commit_files(target)
         cache = ResultCache(cache_dir, namespace(options.scope)) if options.use_cache else None
         # A file with no cache entry at all is analysed whatever the knowledge says: when there
         # are enough of them for a pool, the workers start on them while the knowledge is built.
         absent = [f for f in files if cache is None or not os.path.exists(cache.path_for(file_key(f)))]
         workers = None
         if options.jobs > 1 and len(absent) >= _MIN_PARALLEL:
-            workers = _Workers(options.jobs, options.scope.repo, cache)
+            workers = _Workers(options.jobs, options.scope.repo, cache, modules)
         finished = False
         try:
             early = _feed(target, absent)
@@ -757,7 +795,7 @@ def run_extraction(options: ExtractOptions, *, progress: bool = False) -> Extrac
             if workers is not None:
                 workers.publish(knowledge)
                 workers.submit(early)  # the rest, before this process reads the cache entries
-            check = _ReadsCheck(knowledge)
+            check = _ReadsCheck(knowledge, modules.blobs)
             payloads: dict[str, bytes] = {}
             stale: list[TargetFile] = []  # entries whose knowledge answers no longer hold
             absent_keys = {file_key(f) for f in absent}
@@ -778,7 +816,14 @@ def run_extraction(options: ExtractOptions, *, progress: bool = False) -> Extrac
                     results = workers.results(tick)
                 else:
                     results = _analyse_all(
-                        target, absent + stale, options.jobs, options.scope.repo, knowledge, cache, tick
+                        target,
+                        absent + stale,
+                        options.jobs,
+                        options.scope.repo,
+                        knowledge,
+                        cache,
+                        tick,
+                        modules,
                     )
                 for key, payload in results:
                     payloads[key] = payload
@@ -786,6 +831,7 @@ def run_extraction(options: ExtractOptions, *, progress: bool = False) -> Extrac
         finally:
             if workers is not None:
                 workers.close(cancel=not finished)
+            modules.close()
         stats = ExtractStats(
             files_in_scope=len(files), files_parsed=todo_count, files_from_cache=len(files) - todo_count
         )

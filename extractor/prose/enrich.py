@@ -976,6 +976,16 @@ def _message_words(site: Site) -> str:
     return f'with "{t}"'
 
 
+def _bare_assert_sentence(site: Site) -> str:
+    # A bare assert prints nothing after "AssertionError": the asserted test is all the user sees.
+    test = next((a.test for a in site.guard.atoms if a.kind == "assert" and a.test is not None), None)
+    shown = ast.unparse(test) if test is not None else site.statement.removeprefix("assert ")
+    return (
+        f"Python prints no message: the traceback ends in `assert {shown}`, "
+        f"which means the asserted condition `{shown}` was false."
+    )
+
+
 _MAX_DOC_ATOMS = 8
 
 
@@ -1011,6 +1021,8 @@ def _documentation(site: Site, views: list[_AtomView], total: _Reads, kind: _Kin
     else:
         what += f" {_message_words(site)}"
     out = [f"{_scope_words(site)}, line {site.line} {what} {_condition_sentence(views)}."]
+    if site.kind == "assert" and (site.message is None or not site.message.template):
+        out.append(_bare_assert_sentence(site))
     if site.http_status is not None:
         out.append(f"The error maps to HTTP status {site.http_status}.")
     if total.flags:
