@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 from extractor.analysis.facts import Message, Placeholder, Raised
 from extractor.analysis.http_status import STATUS_NAMES, code_of, status_value
-from extractor.analysis.messages import WILDCARD, MessageContext, expr_parts, make_message
+from extractor.analysis.messages.expressions import MessageContext, expr_parts
+from extractor.analysis.messages.patterns import WILDCARD, make_message
 from extractor.analysis.walk import FunctionNode, own_returns
 
 if TYPE_CHECKING:

@@ -11,7 +11,8 @@ import re
 from http import HTTPStatus
 
 from extractor.analysis.facts import Message, Raised
-from extractor.analysis.messages import MessageContext, expr_parts, make_message
+from extractor.analysis.messages.expressions import MessageContext, expr_parts
+from extractor.analysis.messages.patterns import make_message
 
 _STATUS_ATTR = re.compile(r"HTTP_(\d{3})(?:_|$)")
 HTTP_CLASSES = ("HTTPException", "StarletteHTTPException")

@@ -19,7 +19,9 @@ from typing import TYPE_CHECKING
 
 from extractor.analysis.facts import GuardAtom, Message, Placeholder, Raised
 from extractor.analysis.flow import UNKNOWN, State, direct_binds
-from extractor.analysis.messages import WILDCARD, Choice, MessageContext, make_message
+from extractor.analysis.messages.expressions import MessageContext
+from extractor.analysis.messages.parts import Choice
+from extractor.analysis.messages.patterns import WILDCARD, make_message
 from extractor.analysis.sites import Frame, RawSite, ScopeNode
 from extractor.analysis.walk import own_statements
 

@@ -9,7 +9,7 @@ file whose ``__init__`` or ``__str__`` shapes the message is read by
 
 A name a message is held in is followed through the statements that run before the site
 (:class:`~extractor.analysis.flow.ScopeFlow`): one sure value is read as that value, a few values
-that branches decide become a :class:`~extractor.analysis.messages.Choice` (template ``{name}``,
+that branches decide become a :class:`~extractor.analysis.messages.parts.Choice` (template ``{name}``,
 pattern matching each value).
 """
 
@@ -24,7 +24,10 @@ from extractor.analysis.facts import GuardAtom, Raised
 from extractor.analysis.flow import FULL_WALKS, UNKNOWN, ScopeFlow, State, TextHints, Value, direct_binds
 from extractor.analysis.http_status import HTTP_CLASSES, code_of, http_message, status_of
 from extractor.analysis.imports import OtherModules, imports_of, module_paths
-from extractor.analysis.messages import Choice, MessageContext, make_message, message_from_args
+from extractor.analysis.messages.exception_str import message_from_args
+from extractor.analysis.messages.expressions import MessageContext
+from extractor.analysis.messages.parts import Choice
+from extractor.analysis.messages.patterns import make_message
 from extractor.analysis.parse import ParsedFile
 from extractor.analysis.raised_names import name_raised
 from extractor.analysis.sites import Frame, RawSite, ScopeNode

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from extractor.source.git import Target
+    from extractor.source.blobs import Target
 
 READ_KIND = "m"
 """The kind under which a module lookup is recorded: ``(READ_KIND, path, "") -> blob or None``."""
@@ -55,3 +55,11 @@ class CommitFiles:
         if self._target is not None and self._pid == os.getpid():
             self._target.close()
         self._target = None
+
+
+def commit_files(target: Target) -> CommitFiles:
+    """The commit's Python files (test folders left out, as in every scope) for the analysis to read."""
+    from extractor.config import Scope
+
+    every = target.files(Scope(include=("**/*.py",), exclude=()))
+    return CommitFiles(str(target.git_dir), target.sha, {f.path: f.blob_sha for f in every})
