@@ -15,11 +15,10 @@ from extractor.analysis.conditions import guard_of
 from extractor.analysis.context import window_of
 from extractor.analysis.facts import Raised, Site
 from extractor.analysis.http_status import error_response
-from extractor.analysis.imports import OtherModules
 from extractor.analysis.messages.expressions import expr_parts
 from extractor.analysis.messages.patterns import make_message
 from extractor.analysis.parse import ParsedFile
-from extractor.analysis.resolver import Resolver
+from extractor.analysis.resolver import OtherModules, Resolver
 from extractor.analysis.sites import RawSite, error_response_call, find_sites
 
 

@@ -9,25 +9,19 @@ never looked for.
 
 The other files come from a :class:`TargetFiles` the caller provides (the run engine reads blobs of
 the analysed commit and records each path it was asked about, so a cached result is recomputed
-when a file it read changes). Parsed modules are kept per process, keyed by path and blob, so the
-answer never depends on which files were analysed before.
+when a file it read changes); :class:`~extractor.analysis.resolver.OtherModules` keeps their
+resolvers per process, keyed by path and blob, so the answer never depends on which files were
+analysed before.
 """
 
 from __future__ import annotations
 
 import ast
 import posixpath
-from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-from extractor.analysis.parse import ParsedFile, parse_source
 from extractor.analysis.walk import own_statements
-
-if TYPE_CHECKING:
-    from extractor.analysis.resolver import Resolver
-
-_KEPT_MODULES = 128
 
 
 class TargetFiles(Protocol):
@@ -93,31 +87,3 @@ def module_paths(importer: str, module: str, level: int) -> list[str]:
             out.append(stem + ".py")
         out.append(posixpath.join(stem, "__init__.py"))
     return out
-
-
-class OtherModules:
-    """Resolvers of the target's other files, read through ``files`` and kept by path and blob."""
-
-    def __init__(self, files: TargetFiles) -> None:
-        self.files = files
-        self._kept: OrderedDict[tuple[str, str], Resolver | None] = OrderedDict()
-
-    def resolver_for(self, paths: list[str]) -> Resolver | None:
-        """The resolver of the first of ``paths`` that exists (``None``: none does, or it does not parse)."""
-        from extractor.analysis.resolver import Resolver
-
-        for path in paths:
-            blob = self.files.blob_of(path)
-            if blob is None:
-                continue
-            key = (path, blob)
-            if key in self._kept:
-                self._kept.move_to_end(key)
-                return self._kept[key]
-            parsed = parse_source(path, self.files.read_blob(blob))
-            found = Resolver(parsed, self) if isinstance(parsed, ParsedFile) else None
-            self._kept[key] = found
-            if len(self._kept) > _KEPT_MODULES:
-                self._kept.popitem(last=False)
-            return found
-        return None

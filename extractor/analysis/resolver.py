@@ -17,18 +17,19 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from extractor.analysis import exception_classes
 from extractor.analysis.facts import GuardAtom, Raised
 from extractor.analysis.flow import FULL_WALKS, UNKNOWN, ScopeFlow, State, TextHints, Value, direct_binds
 from extractor.analysis.http_status import HTTP_CLASSES, code_of, http_message, status_of
-from extractor.analysis.imports import OtherModules, imports_of, module_paths
+from extractor.analysis.imports import TargetFiles, imports_of, module_paths
 from extractor.analysis.messages.exception_str import message_from_args
 from extractor.analysis.messages.expressions import MessageContext
 from extractor.analysis.messages.parts import Choice
 from extractor.analysis.messages.patterns import make_message
-from extractor.analysis.parse import ParsedFile
+from extractor.analysis.parse import ParsedFile, parse_source
 from extractor.analysis.raised_names import name_raised
 from extractor.analysis.sites import Frame, RawSite, ScopeNode
 from extractor.analysis.walk import FunctionNode, own_returns, own_statements
@@ -376,3 +377,32 @@ class Resolver:
         statuses = {r.status for r in results}
         status = first.status if len(statuses) == 1 else None
         return Raised(first.error_class, message, status, first.code or code_of(call))
+
+
+_KEPT_MODULES = 128
+
+
+class OtherModules:
+    """Resolvers of the target's other files, read through ``files`` and kept by path and blob."""
+
+    def __init__(self, files: TargetFiles) -> None:
+        self.files = files
+        self._kept: OrderedDict[tuple[str, str], Resolver | None] = OrderedDict()
+
+    def resolver_for(self, paths: list[str]) -> Resolver | None:
+        """The resolver of the first of ``paths`` that exists (``None``: none does, or it does not parse)."""
+        for path in paths:
+            blob = self.files.blob_of(path)
+            if blob is None:
+                continue
+            key = (path, blob)
+            if key in self._kept:
+                self._kept.move_to_end(key)
+                return self._kept[key]
+            parsed = parse_source(path, self.files.read_blob(blob))
+            found = Resolver(parsed, self) if isinstance(parsed, ParsedFile) else None
+            self._kept[key] = found
+            if len(self._kept) > _KEPT_MODULES:
+                self._kept.popitem(last=False)
+            return found
+        return None

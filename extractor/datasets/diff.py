@@ -284,9 +284,8 @@ _Accept = Callable[[_Sig, _Sig, _Score], bool]
 
 def _same_file_accept(a: _Sig, b: _Sig, s: _Score) -> bool:
     if not (a.informative or b.informative):
-        # Bare or tiny messages ("raise NotImplementedError", a bare assert) pair on their
-        # surroundings, or on an unchanged guard (for an assert, the asserted test itself).
-        return s.code >= 0.6 or (s.guard and s.code >= 0.3)
+        # Bare or tiny messages ("raise NotImplementedError") pair only on their surroundings.
+        return s.code >= 0.6
     return (a.informative and b.informative and s.message >= _SAME_MESSAGE) or s.total >= _ACCEPT_SCORE
 
 

@@ -22,7 +22,7 @@ from extractor.types import Failed, FileOutcome, Parsed
 
 if TYPE_CHECKING:
     from extractor.analysis.facts import Site
-    from extractor.analysis.imports import OtherModules
+    from extractor.analysis.resolver import OtherModules
     from extractor.prose.knowledge import Knowledge
 
 Partial = dict[str, Any]

@@ -56,7 +56,7 @@ def _init_worker(
     cache: ResultCache | None,
     files: CommitFiles | None = None,
 ) -> None:
-    from extractor.analysis.imports import OtherModules
+    from extractor.analysis.resolver import OtherModules
 
     _worker_state["repo"] = repo
     _worker_state["knowledge"] = knowledge

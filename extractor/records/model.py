@@ -130,18 +130,6 @@ class ErrorRecord(BaseModel):
         return value
 
     @model_validator(mode="after")
-    def _empty_message_consistent(self) -> ErrorRecord:
-        # No message (a bare assert, ``raise E``): str(exc) is "", which the pattern must match.
-        if (
-            not self.errorMessage
-            and self.messagePattern
-            and _compile_problem(self.messagePattern) is None
-            and re.fullmatch(self.messagePattern, "") is None
-        ):
-            raise ValueError("errorMessage is empty but messagePattern does not match the empty message")
-        return self
-
-    @model_validator(mode="after")
     def _window_consistent(self) -> ErrorRecord:
         if self.sourceCodeEnd < self.sourceCodeStart:
             raise ValueError("sourceCodeEnd is before sourceCodeStart")
