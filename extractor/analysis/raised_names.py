@@ -147,7 +147,7 @@ def _value_raised(
     if isinstance(value, ast.Name):
         caught = _caught_type(value.id, frames)
         if caught is not None:
-            return Raised(caught, _unknown_message(raw_text(raw)))
+            return Raised(caught, _unknown_message(_site_text(raw)))
         if resolver.class_like(value, ctx, raw.class_node):
             return resolver.from_call(ast.Call(func=value, args=[], keywords=[]), ctx, raw.class_node, 0)
         if hops < _MAX_HOPS and scope is raw.scope and frames is not None:
@@ -162,7 +162,7 @@ def _value_raised(
     return _UNKNOWN
 
 
-def raw_text(raw: RawSite) -> str:
+def _site_text(raw: RawSite) -> str:
     node = raw.node
     exc = node.exc if isinstance(node, ast.Raise) else None
     return ast.unparse(exc) if exc is not None else "exc"
