@@ -208,7 +208,9 @@ def _shown_class(
     return annotation or "BaseException"
 
 
-def _annotation(resolver: Resolver, exc: ast.Name | ast.Attribute, raw: RawSite) -> str | None:
+def _annotation(
+    resolver: Resolver, exc: ast.Name | ast.Attribute, raw: RawSite, of_class: bool = False
+) -> str | None:
     """The exception type the name's (or ``self`` attribute's) annotation names, ``Optional`` removed."""
     found: list[ast.expr] = []
     if isinstance(exc, ast.Name):
@@ -240,18 +242,30 @@ def _annotation(resolver: Resolver, exc: ast.Name | ast.Attribute, raw: RawSite)
             elif isinstance(stmt, ast.AnnAssign) and ast.unparse(stmt.target) == exc.attr:
                 found.append(stmt.annotation)
     for annotation in found:
-        shown = _exception_type(annotation)
+        shown = _exception_type(annotation, of_class)
         if shown is not None:
             return shown
     return None
 
 
-def _exception_type(node: ast.expr) -> str | None:
-    """``MyError`` for ``MyError``, ``Optional[MyError]``, ``MyError | None``, ``"MyError"``."""
+def called_class(resolver: Resolver, func: ast.Name, raw: RawSite) -> str:
+    """The class ``raise func(...)`` raises when ``func`` is a local whose value cannot be known:
+    what its annotation says (``exc_type: type[MyError]``), else ``BaseException``."""
+    return _annotation(resolver, func, raw, of_class=True) or "BaseException"
+
+
+def _exception_type(node: ast.expr, of_class: bool = False) -> str | None:
+    """``MyError`` for ``MyError``, ``Optional[MyError]``, ``MyError | None``, ``"MyError"``; with
+    ``of_class``, for ``type[MyError]`` (the annotation of a name that holds the class)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         try:
             node = ast.parse(node.value, mode="eval").body
         except SyntaxError:
+            return None
+    if of_class:
+        if isinstance(node, ast.Subscript) and ast.unparse(node.value).rsplit(".", 1)[-1] in ("type", "Type"):
+            return _exception_type(node.slice)
+        if not isinstance(node, ast.Subscript | ast.BinOp):
             return None
     if isinstance(node, ast.Subscript) and ast.unparse(node.value).rsplit(".", 1)[-1] in (
         "Optional",
@@ -260,10 +274,10 @@ def _exception_type(node: ast.expr) -> str | None:
         inner = node.slice
         options = inner.elts if isinstance(inner, ast.Tuple) else [inner]
         kept = [o for o in options if not (isinstance(o, ast.Constant) and o.value is None)]
-        return _exception_type(kept[0]) if len(kept) == 1 else None
+        return _exception_type(kept[0], of_class) if len(kept) == 1 else None
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
         sides = [s for s in (node.left, node.right) if not (isinstance(s, ast.Constant) and s.value is None)]
-        return _exception_type(sides[0]) if len(sides) == 1 else None
+        return _exception_type(sides[0], of_class) if len(sides) == 1 else None
     if isinstance(node, ast.Name | ast.Attribute):
         text = ast.unparse(node)
         return text if text.rsplit(".", 1)[-1][:1].isupper() else None

@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from extractor.analysis import exception_classes
 from extractor.analysis.facts import GuardAtom, Raised
@@ -30,7 +30,7 @@ from extractor.analysis.messages.expressions import MessageContext
 from extractor.analysis.messages.parts import Choice
 from extractor.analysis.messages.patterns import make_message
 from extractor.analysis.parse import ParsedFile, parse_source
-from extractor.analysis.raised_names import name_raised
+from extractor.analysis.raised_names import called_class, name_raised
 from extractor.analysis.sites import Frame, RawSite, ScopeNode
 from extractor.analysis.walk import FunctionNode, own_returns, own_statements
 
@@ -168,7 +168,16 @@ class Resolver:
         exc = raw.node.exc
         ctx = self.context_at(raw.scope, raw.frames)
         if isinstance(exc, ast.Call):
-            return self.from_call(exc, ctx, raw.class_node, 0)
+            made = self.from_call(exc, ctx, raw.class_node, 0)
+            func = exc.func
+            if (
+                isinstance(func, ast.Name)
+                and made.error_class == func.id
+                and self.flow(raw.scope).is_local(func.id)
+            ):
+                # ``raise exc_type(msg)`` with a class nobody can tell: never the variable's name.
+                return replace(made, error_class=called_class(self, func, raw))
+            return made
         if isinstance(exc, ast.Name | ast.Attribute):
             return name_raised(self, exc, raw, atoms)
         return Raised(ctx.src(exc))
