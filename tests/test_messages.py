@@ -223,7 +223,7 @@ def test_custom_class_status_and_message_through_a_base() -> None:
     assert (fact["errorClass"], fact["httpStatus"], fact["template"]) == ("BadRequest", 400, "bad: {e}")
 
 
-def test_raise_of_a_popped_value_is_the_variable() -> None:
+def test_raise_of_a_popped_value_is_any_exception_never_the_variable() -> None:
     fact = only(
         """
         def f(q):
@@ -231,7 +231,7 @@ def test_raise_of_a_popped_value_is_the_variable() -> None:
             raise exc
         """
     )
-    assert fact["errorClass"] == "exc" and fact["template"] is None
+    assert fact["errorClass"] == "BaseException" and fact["template"] == "{exc}"
 
 
 # --------------------------------------------------------------------------- property test
