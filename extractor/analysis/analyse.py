@@ -32,6 +32,7 @@ from extractor.analysis.messages.parts import Choice
 from extractor.analysis.messages.patterns import WILDCARD, make_message
 from extractor.analysis.parse import ParsedFile
 from extractor.analysis.sites import Frame, RawSite, ScopeNode, error_response_call, find_sites
+from extractor.records.message_pattern import DIGIT
 
 _STATUS_ATTR = re.compile(r"HTTP_(\d{3})(?:_|$)")
 _HTTP_CLASSES = ("HTTPException", "StarletteHTTPException")
@@ -958,7 +959,7 @@ def _http_message(call: ast.Call, ctx: MessageContext, status: int | None) -> Me
         return None
     msg = make_message(expr_parts(detail, ctx))
     # str() of Starlette's HTTPException is "<status>: <detail>"; a response body carries the detail alone.
-    prefix = f"(?:{status}: )?" if status is not None else "(?:\\d{3}: )?"
+    prefix = f"(?:{status}: |)" if status is not None else f"(?:{DIGIT * 3}: |)"
     return Message(template=msg.template, pattern=prefix + msg.pattern, parts=msg.parts)
 
 

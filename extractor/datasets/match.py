@@ -56,6 +56,7 @@ from pathlib import Path
 from typing import Any
 
 from extractor.errors import ExtractorError
+from extractor.records import message_pattern
 from extractor.records.jsonl import load_records
 from extractor.records.model import ErrorRecord
 
@@ -868,8 +869,9 @@ class Matcher:
         self._norm_runs = [
             tuple(n for n in (_WS_RE.sub(" ", run).strip() for run in runs) if n) for runs in self._lower_runs
         ]
-        self._compiled: dict[int, re.Pattern[str] | None] = {}
-        self._guard = _RegexGuard(REGEX_SECONDS)
+        self._compiled: dict[int, message_pattern.Matcher | None] = {}
+        # A bare wildcard or a handful of letters matches nearly anything: such a match is weak.
+        self._says_nothing = [message_pattern.identifies_nothing(r.messagePattern) for r in self.records]
         self.classes = [last_name(r.errorClass) for r in self.records]
         df: dict[str, int] = defaultdict(int)
         for info in self.infos:
@@ -914,11 +916,11 @@ class Matcher:
         gc.freeze()
         return matcher
 
-    def _regex(self, i: int) -> re.Pattern[str] | None:
+    def _regex(self, i: int) -> message_pattern.Matcher | None:
         if i not in self._compiled:
             try:
-                self._compiled[i] = re.compile(self.records[i].messagePattern)
-            except re.error:
+                self._compiled[i] = message_pattern.matcher_for(self.records[i].messagePattern)
+            except message_pattern.PatternError:
                 self._compiled[i] = None
         return self._compiled[i]
 
@@ -953,11 +955,11 @@ class Matcher:
         if info.literal_chars == 0:
             if len(text) <= MAX_REGEX_CHARS:
                 rx = self._regex(i)
-                if rx is not None and self._guard.fullmatch(rx, text):
+                if rx is not None and rx.fullmatch(text):
                     return (0.1 if not text else 0.05), "weak"
             return 0.0, ""
         full = 0.15 + 0.85 * info.specificity
-        weak = info.specificity < MIN_SPECIFICITY
+        weak = info.specificity < MIN_SPECIFICITY or self._says_nothing[i]
         runs = self._lower_runs[i]
         in_order = _runs_in_order(runs, lower)
         # Cheap necessary conditions first: most failing full matches never reach the regex.
@@ -968,7 +970,7 @@ class Matcher:
             and len(text) <= MAX_REGEX_CHARS
         ):
             rx = self._regex(i)
-            if rx is not None and self._guard.fullmatch(rx, text):
+            if rx is not None and rx.fullmatch(text):
                 return full, "weak" if weak else "full"
         if info.literal_chars < 6 or weak:
             return 0.0, ""
@@ -1068,8 +1070,7 @@ class Matcher:
         """Rank the records that may have raised the error in ``text``, best first."""
         queries = parse_query(text, self.hierarchy)
         best: dict[int, tuple[float, tuple[str, ...]]] = {}
-        with self._guard:
-            evidence = [(q, self._evidence(q)) for q in queries]
+        evidence = [(q, self._evidence(q)) for q in queries]
         for q, found in evidence:
             for i, e in found.items():
                 score = e.total(q.weight)

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from extractor.analysis.conditions import split_and
 from extractor.analysis.facts import GuardAtom, Site
 from extractor.prose.knowledge import ENV_NAME_RE, FlagInfo, Knowledge
+from extractor.records.message_pattern import WILDCARD
 
 __all__ = ["Prose", "enrich", "guard_env_vars", "guard_flags"]
 
@@ -1746,7 +1747,7 @@ def _isinstance_arg(types: list[str]) -> str:
 def _try_catch(site: Site) -> str:
     if site.kind == "response":
         # A returned error response reaches the client as an HTTP error body, not an exception.
-        pattern = site.message.pattern if site.message is not None and site.message.pattern else "(?s:.*)"
+        pattern = site.message.pattern if site.message is not None and site.message.pattern else WILDCARD
         return "\n".join(
             [
                 "import re\n",
