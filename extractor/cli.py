@@ -319,55 +319,109 @@ def nightly(
 @app.command()
 def match(
     text: Annotated[
-        str | None,
+        list[str] | None,
         typer.Argument(
-            help="Error message, `Class: message` line, traceback or log (default: stdin).",
+            help="Error message, `Class: message` line, traceback or log; `-` or nothing reads stdin. "
+            "Text that starts with `-` is text unless it is one of the options below (or put it after `--`).",
             show_default=False,
         ),
     ] = None,
     dataset: Annotated[
         Path | None,
         typer.Option(
-            "--dataset", "-d", help="Dataset to search (default: the newest *.jsonl under output/)."
+            "--dataset",
+            "-d",
+            help="Dataset file, or nightly folder (its current dataset and the older ones it keeps) "
+            "(default: output/, its newest dataset by analyzedAt).",
         ),
     ] = None,
     as_json: Annotated[
-        bool, typer.Option("--json", help='Print [{"score": s, "record": {...}}, ...] best first.')
+        bool,
+        typer.Option(
+            "--json",
+            help='Print [{"score": s, "record": {...}}, ...] best first; with several errors each row also '
+            'has "group" and "error"; with --explain, "why".',
+        ),
     ] = False,
-    top: Annotated[int, typer.Option("--top", "-n", min=1, help="How many matches to show.")] = 10,
+    top: Annotated[int, typer.Option("--top", "-n", min=1, help="How many matches to show per error.")] = 10,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Show how each candidate earned its score.")
+    ] = False,
 ) -> None:
     """Find the sites that raise a runtime error: from a message, a traceback or a server log."""
     import orjson
 
     from extractor.config import DEFAULT_OUTPUT_DIR
-    from extractor.datasets.match import Matcher, matches_table, newest_dataset
+    from extractor.datasets.match import choose_datasets, json_rows, print_search, search
 
+    words = text or []
     try:
-        if text is None and sys.stdin.isatty():
+        if (not words or words == ["-"]) and sys.stdin.isatty():
             raise ExtractorError("input", "nothing to match: pass a message or pipe a traceback on stdin")
         # Logs may hold stray bytes; a replacement character beats a crash.
-        query = text if text is not None else sys.stdin.buffer.read().decode("utf-8", "replace")
+        query = (
+            " ".join(words)
+            if words and words != ["-"]
+            else sys.stdin.buffer.read().decode("utf-8", "replace")
+        )
         if not query.strip():
             raise ExtractorError("input", "nothing to match: pass a message or pipe a traceback on stdin")
-        path = dataset if dataset is not None else newest_dataset(Path(DEFAULT_OUTPUT_DIR))
-        found = Matcher.from_path(path).match(query, top=top)
+        choice = choose_datasets(dataset, Path(DEFAULT_OUTPUT_DIR))
+        result = search(choice, query, top)
     except ExtractorError as exc:
         fail(exc)
+    found = any(g.matches for g in result.groups)
     if as_json:
-        rows = [{"score": m.score, "record": m.record.model_dump(mode="json")} for m in found]
+        rows = json_rows(result, explain=explain)
         sys.stdout.write(orjson.dumps(rows, option=orjson.OPT_INDENT_2).decode() + "\n")
-    elif found:
+        print_search(err, result, tables=False, explain=False)
+    else:
         # A pipe gets a readable width rather than rich's 80-column default.
-        out.print(matches_table(found, title=f"matches in {path}"), width=None if out.is_terminal else 180)
+        print_search(out, result, tables=True, explain=explain, width=None if out.is_terminal else 180)
     if not found:
-        err.print(f"no match: no site in {path} fits this error", highlight=False, markup=False)
+        where = result.searched[0].path
+        err.print(f"no match: no site in {where} fits this error", highlight=False, markup=False)
         raise typer.Exit(1)
+
+
+_MATCH_OPTIONS = {"--dataset": 1, "-d": 1, "--top": 1, "-n": 1, "--json": 0, "--explain": 0, "--help": 0}
+
+
+def match_argv(argv: list[str]) -> list[str]:
+    """``match`` arguments with every text after ``--``: a message may start with ``-`` or ``--``.
+
+    Only the command's own options (exactly as spelled, or ``--opt=value``) stay options; any other
+    argument, ``-x must be >= 1`` included, is text, in the order given.
+    """
+    if not argv or argv[0] != "match":
+        return argv
+    options: list[str] = []
+    texts: list[str] = []
+    k = 1
+    while k < len(argv):
+        arg = argv[k]
+        k += 1
+        if arg == "--":
+            texts.extend(argv[k:])
+            break
+        name = arg.split("=", 1)[0] if arg.startswith("--") else arg
+        if name.startswith("-n") and name[2:].isdigit():
+            name = "-n="  # "-n5": the count attached
+        arity = 0 if name == "-n=" else _MATCH_OPTIONS.get(name)
+        if arity is None:
+            texts.append(arg)
+            continue
+        options.append(arg)
+        if arity and "=" not in arg and k < len(argv):
+            options.append(argv[k])
+            k += 1
+    return ["match", *options, "--", *texts] if texts else ["match", *options]
 
 
 def main() -> None:
     """Console-script entry point."""
     try:
-        app()
+        app(args=match_argv(sys.argv[1:]))
     except KeyboardInterrupt:
         err.print("interrupted")
         sys.exit(130)
