@@ -8,6 +8,7 @@ does not say (or the other way round) fails here.
 
 from __future__ import annotations
 
+import ast
 import copy
 import json
 import re
@@ -20,6 +21,8 @@ from pydantic import ValidationError
 
 from extractor.records import message_pattern
 from extractor.records.model import SCHEMA_ID, DatasetLine, permalink
+from tests.gitrepos import make_repo
+from tests.hostile import run_cli
 from tests.test_models import LINE, SCHEMA
 
 CASES = json.loads(
@@ -121,3 +124,37 @@ def test_every_pattern_of_the_fixtures_is_portable() -> None:
         assert message_pattern.problem(pattern) is None, pattern
         re.compile(pattern)
         message_pattern.matcher_for(pattern)
+
+
+def test_an_extracted_dataset_validates_against_the_committed_schema(tmp_path: Path) -> None:
+    """The real CLI over the fixture modules: every line passes ``jsonschema`` with formats, and
+    every messagePattern and the pattern inside each tryCatchPattern are portable."""
+    fixtures = Path(__file__).parent / "fixtures"
+    files = {
+        f"python/sglang/srt/{module.parent.name}/{module.name}": module.read_bytes()
+        for module in sorted(fixtures.glob("*/*.py"))
+    }
+    repo, shas = make_repo(tmp_path, [files])
+    out = tmp_path / "x.jsonl"
+    proc = run_cli(
+        "extract", "--source", str(repo), "--sha", shas[-1], "--out", str(out),
+        "--cache-dir", str(tmp_path / "cache"), "--jobs", "1", env={"SOURCE_DATE_EPOCH": "1767225600"},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(raw) for raw in out.read_text(encoding="utf-8").splitlines()]
+    assert len(lines) > 50
+    for line in lines:
+        assert schema_accepts(line), [e.message for e in VALIDATOR.iter_errors(line)]
+        record = line["record"]
+        assert message_pattern.problem(record["messagePattern"]) is None
+        snippet = record["tryCatchPattern"]
+        if snippet and "re.fullmatch(" in snippet:
+            calls = [
+                node
+                for node in ast.walk(ast.parse(snippet))
+                if isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "fullmatch"
+            ]
+            embedded = {ast.literal_eval(call.args[0]) for call in calls}
+            assert embedded == {record["messagePattern"] or message_pattern.WILDCARD}, snippet
