@@ -282,3 +282,10 @@ def json_schema() -> dict[str, object]:
         "the project's model and stated in the fields' descriptions."
     )
     return schema
+
+
+def schema_bytes() -> bytes:
+    """The JSON Schema as committed: indented, with a trailing newline (its hash is in manifests)."""
+    import orjson
+
+    return orjson.dumps(json_schema(), option=orjson.OPT_INDENT_2) + b"\n"
