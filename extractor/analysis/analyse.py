@@ -15,13 +15,12 @@ from typing import Any
 from extractor.analysis.conditions import count_sites, guard_of
 from extractor.analysis.context import window_of
 from extractor.analysis.facts import Placeholder, Raised, Site
-from extractor.analysis.flow import GLOBAL_TEXT, MAY_HAVE, WALRUS_TEXT
 from extractor.analysis.http_status import error_response
 from extractor.analysis.messages.expressions import MessageContext, expr_parts
 from extractor.analysis.messages.parts import Part
 from extractor.analysis.messages.patterns import make_message
 from extractor.analysis.parse import ParsedFile
-from extractor.analysis.resolver import Resolver
+from extractor.analysis.resolver import OtherModules, Resolver
 from extractor.analysis.sites import RawSite, error_response_call, find_sites
 
 _GROUPS = ("ExceptionGroup", "BaseExceptionGroup")
@@ -45,22 +44,18 @@ def _exception_group(raised: Raised, exc: ast.expr, ctx: MessageContext) -> Rais
     return dataclasses.replace(raised, message=message)
 
 
-def analyse(parsed: ParsedFile) -> list[Site]:
-    """Every site of a parsed file, resolved, in source order."""
+def analyse(parsed: ParsedFile, modules: OtherModules | None = None) -> list[Site]:
+    """Every site of a parsed file, resolved, in source order.
+
+    With ``modules``, classes and helpers the file imports from other modules of the target are
+    read from those modules; without, they resolve as classes from outside the target.
+    """
     raws = find_sites(parsed.tree)
     if not raws:
         return []  # no index of the file's scopes is needed
     count_sites(raws)  # a scope with thousands of sites gets shorter guards (conditions.sibling_limit)
-    tokens = [
-        (var, var.set(any(text.search(line) for line in parsed.lines)))
-        for var, text in ((MAY_HAVE["walrus"], WALRUS_TEXT), (MAY_HAVE["global"], GLOBAL_TEXT))
-    ]
-    try:
-        resolver = Resolver(parsed)
-        return [site_of(resolver, raw) for raw in raws]
-    finally:
-        for var, token in tokens:
-            var.reset(token)
+    resolver = Resolver(parsed, modules)
+    return [site_of(resolver, raw) for raw in raws]
 
 
 def site_of(resolver: Resolver, raw: RawSite) -> Site:
@@ -68,16 +63,16 @@ def site_of(resolver: Resolver, raw: RawSite) -> Site:
     parsed = resolver.parsed
     ctx = resolver.context_at(raw.scope, raw.frames)
     node = raw.node
+    guard = guard_of(raw)
     response = error_response_call(node) if isinstance(node, ast.Return | ast.Expr) else None
     if isinstance(node, ast.Assert):
-        assert node.msg is not None
-        raised = Raised("AssertionError", make_message(expr_parts(node.msg, ctx)))
+        message = make_message(expr_parts(node.msg, ctx)) if node.msg is not None else None
+        raised = Raised("AssertionError", message)
     elif response is not None:
         raised = error_response(response, ctx)
     else:
         assert isinstance(node, ast.Raise) and node.exc is not None
-        raised = _exception_group(resolver.raised(node.exc, raw.class_node, ctx), node.exc, ctx)
-    guard = guard_of(raw)
+        raised = _exception_group(resolver.raised(raw, list(guard.atoms)), node.exc, ctx)
     start, end, comments = window_of(parsed, raw, guard.bindings)
     return Site(
         path=parsed.path,

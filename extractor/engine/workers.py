@@ -34,6 +34,7 @@ from extractor.types import Failed
 
 if TYPE_CHECKING:
     from extractor.engine.cache import ResultCache
+    from extractor.engine.commit_files import CommitFiles
     from extractor.source.git import Target, TargetFile
 
 # Files handed to a worker at once: few enough to balance the load at the end of a run (files
@@ -51,15 +52,27 @@ class _NoKnowledge(BaseException):  # a BaseException: analyse_file must not cat
 
 
 def _init_worker(
-    repo: str, knowledge: Knowledge | Callable[[], Knowledge], cache: ResultCache | None
+    repo: str,
+    knowledge: Knowledge | Callable[[], Knowledge],
+    cache: ResultCache | None,
+    files: CommitFiles | None = None,
 ) -> None:
+    from extractor.analysis.resolver import OtherModules
+
     _worker_state["repo"] = repo
     _worker_state["knowledge"] = knowledge
     _worker_state["cache"] = cache
+    _worker_state["files"] = files
+    _worker_state["modules"] = OtherModules(files) if files is not None else None
 
 
 def _init_forked(
-    repo: str, cache: ResultCache | None, ready: Any, published: int, lifeline: Lifeline
+    repo: str,
+    cache: ResultCache | None,
+    ready: Any,
+    published: int,
+    lifeline: Lifeline,
+    files: CommitFiles | None,
 ) -> None:
     """A pool worker: imports the analysis code; the knowledge is read when a file first needs it."""
     lifeline.hold()
@@ -80,7 +93,7 @@ def _init_forked(
                 raise _NoKnowledge from None
         return known[0]
 
-    _init_worker(repo, knowledge, cache)
+    _init_worker(repo, knowledge, cache, files)
     import extractor.analysis.analyse
     import extractor.prose.enrich  # noqa: F401
 
@@ -104,7 +117,15 @@ def _read_all(fd: int) -> bytes:
 def _work_one(key: str, path: str, data: bytes) -> tuple[str, bytes]:
     repo: str = _worker_state["repo"]
     recorder = RecordingKnowledge(_worker_state["knowledge"])
-    outcome = check_outcome(analyse_file(path, data, repo, cast(Knowledge, recorder)), path, repo)
+    files: CommitFiles | None = _worker_state.get("files")
+    if files is not None:
+        files.reads = recorder.reads  # the other modules this file reads are part of its answers
+    try:
+        outcome = analyse_file(path, data, repo, cast(Knowledge, recorder), _worker_state.get("modules"))
+    finally:
+        if files is not None:
+            files.reads = None
+    outcome = check_outcome(outcome, path, repo)
     try:
         raw = orjson.dumps(outcome.to_plain())
     except orjson.JSONEncodeError as exc:  # e.g. a lone surrogate from a "\ud800" literal
@@ -140,7 +161,9 @@ class Workers:
     the knowledge; they wait for it only when a file's prose needs it (:meth:`publish`).
     """
 
-    def __init__(self, jobs: int, repo: str, cache: ResultCache | None) -> None:
+    def __init__(
+        self, jobs: int, repo: str, cache: ResultCache | None, files: CommitFiles | None = None
+    ) -> None:
         ctx = get_context("fork") if hasattr(os, "fork") else get_context("spawn")
         # The knowledge is handed over in a file that has no name from the start: the forked
         # workers share its descriptor, and nothing is left on disk however the run ends.
@@ -154,7 +177,7 @@ class Workers:
             max_workers=jobs,
             mp_context=ctx,
             initializer=_init_forked,
-            initargs=(repo, cache, self._ready, self._published, self._lifeline),
+            initargs=(repo, cache, self._ready, self._published, self._lifeline, files),
         )
         # Fork now (submit forks every worker when the start method is fork), before any git
         # reader process or thread exists. Frozen objects are never scanned by the workers'
@@ -229,11 +252,12 @@ def analyse_all(
     knowledge: Knowledge,
     cache: ResultCache | None,
     tick: Callable[[str], None],
+    files: CommitFiles | None = None,
 ) -> Iterator[tuple[str, bytes]]:
     """``(file key, payload)`` for each file, in ``jobs`` worker processes when that pays, else
     here; the order is not fixed."""
     if jobs <= 1 or len(todo) < MIN_PARALLEL:
-        _init_worker(repo, knowledge, cache)
+        _init_worker(repo, knowledge, cache, files)
         gc.freeze()  # as in a worker (see _init_forked)
         try:
             for key, path, data in feed(target, todo):
@@ -242,7 +266,7 @@ def analyse_all(
         finally:
             gc.unfreeze()
         return
-    workers = Workers(jobs, repo, cache)
+    workers = Workers(jobs, repo, cache, files)
     finished = False
     try:
         workers.publish(knowledge)
