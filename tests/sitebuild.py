@@ -20,7 +20,7 @@ from urllib.parse import unquote, urlsplit
 
 import orjson
 
-from extractor.datasets.nightly import NightlyOptions, run_nightly
+from extractor import api
 from tests.gitrepos import add_commit, make_repo
 
 __all__ = ["build", "dataset_records", "dead_links", "make_nightly", "run_site"]
@@ -51,12 +51,12 @@ def make_nightly(tmp: Path) -> Path:
     old_epoch = os.environ.get("SOURCE_DATE_EPOCH")
     os.environ["SOURCE_DATE_EPOCH"] = EPOCH
     try:
-        options = NightlyOptions(source=str(repo), ref="main", out_dir=out, cache_dir=tmp / "cache", jobs=1)
-        run_nightly(options)
+        options = api.ExtractOptions.build(source=str(repo), cache_dir=tmp / "cache", jobs=1)
+        api.nightly(options, ref="main", out_dir=out)
         add_commit(
             repo, {"python/sglang/srt/layers/attention.py": _fixture("attention_v2.py")}, "attention v2"
         )
-        run_nightly(options)
+        api.nightly(options, ref="main", out_dir=out)
     finally:
         if old_epoch is None:
             os.environ.pop("SOURCE_DATE_EPOCH", None)
