@@ -374,17 +374,19 @@ def match_argv(argv: list[str]) -> list[str]:
     return ["match", *options, "--", *texts] if texts else ["match", *options]
 
 
-# -- site command (issue 20) goes below this line --
-
-
 @app.command()
 def site(
     source: Annotated[
         Path,
-        typer.Argument(help="A dataset file, or a nightly folder (its manifest.json).", show_default=False),
+        typer.Argument(
+            metavar="DATASET|NIGHTLY_DIR",
+            help="A dataset file, or a nightly folder (its manifest.json).",
+            show_default=False,
+        ),
     ],
     out_dir: Annotated[
-        Path, typer.Option("--out", "-o", help="Folder to write the site into.", show_default=False)
+        Path,
+        typer.Option("--out", "-o", metavar="DIR", help="Folder to write the site into.", show_default=False),
     ],
     jobs: JobsOpt = None,
 ) -> None:
