@@ -10,8 +10,9 @@ from typing import get_args
 import pytest
 
 from extractor.analysis.facts import Guard, GuardAtom, LocalBinding, Message, Site
-from extractor.prose.enrich import Prose, enrich, guard_env_vars, guard_flags
+from extractor.prose.enrich import Prose, enrich
 from extractor.prose.knowledge import Knowledge, build_knowledge, module_constants
+from extractor.prose.reads import guard_env_vars, guard_flags
 from extractor.records.model import BackgroundTag, ErrorType, HandlingStrategy, Severity
 
 FIXTURES = Path(__file__).parent / "fixtures" / "enrich"

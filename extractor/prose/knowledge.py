@@ -28,11 +28,23 @@ import functools
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from extractor.prose.declarations import (
+    ENV_NAME_RE,
+    EnvInfo,
+    FlagInfo,
+    ModuleConstants,
+    module_constants,
+    namespace_of_file,
+    read_env_registry,
+    read_flags,
+)
+
 __all__ = [
+    "ENV_NAME_RE",
     "KNOWLEDGE_PATH_GLOBS",
     "EnvInfo",
     "FlagInfo",
@@ -53,14 +65,7 @@ KNOWLEDGE_PATH_GLOBS: tuple[str, ...] = (
 repo-relative ``/`` path (so ``*`` also crosses ``/``); paths under a test folder are left out
 (use :func:`is_knowledge_path`, which applies both rules)."""
 
-ENV_NAME_RE = re.compile(r"^[A-Z][A-Z0-9_]*[A-Z0-9]$")
-"""What an environment variable name looks like (``SGLANG_X``, ``CUDA_VISIBLE_DEVICES``)."""
-
 _TEST_PART_RE = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$")
-_DEPRECATED_RE = re.compile(r"deprecat", re.IGNORECASE)
-# How long a flag's help text may grow in the knowledge base: the first sentence is what the
-# prose quotes, and a short cap keeps the fingerprint input small.
-_HELP_CAP = 240
 
 
 def is_knowledge_path(path: str) -> bool:
@@ -68,36 +73,6 @@ def is_knowledge_path(path: str) -> bool:
     if _TEST_PART_RE.search(path):
         return False
     return any(fnmatch.fnmatchcase(path, g) for g in KNOWLEDGE_PATH_GLOBS)
-
-
-@dataclass(frozen=True)
-class FlagInfo:
-    """One command-line flag as the target declares it."""
-
-    flag: str
-    """The primary spelling, ``--enable-foo``."""
-    dest: str
-    """The attribute the parsed value lands in, ``enable_foo``."""
-    namespace: str
-    """The package prefix whose parser owns it, ``python/sglang/srt/``."""
-    help: str = ""
-    """First sentence of the help text (possibly empty)."""
-    choices: tuple[str, ...] = ()
-    """Literal choices when the declaration lists them."""
-    is_bool: bool = False
-    """A switch (``store_true`` or a ``bool`` field): given or not, it takes no value."""
-    aliases: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class EnvInfo:
-    """One environment variable the target's registry declares."""
-
-    name: str
-    kind: str = ""
-    """``bool``, ``int``, ``float``, ``str`` ... from ``EnvBool(...)`` or the annotation; may be empty."""
-    default: str = ""
-    """The default as source text; may be empty."""
 
 
 _V = TypeVar("_V")
@@ -184,364 +159,6 @@ class Knowledge:
 
 
 # ---------------------------------------------------------------------------------------------
-# Reading one file
-# ---------------------------------------------------------------------------------------------
-
-
-def namespace_of_file(path: str) -> str:
-    """``python/sglang/<pkg>/`` for files below a top-level sglang package, else the file's folder."""
-    parts = path.split("/")
-    if len(parts) >= 4 and parts[0] == "python" and parts[1] == "sglang":
-        return "/".join(parts[:3]) + "/"
-    return "/".join(parts[:-1]) + "/" if len(parts) > 1 else ""
-
-
-def _const_str(node: ast.expr | None) -> str | None:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    return None
-
-
-def _text_of(node: ast.expr | None) -> str:
-    """The literal text of a help string: constants, implicit joins, f-string literal parts, ``+``."""
-    if node is None:
-        return ""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    if isinstance(node, ast.JoinedStr):
-        out = []
-        for v in node.values:
-            if isinstance(v, ast.Constant) and isinstance(v.value, str):
-                out.append(v.value)
-            else:
-                out.append("...")
-        return "".join(out)
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        return _text_of(node.left) + _text_of(node.right)
-    if isinstance(node, ast.Tuple | ast.List):
-        return " ".join(_text_of(e) for e in node.elts)
-    return ""
-
-
-def _first_sentence(text: str) -> str:
-    text = " ".join(text.split())
-    m = re.search(r"(?<=[.!?])\s", text)
-    if m:
-        text = text[: m.start()]
-    if len(text) > _HELP_CAP:
-        text = text[: _HELP_CAP - 3].rstrip() + "..."
-    return text
-
-
-def _literal_choices(node: ast.expr | None) -> tuple[str, ...]:
-    if isinstance(node, ast.List | ast.Tuple | ast.Set):
-        out = []
-        for e in node.elts:
-            if (
-                isinstance(e, ast.Constant)
-                and isinstance(e.value, str | int | float)
-                and not isinstance(e.value, bool)
-            ):
-                out.append(str(e.value))
-            else:
-                return ()
-        return tuple(out)
-    return ()
-
-
-def _name_of(node: ast.expr) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return ""
-
-
-@dataclass
-class _FileFlags:
-    flags: list[FlagInfo] = field(default_factory=list)
-    deprecated: set[str] = field(default_factory=set)  # flags declared through a deprecation path
-    classes: set[str] = field(default_factory=set)
-    bases: dict[str, list[str]] = field(default_factory=dict)
-    fields: set[str] = field(default_factory=set)  # attribute names declared in class bodies
-
-
-def _annotated_parts(ann: ast.expr) -> list[ast.expr] | None:
-    """The metadata of ``A[T, meta...]`` / ``Annotated[T, meta...]`` (``None`` if not that shape)."""
-    if not isinstance(ann, ast.Subscript) or _name_of(ann.value) not in ("A", "Annotated"):
-        return None
-    sl = ann.slice
-    if not isinstance(sl, ast.Tuple) or len(sl.elts) < 2:
-        return None
-    return list(sl.elts)
-
-
-def _is_bool_type(t: ast.expr) -> bool:
-    return isinstance(t, ast.Name) and t.id == "bool"
-
-
-def _literal_type_choices(t: ast.expr) -> tuple[str, ...]:
-    # Literal["a", "b"] or Optional[Literal[...]]: the field's choices when Arg lists none.
-    if isinstance(t, ast.Subscript):
-        name = _name_of(t.value)
-        if name == "Literal":
-            sl = t.slice
-            elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
-            return _literal_choices(ast.Tuple(elts=elts, ctx=ast.Load()))
-        if name == "Optional":
-            return _literal_type_choices(t.slice)
-    return ()
-
-
-def _dataclass_field_flags(cls: ast.ClassDef, ns: str, out: _FileFlags) -> bool:
-    found = False
-    for stmt in cls.body:
-        if not isinstance(stmt, ast.AnnAssign) or not isinstance(stmt.target, ast.Name):
-            continue
-        parts = _annotated_parts(stmt.annotation)
-        if parts is None:
-            continue
-        inner, metas = parts[0], parts[1:]
-        help_text = ""
-        cli_name: str | None = None
-        aliases: tuple[str, ...] = ()
-        choices: tuple[str, ...] = ()
-        no_cli = False
-        action_bool = False
-        meta_seen = False
-        for meta in metas:
-            if isinstance(meta, ast.Constant) and isinstance(meta.value, str):
-                help_text, meta_seen = meta.value, True
-            elif isinstance(meta, ast.Call) and _name_of(meta.func) == "Arg":
-                meta_seen = True
-                for kw in meta.keywords:
-                    if kw.arg == "help":
-                        help_text = _text_of(kw.value)
-                    elif kw.arg == "cli_name":
-                        cli_name = _const_str(kw.value)
-                    elif kw.arg == "aliases":
-                        aliases = tuple(a for a in _literal_choices(kw.value) if a.startswith("-"))
-                    elif kw.arg == "choices":
-                        choices = _literal_choices(kw.value)
-                    elif kw.arg == "no_cli":
-                        no_cli = isinstance(kw.value, ast.Constant) and kw.value.value is True
-                    elif kw.arg == "action":
-                        action_bool = _const_str(kw.value) in ("store_true", "store_false")
-            elif isinstance(meta, ast.JoinedStr | ast.BinOp):
-                help_text, meta_seen = _text_of(meta), True
-        if not meta_seen or no_cli:
-            continue
-        dest = stmt.target.id
-        flag = cli_name if cli_name and cli_name.startswith("--") else "--" + dest.replace("_", "-")
-        out.flags.append(
-            FlagInfo(
-                flag=flag,
-                dest=dest,
-                namespace=ns,
-                help=_first_sentence(help_text),
-                choices=choices or _literal_type_choices(inner),
-                is_bool=_is_bool_type(inner) or action_bool,
-                aliases=aliases,
-            )
-        )
-        found = True
-    return found
-
-
-def _add_argument_flag(call: ast.Call, ns: str) -> tuple[FlagInfo, bool] | None:
-    opts = [s for s in (_const_str(a) for a in call.args) if s is not None]
-    longs = [o for o in opts if o.startswith("--") and len(o) > 2]
-    dest: str | None = None
-    help_text = ""
-    choices: tuple[str, ...] = ()
-    is_bool = False
-    deprecated = False
-    for kw in call.keywords:
-        if kw.arg == "dest":
-            dest = _const_str(kw.value)
-        elif kw.arg == "help":
-            help_text = _text_of(kw.value)
-        elif kw.arg == "choices":
-            choices = _literal_choices(kw.value)
-        elif kw.arg == "action":
-            act = _const_str(kw.value)
-            name = act or _name_of(kw.value)
-            # store_true/false, argparse.BooleanOptionalAction, sglang's StoreBoolean...
-            if act in ("store_true", "store_false") or (not act and "bool" in name.lower()):
-                is_bool = True
-            if _DEPRECATED_RE.search(name or ""):
-                deprecated = True
-    if not longs:
-        return None
-    if dest is None:
-        dest = longs[0][2:].replace("-", "_")
-    if not dest.isidentifier():
-        return None
-    if _DEPRECATED_RE.search(help_text[:40]):
-        deprecated = True
-    info = FlagInfo(
-        flag=longs[0],
-        dest=dest,
-        namespace=ns,
-        help=_first_sentence(help_text),
-        choices=choices,
-        is_bool=is_bool,
-        aliases=tuple(longs[1:]),
-    )
-    return info, deprecated
-
-
-class _ArgCallFinder(ast.NodeVisitor):
-    """Every ``*.add_argument(...)`` call, with the class it sits in."""
-
-    def __init__(self, ns: str, out: _FileFlags) -> None:
-        self.ns = ns
-        self.out = out
-        self.class_stack: list[str] = []
-
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        self.class_stack.append(node.name)
-        self.generic_visit(node)
-        self.class_stack.pop()
-
-    def visit_Call(self, node: ast.Call) -> None:
-        if isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
-            got = _add_argument_flag(node, self.ns)
-            if got is not None:
-                info, deprecated = got
-                self.out.flags.append(info)
-                if deprecated:
-                    self.out.deprecated.add(info.flag)
-                if self.class_stack:
-                    self.out.classes.add(self.class_stack[0])
-        self.generic_visit(node)
-
-
-def _read_flags(path: str, tree: ast.Module) -> _FileFlags:
-    ns = namespace_of_file(path)
-    out = _FileFlags()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef):
-            out.bases[node.name] = [_name_of(b) for b in node.bases if _name_of(b)]
-            for stmt in node.body:
-                if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-                    out.fields.add(stmt.target.id)
-                elif isinstance(stmt, ast.Assign):
-                    out.fields.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
-            if _dataclass_field_flags(node, ns, out):
-                out.classes.add(node.name)
-    _ArgCallFinder(ns, out).visit(tree)
-    return out
-
-
-_ENV_CLASS_RE = re.compile(r"^Env([A-Z][A-Za-z]*)$")
-
-
-def _env_kind_from_call(value: ast.expr | None) -> tuple[str, str] | None:
-    if isinstance(value, ast.Call):
-        m = _ENV_CLASS_RE.match(_name_of(value.func))
-        if m:
-            default = ast.unparse(value.args[0]) if value.args else ""
-            return m.group(1).lower(), default
-    return None
-
-
-def _read_env_registry(tree: ast.Module) -> dict[str, EnvInfo]:
-    """Names a registry module declares: class attributes built by ``EnvBool(...)`` and friends,
-    module-level (also ``if TYPE_CHECKING:``) annotated names, and string keys of dict literals
-    (the ``environment_variables = {"X": ...}`` style)."""
-    found: dict[str, EnvInfo] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef):
-            for stmt in node.body:
-                if (
-                    isinstance(stmt, ast.Assign)
-                    and len(stmt.targets) == 1
-                    and isinstance(stmt.targets[0], ast.Name)
-                ):
-                    name = stmt.targets[0].id
-                    made = _env_kind_from_call(stmt.value)
-                    if made and ENV_NAME_RE.match(name):
-                        found.setdefault(name, EnvInfo(name, made[0], made[1]))
-        elif isinstance(node, ast.Dict):
-            for k in node.keys:
-                s = _const_str(k)
-                if s and ENV_NAME_RE.match(s):
-                    found.setdefault(s, EnvInfo(s))
-    for stmt in _module_level_statements(tree):
-        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-            name = stmt.target.id
-            if ENV_NAME_RE.match(name) and "_" in name:
-                kind = ast.unparse(stmt.annotation)
-                default = ast.unparse(stmt.value) if stmt.value is not None else ""
-                if not found.get(name, EnvInfo(name)).kind:
-                    # The annotation carries the type a dict entry lacks.
-                    found[name] = EnvInfo(name, kind, default)
-    return found
-
-
-def _module_level_statements(tree: ast.Module) -> Iterable[ast.stmt]:
-    # Module body plus the bodies of top-level ``if``/``try`` blocks (TYPE_CHECKING, import guards).
-    stack = list(reversed(tree.body))
-    while stack:
-        stmt = stack.pop()
-        yield stmt
-        if isinstance(stmt, ast.If):
-            stack.extend(reversed(stmt.body + stmt.orelse))
-        elif isinstance(stmt, ast.Try):
-            stack.extend(reversed(stmt.body + stmt.orelse + stmt.finalbody))
-
-
-class ModuleConstants(dict[str, str]):
-    """Module-level names bound once to a string literal (``_ENV = "SGLANG_X"``), plus in
-    ``exprs`` the expression of every module-level name bound exactly once (any value), so
-    enrichment can see that ``FLA_CI_ENV = os.getenv("FLA_CI_ENV") == "1"`` reads an env var."""
-
-    exprs: dict[str, ast.expr]
-
-    def __init__(
-        self, strings: Mapping[str, str] | None = None, values: Mapping[str, ast.expr] | None = None
-    ):
-        super().__init__(strings or {})
-        self.exprs = dict(values or {})
-
-
-def module_constants(module: ast.Module) -> ModuleConstants:
-    """The module-level constants of one parsed file (see :class:`ModuleConstants`).
-
-    Enrichment uses them to resolve ``os.getenv(_ENV)``. A name bound more than once is left out
-    so a guess never replaces the real value. Never raises.
-    """
-    seen: dict[str, ast.expr | None] = {}
-    try:
-        for stmt in _module_level_statements(module):
-            targets: list[ast.expr] = []
-            value: ast.expr | None = None
-            if isinstance(stmt, ast.Assign):
-                targets, value = list(stmt.targets), stmt.value
-            elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
-                targets, value = [stmt.target], stmt.value
-            elif isinstance(stmt, ast.AugAssign | ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-                seen[stmt.target.id] = None
-                continue
-            elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                seen[stmt.name] = None
-                continue
-            for t in targets:
-                if isinstance(t, ast.Name):
-                    seen[t.id] = None if t.id in seen else value
-                elif isinstance(t, ast.Tuple | ast.List):
-                    for e in t.elts:
-                        if isinstance(e, ast.Name):
-                            seen[e.id] = None
-    except (AttributeError, TypeError, RecursionError):
-        pass
-    values = {k: v for k, v in seen.items() if v is not None}
-    strings = {k: s for k, v in values.items() if (s := _const_str(v)) is not None}
-    return ModuleConstants(strings, values)
-
-
-# ---------------------------------------------------------------------------------------------
 # Building the whole base
 # ---------------------------------------------------------------------------------------------
 
@@ -572,7 +189,7 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
             continue
         try:
             ns = namespace_of_file(path)
-            ff = _read_flags(path, tree)
+            ff = read_flags(path, tree)
             for info in ff.flags:
                 per_ns.setdefault(ns, []).append((info, info.flag in ff.deprecated))
             classes.update((ns, c) for c in ff.classes)
@@ -581,7 +198,7 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
                 bases.setdefault((ns, c), []).extend(bs)
             base = path.rsplit("/", 1)[-1]
             if base in ("environ.py", "envs.py"):
-                for name, info_env in _read_env_registry(tree).items():
+                for name, info_env in read_env_registry(tree).items():
                     env.setdefault(name, info_env)
         except (RecursionError, AttributeError, TypeError, ValueError):
             continue

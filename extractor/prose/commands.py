@@ -1,0 +1,230 @@
+"""Code for ``exampleFix``: before/after launch command lines and before/after calls."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from extractor.analysis.facts import Site
+from extractor.prose.constraints import FLIP, AtomView, Constraint, best_constraints
+from extractor.prose.knowledge import FlagInfo, Knowledge
+from extractor.prose.reads import Reads
+from extractor.prose.wording import constraint_words, snake
+
+
+def _launcher(site: Site, knowledge: Knowledge) -> str:
+    ns = knowledge.namespace_of(site.path) or site.path
+    if "multimodal_gen" in ns:
+        return "sglang serve --model-path <model>"
+    return "python -m sglang.launch_server --model-path <model>"
+
+
+def other_choice(info: FlagInfo | None, rejected: Sequence[str]) -> str | None:
+    if info is None:
+        return None
+    low = {r.lower() for r in rejected}
+    for c in info.choices:
+        if c.lower() not in low:
+            return c
+    return None
+
+
+def _num(s: str) -> float | None:
+    try:
+        return float(s)
+    except ValueError:
+        return None
+
+
+def _fmt_num(x: float, like: str) -> str:
+    if "." in like or "e" in like.lower():
+        return repr(x)
+    return str(int(x))
+
+
+def flag_args(c: Constraint, before: bool) -> list[str] | None:
+    """Command-line words for flag ``c`` in the failing (``before``) or fixed command; ``[]``
+    drops the flag, ``None`` means "no concrete words known"."""
+    info = c.info
+    is_bool = bool(info and info.is_bool)
+    flag = c.name
+    op = c.op if before else FLIP[c.op]
+    if op == "truthy":
+        return [flag] if is_bool else [flag, "<value>"]
+    if op in ("falsy", "is-none"):
+        return []
+    if op == "not-none":
+        return [flag] if is_bool else [flag, "<value>"]
+    if op == "in":
+        return [flag, c.values[0]] if c.values else None
+    if op == "not-in":
+        other = other_choice(info, c.values)
+        return [flag, other] if other else [flag, "<other-value>"]
+    if op == "eq":
+        v = c.values[0] if c.values else None
+        if v in ("True",):
+            return [flag] if is_bool else [flag, "true"]
+        if v in ("False", "None"):
+            return []
+        return [flag, v] if v is not None else None
+    if op == "ne":
+        v = c.values[0] if c.values else ""
+        if v in ("True",):
+            return []
+        if v in ("False", "None"):
+            return [flag] if is_bool else [flag, "<value>"]
+        other = other_choice(info, c.values)
+        return [flag, other] if other else [flag, "<other-value>"]
+    if op in ("lt", "le", "gt", "ge") and c.values:
+        n = _num(c.values[0])
+        if n is None:
+            return None
+        pick = {"lt": n - 1, "le": n, "gt": n + 1, "ge": n}[op]
+        return [flag, _fmt_num(pick, c.values[0])]
+    return None
+
+
+def env_assign(c: Constraint, before: bool) -> str | None:
+    op = c.op if before else FLIP[c.op]
+    if op == "truthy":
+        return f"{c.name}=1"
+    if op in ("falsy", "is-none"):
+        return ""
+    if op == "not-none":
+        return f"{c.name}=<value>"
+    if op in ("in", "eq") and c.values and c.values[0] not in ("None", "False"):
+        return f"{c.name}={c.values[0]}"
+    if op in ("in", "eq"):
+        return ""
+    if op in ("not-in", "ne"):
+        return f"{c.name}=<other-value>"
+    if op in ("lt", "le", "gt", "ge") and c.values:
+        n = _num(c.values[0])
+        if n is None:
+            return None
+        pick = {"lt": n - 1, "le": n, "gt": n + 1, "ge": n}[op]
+        return f"{c.name}={_fmt_num(pick, c.values[0])}"
+    return None
+
+
+def command_fix(site: Site, knowledge: Knowledge, views: list[AtomView], total: Reads) -> str | None:
+    """Before/after command lines, changing one user-controlled value (the first one whose
+    change is known) and keeping the others that trigger the error."""
+    all_constraints = [c for v in views for c in v.constraints]
+    if not all_constraints:
+        return None
+    constraints = best_constraints(views)
+    base = _launcher(site, knowledge)
+    before_flags: list[str] = []
+    before_env: list[str] = []
+    after_flags: list[str] = []
+    after_env: list[str] = []
+    changed = False
+    # Change a boolean switch first (dropping a switch is the least invasive fix, as in the
+    # reference record); otherwise the first constraint.
+    order = sorted(
+        range(len(constraints)),
+        key=lambda i: (0 if constraints[i].kind == "flag" and constraints[i].op == "truthy" else 1, i),
+    )
+    fix_index = None
+    for i in order:
+        c = constraints[i]
+        if c.kind == "flag":
+            b, a = flag_args(c, True), flag_args(c, False)
+        else:
+            eb, ea = env_assign(c, True), env_assign(c, False)
+            b = [eb] if eb else ([] if eb == "" else None)
+            a = [ea] if ea else ([] if ea == "" else None)
+        if b is not None and a is not None and b != a:
+            fix_index = i
+            break
+    if fix_index is None:
+        return None
+    for i, c in enumerate(constraints):
+        if c.kind == "flag":
+            b = flag_args(c, True) or []
+            a = (flag_args(c, False) or []) if i == fix_index else b
+            before_flags += b
+            after_flags += a
+        else:
+            eb = env_assign(c, True) or ""
+            ea = (env_assign(c, False) or "") if i == fix_index else eb
+            if eb:
+                before_env.append(eb)
+            if ea:
+                after_env.append(ea)
+        changed = changed or i == fix_index
+
+    def line(env: list[str], flags: list[str]) -> str:
+        return " ".join([*env, base, *flags])
+
+    before = line(before_env, before_flags)
+    after = line(after_env, after_flags)
+    if not changed or before == after:
+        return None
+    needs = "; ".join(constraint_words(c).replace("`", "") for c in all_constraints)
+    others = [v.simple for v in views if not v.constraints and v.atom.kind != "except"]
+    if others:
+        needs += "; and " + "; ".join(others[:2])
+    return f"# fails when {needs}\n# before\n{before}\n# after\n{after}"
+
+
+def call_of(site: Site) -> str:
+    """How a caller reaches the site, as one line of code."""
+    if site.qualname in ("", "<module>"):
+        return f"import {_module_name(site.path)}"
+    name = site.qualname.replace(".<locals>.", ".")
+    if site.in_class and "." in name:
+        cls, _, meth = name.rpartition(".")
+        cls = cls.rsplit(".", 1)[-1]
+        if meth == "__init__":
+            return f"{cls}(...)"
+        return f"{snake(cls) or 'obj'}.{meth}(...)"
+    return f"{name}(...)"
+
+
+def _module_name(path: str) -> str:
+    """The import name of a file: ``python/sglang/srt/x.py`` -> ``sglang.srt.x``,
+    ``sgl-kernel/python/sgl_kernel/y.py`` -> ``sgl_kernel.y``."""
+    rel = path.rsplit("python/", 1)[-1] if "python/" in path else path
+    rel = rel.removesuffix(".py").removesuffix("/__init__")
+    parts = [p for p in rel.split("/") if p]
+    if parts and all(p.isidentifier() for p in parts):
+        return ".".join(parts)
+    return "_".join(re.sub(r"\W", "_", p) for p in parts) or "module"
+
+
+def code_fix(site: Site, views: list[AtomView]) -> str:
+    call = call_of(site)
+    plain = [v for v in views if v.expr is not None and v.atom.kind != "except"]
+    if not plain:
+        if site.guard.handlers:
+            h = ", ".join(site.guard.handlers)
+            short = site.error_class.rsplit(".", 1)[-1]
+            return (
+                f"# before: a {h} inside {site.qualname} surfaces as {short}\n{call}\n"
+                f"# after: catch it and look at the original error, chained as __cause__\n"
+                f"try:\n    {call}\nexcept {short} as e:\n"
+                f"    cause = e.__cause__  # the original {h}\n"
+                f"    ...  # fix what `cause` points at (input, file or config), then retry"
+            )
+        if site.error_class.endswith("NotImplementedError") and site.in_class:
+            meth = site.qualname.rsplit(".", 1)[-1]
+            return (
+                f"# before: {site.qualname} is not implemented here\n{call}\n"
+                f"# after: use a subclass that overrides {meth}\n"
+                f"class My{site.in_class.split('.')[-1]}({site.in_class.split('.')[-1]}):\n"
+                f"    def {meth}(self, *args, **kwargs):\n        ..."
+            )
+        return f"# before: {call} always raises {site.error_class} here\n{call}\n# after: avoid this call path (see solutions)"
+    # The site needs every atom; making the innermost one false is enough, and it is usually
+    # the actual check (the outer ones select the branch it sits in).
+    last = plain[-1]
+    context = " and ".join(f"`{v.simple}`" for v in plain[:-1][:3])
+    when = f" (with {context})" if context else ""
+    short = site.error_class.rsplit(".", 1)[-1]
+    return (
+        f"# before: {call} raises {short} when `{last.simple}`{when}\n{call}\n"
+        f"# after: make sure `{last.neg}` holds first\n"
+        f"if {last.neg}:\n    {call}\nelse:\n    ...  # handle the rejected input here"
+    )

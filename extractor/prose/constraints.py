@@ -1,0 +1,312 @@
+"""Reading the shape of one guard atom: the constraint it puts on one flag or env value, its
+simplified form, and what else it touches (the model, the device, a request)."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from dataclasses import dataclass
+
+from extractor.analysis.conditions import split_and
+from extractor.analysis.facts import GuardAtom
+from extractor.prose.knowledge import FlagInfo
+from extractor.prose.reads import BINDING_DEPTH, ReadContext, Reads, env_of_node, flag_of_node
+
+# How a condition constrains one value, in the direction that leads to the site.
+FLIP = {
+    "truthy": "falsy",
+    "falsy": "truthy",
+    "is-none": "not-none",
+    "not-none": "is-none",
+    "in": "not-in",
+    "not-in": "in",
+    "eq": "ne",
+    "ne": "eq",
+    "lt": "ge",
+    "ge": "lt",
+    "le": "gt",
+    "gt": "le",
+}
+_CMP_OPS: dict[type[ast.cmpop], str] = {
+    ast.Eq: "eq",
+    ast.NotEq: "ne",
+    ast.Lt: "lt",
+    ast.LtE: "le",
+    ast.Gt: "gt",
+    ast.GtE: "ge",
+    ast.In: "in",
+    ast.NotIn: "not-in",
+    ast.Is: "eq",
+    ast.IsNot: "ne",
+}
+_MIRROR = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "eq": "eq", "ne": "ne"}
+_WRAPPER_CALLS = frozenset({"int", "float", "str", "bool", "len", "abs"})
+_WRAPPER_METHODS = frozenset({"upper", "lower", "strip", "casefold", "value", "get"})
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """``subject`` (a flag or env var) must satisfy ``op`` with ``values`` for the site to run."""
+
+    kind: str  # "flag" | "env"
+    name: str  # "--flag" or "ENV"
+    op: str
+    values: tuple[str, ...] = ()
+    info: FlagInfo | None = None
+
+
+def _subject(node: ast.expr, ctx: ReadContext, depth: int = 0) -> tuple[str, str, FlagInfo | None] | None:
+    """The flag or env var whose value ``node`` is, seeing through casts, ``.upper()``,
+    ``x or ""`` and local bindings."""
+    info = flag_of_node(node, ctx)
+    if info is not None:
+        return "flag", info.flag, info
+    env = env_of_node(node, ctx)
+    if env is not None:
+        return "env", env, None
+    if isinstance(node, ast.Call):
+        if isinstance(node.func, ast.Name) and node.func.id in _WRAPPER_CALLS and len(node.args) == 1:
+            return _subject(node.args[0], ctx, depth)
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _WRAPPER_METHODS:
+            return _subject(node.func.value, ctx, depth)
+    if isinstance(node, ast.Attribute) and node.attr in _WRAPPER_METHODS:
+        return _subject(node.value, ctx, depth)
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and node.values:
+        return _subject(node.values[0], ctx, depth)
+    if isinstance(node, ast.Name) and depth < BINDING_DEPTH:
+        values = ctx.bindings.get(node.id, ())
+        if len(values) == 1:
+            return _subject(values[0], ctx, depth + 1)
+    return None
+
+
+def literal(node: ast.expr) -> tuple[str, ...] | None:
+    if isinstance(node, ast.Constant):
+        v = node.value
+        if v is None:
+            return ("None",)
+        if isinstance(v, bool):
+            return (str(v),)
+        if isinstance(v, str | int | float):
+            return (str(v),)
+        return None
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+    ):
+        inner = literal(node.operand)
+        return (f"-{inner[0]}",) if inner else None
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        out: list[str] = []
+        for e in node.elts:
+            lit = literal(e)
+            if lit is None or len(lit) != 1:
+                return None
+            out.append(lit[0])
+        return tuple(out)
+    return None
+
+
+def _constraint(expr: ast.expr, negated: bool, ctx: ReadContext) -> Constraint | None:
+    """The constraint one atom puts on a single flag or env value, if it is that simple."""
+    while isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+        expr, negated = expr.operand, not negated
+    op: str | None = None
+    values: tuple[str, ...] = ()
+    subj = None
+    if isinstance(expr, ast.Compare) and len(expr.ops) == 1:
+        raw = _CMP_OPS.get(type(expr.ops[0]))
+        left, right = expr.left, expr.comparators[0]
+        if raw is None:
+            return None
+        subj = _subject(left, ctx)
+        other = right
+        if subj is None and raw in _MIRROR:
+            subj = _subject(right, ctx)
+            other = left
+            raw = _MIRROR[raw]
+        if subj is None:
+            return None
+        lit = literal(other)
+        if lit is None:
+            return None
+        if (isinstance(expr.ops[0], ast.Is | ast.IsNot) and lit == ("None",)) or (
+            raw in ("eq", "ne") and lit == ("None",)
+        ):
+            op = "is-none" if raw == "eq" else "not-none"
+        else:
+            op, values = raw, lit
+    else:
+        subj = _subject(expr, ctx)
+        if subj is None:
+            return None
+        op = "truthy"
+    if negated:
+        op = FLIP[op]
+    kind, name, info = subj
+    return Constraint(kind, name, op, values, info)
+
+
+def _effective(atom: GuardAtom) -> ast.expr | None:
+    """The atom as one expression in the direction that leads to the site."""
+    if atom.test is None:
+        return None
+    if atom.negated:
+        return ast.UnaryOp(op=ast.Not(), operand=atom.test)
+    return atom.test
+
+
+_INVERT_CMP: dict[type[ast.cmpop], type[ast.cmpop]] = {
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.Lt: ast.GtE,
+    ast.GtE: ast.Lt,
+    ast.Gt: ast.LtE,
+    ast.LtE: ast.Gt,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+}
+
+
+def simplify(expr: ast.expr, depth: int = 0) -> ast.expr:
+    """Push ``not`` inwards so a condition reads the way a person would write it:
+    ``not not x`` -> ``x``, ``not x != 1`` -> ``x == 1``, ``not (a or b)`` -> ``not a and not b``."""
+    if depth > 20:
+        return expr
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+        inner = expr.operand
+        if isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.Not):
+            return simplify(inner.operand, depth + 1)
+        if isinstance(inner, ast.Compare) and len(inner.ops) == 1:
+            inv = _INVERT_CMP.get(type(inner.ops[0]))
+            if inv is not None:
+                return ast.Compare(left=inner.left, ops=[inv()], comparators=list(inner.comparators))
+        if isinstance(inner, ast.BoolOp):
+            new_op: ast.boolop = ast.And() if isinstance(inner.op, ast.Or) else ast.Or()
+            parts = [simplify(ast.UnaryOp(op=ast.Not(), operand=v), depth + 1) for v in inner.values]
+            return ast.BoolOp(op=new_op, values=parts)
+        return expr
+    if isinstance(expr, ast.BoolOp):
+        values = [simplify(v, depth + 1) for v in expr.values]
+        if all(a is b for a, b in zip(values, expr.values, strict=True)):
+            return expr
+        return ast.BoolOp(op=expr.op, values=values)
+    return expr
+
+
+def unparse(expr: ast.AST) -> str:
+    try:
+        return ast.unparse(expr)
+    except Exception:
+        return ""
+
+
+_MODEL_RE = re.compile(
+    r"model_config|hf_config|hf_text_config|architectures?\b|model_type|\.config\b|_config\(|is_multimodal|"
+    r"num_attention_heads|num_key_value_heads|head_dim|hidden_size|num_experts|quant_config|checkpoint"
+)
+_HW_RE = re.compile(
+    r"\bis_(cuda|hip|npu|xpu|cpu|mps|musa|hpu|blackwell|hopper|sm\d+\w*|cuda_alike|flashinfer_available)\b|"
+    r"_is_(cuda|hip|npu|xpu|cpu|musa|hpu)\b|get_device_capability|device_capability|torch\.cuda\.is_available|"
+    r"is_sm\d+|sm_version|compute_capability|get_device_sm|is_fp8_fnuz|supports_fp8|_is_sm"
+)
+# Cheap substring pre-checks: most atoms mention none of these, and a substring test is far
+# cheaper than the full pattern.
+_MODEL_HINTS = ("config", "arch", "model", "head", "hidden", "expert", "checkpoint")
+_HW_HINTS = ("is_", "capab", "sm", "cuda", "device", "supports")
+_REQUEST_HINTS = ("req", "sampling", "body", "payload", "messages", "prompt")
+
+
+def _has(text: str, hints: tuple[str, ...], rx: re.Pattern[str]) -> bool:
+    return any(h in text for h in hints) and rx.search(text) is not None
+
+
+_REQUEST_RE = re.compile(r"\b(request|req|sampling_params|body|payload|messages|prompt)\b")
+
+
+def _is_instance_atom(expr: ast.expr) -> tuple[str, list[str], bool] | None:
+    """(subject source, type names, site runs when it *is* an instance) for isinstance atoms."""
+    positive = True
+    while isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+        expr, positive = expr.operand, not positive
+    if (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Name)
+        and expr.func.id == "isinstance"
+        and len(expr.args) == 2
+    ):
+        subj = unparse(expr.args[0])
+        t = expr.args[1]
+        types = [unparse(e) for e in t.elts] if isinstance(t, ast.Tuple) else [unparse(t)]
+        if subj and all(types):
+            return subj, types, positive
+    return None
+
+
+@dataclass
+class AtomView:
+    atom: GuardAtom
+    text: str
+    expr: ast.expr | None
+    reads: Reads
+    constraints: list[Constraint]
+    simple: str
+    """The atom with ``not`` pushed inwards (equal to ``text`` when nothing changes)."""
+    model: bool
+    hardware: bool
+    request: bool
+    isinstance_: tuple[str, list[str], bool] | None
+
+    @functools.cached_property
+    def neg(self) -> str:
+        """The condition that avoids the site, as code (``x > 0`` for the atom ``x <= 0``)."""
+        if self.expr is None:
+            return ""
+        return unparse(simplify(ast.UnaryOp(op=ast.Not(), operand=self.expr))) or f"not ({self.text})"
+
+
+def atom_view(atom: GuardAtom, reads: Reads, ctx: ReadContext) -> AtomView:
+    expr = _effective(atom)
+    text = atom.text
+    simple_expr = simplify(expr) if expr is not None else None
+    simple = text
+    if simple_expr is not None and simple_expr is not expr:
+        simple = unparse(simple_expr) or text
+    constraints: list[Constraint] = []
+    if simple_expr is not None and (reads.flags or reads.envs):
+        # Each conjunct of the simplified atom may constrain one flag or env var on its own:
+        # ``not (a or server_args.x != 1)`` is ``not a and server_args.x == 1``.
+        try:
+            for part in split_and(simple_expr):
+                c = _constraint(part, False, ctx)
+                if c is not None:
+                    constraints.append(c)
+        except RecursionError:
+            constraints = []
+    return AtomView(
+        atom=atom,
+        text=text,
+        expr=expr,
+        reads=reads,
+        constraints=constraints,
+        simple=simple,
+        model=_has(text, _MODEL_HINTS, _MODEL_RE),
+        hardware=_has(text, _HW_HINTS, _HW_RE),
+        request=_has(text, _REQUEST_HINTS, _REQUEST_RE),
+        isinstance_=_is_instance_atom(expr) if expr is not None else None,
+    )
+
+
+def best_constraints(views: list[AtomView]) -> list[Constraint]:
+    """One constraint per flag/env var: one with concrete values (``x > 0``) says more about
+    the command line than a presence test on the same flag (``x is not None``)."""
+    best: dict[str, Constraint] = {}
+    for v in views:
+        for c in v.constraints:
+            if c.name not in best or (c.values and not best[c.name].values):
+                best[c.name] = c
+    return list(best.values())

@@ -1,0 +1,178 @@
+"""Words: glosses of conditions, names in kebab case, and the documentation paragraph."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from extractor.analysis.facts import Site
+from extractor.prose.classify import Kind
+from extractor.prose.constraints import AtomView, Constraint
+from extractor.prose.reads import Reads
+
+_OP_WORDS = {
+    "eq": "equals",
+    "ne": "differs from",
+    "lt": "is below",
+    "le": "is at most",
+    "gt": "is above",
+    "ge": "is at least",
+    "in": "is one of",
+    "not-in": "is none of",
+}
+
+
+def fmt_values(values: Sequence[str]) -> str:
+    return "/".join(values)
+
+
+def constraint_words(c: Constraint) -> str:
+    who = f"`{c.name}`" if c.kind == "flag" else f"the environment variable `{c.name}`"
+    if c.op == "truthy":
+        if c.kind == "flag":
+            return f"{who} is given" if (c.info and c.info.is_bool) else f"{who} is set to a non-empty value"
+        return f"{who} is set to a true value"
+    if c.op == "falsy":
+        return f"{who} is not given" if c.kind == "flag" else f"{who} is unset or false"
+    if c.op == "is-none":
+        return f"{who} is left unset"
+    if c.op == "not-none":
+        return f"{who} is given a value"
+    return f"{who} {_OP_WORDS.get(c.op, c.op)} {fmt_values(c.values)}"
+
+
+def _atom_words(v: AtomView) -> str:
+    """A short gloss of one atom, naming the flags/env vars it reads."""
+    if v.atom.kind == "except":
+        return f"inside the handler `{v.text}`"
+    bits: list[str] = []
+    if v.simple != v.text:
+        bits.append(f"that is, `{v.simple}`")
+    if v.constraints:
+        bits.extend(constraint_words(c) for c in v.constraints)
+        return "; ".join(bits)
+    if v.isinstance_ is not None:
+        subj, types, positive = v.isinstance_
+        t = " or ".join(types)
+        bits.append(f"{subj} is {'a' if positive else 'not a'} {t}")
+    if v.reads.flags:
+        bits.append("reads " + ", ".join(f"`{f.flag}`" for f in v.reads.flags))
+    if v.reads.envs:
+        bits.append("reads " + ", ".join(f"`{e}`" for e in v.reads.envs))
+    return "; ".join(bits)
+
+
+def _scope_words(site: Site) -> str:
+    if site.qualname == "<module>" or not site.qualname:
+        return f"At module level of `{site.path}`"
+    kind = "method" if site.in_class else "function"
+    if "<locals>" in site.qualname:
+        kind = "nested function"
+    if site.is_async:
+        kind = "async " + kind
+    return f"In the {kind} `{site.qualname}` ({site.path})"
+
+
+def short_path(path: str) -> str:
+    p = path
+    for prefix in ("python/sglang/", "python/"):
+        if p.startswith(prefix):
+            p = p[len(prefix) :]
+            break
+    return p
+
+
+def _message_words(site: Site) -> str:
+    if site.message is None or not site.message.template:
+        return "with no message"
+    t = " ".join(site.message.template.split())
+    if len(t) > 300:
+        t = t[:297] + "..."
+    return f'with "{t}"'
+
+
+_MAX_DOC_ATOMS = 8
+
+
+def _condition_sentence(views: list[AtomView]) -> str:
+    conds = [v for v in views]
+    if not conds:
+        return "unconditionally: every call that reaches this line raises"
+    parts = []
+    for v in conds[:_MAX_DOC_ATOMS]:
+        gloss = _atom_words(v)
+        if v.atom.kind == "except":
+            parts.append(gloss)
+        else:
+            parts.append(f"`{v.text}`" + (f" ({gloss})" if gloss else ""))
+    more = len(conds) - _MAX_DOC_ATOMS
+    tail = (
+        f", and {more} further condition{'s' if more > 1 else ''} listed in validationCode"
+        if more > 0
+        else ""
+    )
+    if len(parts) == 1:
+        return "when " + parts[0] + tail
+    return "when all of these hold: " + "; ".join(parts) + tail
+
+
+def documentation_of(site: Site, views: list[AtomView], total: Reads, kind: Kind) -> str:
+    what = "fails the assertion" if site.kind == "assert" else f"raises `{site.error_class}`"
+    if site.kind == "response":
+        status = site.http_status if site.http_status is not None else "an error"
+        what = f"returns an HTTP {status} error response of type `{site.error_class}`"
+    if site.kind == "assert":
+        what += f" (`AssertionError` {_message_words(site)})"
+    else:
+        what += f" {_message_words(site)}"
+    out = [f"{_scope_words(site)}, line {site.line} {what} {_condition_sentence(views)}."]
+    if site.http_status is not None:
+        out.append(f"The error maps to HTTP status {site.http_status}.")
+    if total.flags:
+        flag_bits = []
+        for f in total.flags:
+            bit = f"`{f.flag}`"
+            if f.help:
+                bit += f" ({f.help.rstrip('.')})"
+            flag_bits.append(bit)
+        out.append("Command-line flags involved: " + "; ".join(flag_bits) + ".")
+    if total.envs:
+        out.append("Environment variables involved: " + ", ".join(f"`{e}`" for e in total.envs) + ".")
+    if site.guard.handlers:
+        out.append("It is raised while handling " + ", ".join(f"`{h}`" for h in site.guard.handlers) + ".")
+    if site.comments:
+        c = " ".join(" ".join(x.split()) for x in site.comments if x.strip())
+        if c:
+            if len(c) > 400:
+                c = c[:397] + "..."
+            out.append(f'The code above the check says: "{c}"')
+    out.append(_BACKGROUND_SENTENCE[kind.background])
+    return " ".join(out)
+
+
+_BACKGROUND_SENTENCE = {
+    "model-feature-mismatch": "The requested feature depends on a property of the loaded model that this model lacks.",
+    "flag-conflict": "The launch configuration combines options that this code path does not accept together.",
+    "invalid-value": "A configured or passed value lies outside what this code accepts.",
+    "missing-dependency": "An optional package or a compatible version of it is missing from the environment.",
+    "hardware-unsupported": "The current device or platform lacks support for this path.",
+    "not-implemented": "This path is not implemented for the given combination.",
+    "resource-exhausted": "A capacity or memory limit was reached.",
+    "internal-invariant": "It guards an internal invariant; reaching it points to a bug or an unexpected state upstream.",
+    "io-error": "A file or path this code reads or writes is missing or unreadable.",
+    "network-error": "A connection or endpoint this code talks to failed.",
+    "timeout": "An operation did not finish within its time limit.",
+    "bad-request": "The request sent by a client is malformed or asks for something unsupported.",
+}
+
+
+def kebab(name: str) -> str:
+    # Split before a capitalised word only, so acronyms stay whole: ViTNpuRunner -> vit-npu-runner,
+    # OpenAIServing -> openai-serving, KVCacheConfigurator -> kv-cache-configurator.
+    s = re.sub(r"(?<=[a-z0-9])(?=[A-Z][a-z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", name)
+    s = re.sub(r"[^A-Za-z0-9]+", "-", s).strip("-").lower()
+    return s
+
+
+def snake(name: str) -> str:
+    return kebab(name).replace("-", "_")
