@@ -37,9 +37,14 @@ class Parsed:
 
     records: list[dict[str, Any]]
     sites: int
+    facts: dict[str, Any] | None = None
+    """The file's contribution to the whole-target index (:mod:`extractor.reach`), as plain data."""
 
     def to_plain(self) -> dict[str, Any]:
-        return {"status": "parsed", "records": self.records, "sites": self.sites}
+        plain = {"status": "parsed", "records": self.records, "sites": self.sites}
+        if self.facts is not None:
+            plain["facts"] = self.facts
+        return plain
 
 
 @dataclass(frozen=True)
@@ -78,7 +83,8 @@ def outcome_from_plain(plain: Any) -> FileOutcome:
             raise ValueError("parsed outcome without a list of records")
         if not isinstance(sites, int) or isinstance(sites, bool):
             raise ValueError("parsed outcome without a site count")
-        return Parsed(records, sites)
+        facts = plain.get("facts")
+        return Parsed(records, sites, facts if isinstance(facts, dict) else None)
     if status in ("skipped", "failed"):
         reason, text = Reason(plain.get("code")), plain.get("reason")
         if not isinstance(text, str):

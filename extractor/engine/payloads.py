@@ -57,6 +57,7 @@ def _analyse_file(path: str, data: bytes, repo: str, knowledge: Knowledge, *, de
     from extractor.analysis.analyse import analyse
     from extractor.analysis.parse import ParseFailure, parse_source
     from extractor.prose.knowledge import module_constants
+    from extractor.reach.file_index import file_facts
 
     parsed = parse_source(path, data)
     if isinstance(parsed, ParseFailure):
@@ -67,13 +68,14 @@ def _analyse_file(path: str, data: bytes, repo: str, knowledge: Knowledge, *, de
         sites = analyse(parsed)
         constants = module_constants(parsed.tree) if sites else {}
         records = _records(sites, repo, knowledge, constants)
+        facts = file_facts(path, parsed.tree).to_plain()
     except RecursionError:
         if not deep:
             raise
         return Failed(Reason.TOO_DEEP, _TOO_DEEP)
     except Exception as exc:  # one odd file must never stop a run
         return Failed(Reason.ANALYSIS_ERROR, f"analysis error: {type(exc).__name__}: {exc}")
-    return Parsed(_utf8_safe(records), len(sites))
+    return Parsed(_utf8_safe(records), len(sites), _utf8_safe(facts))
 
 
 # Deep enough for any tree CPython's parser builds (its own stack stops it at 6,000 levels), with

@@ -35,6 +35,7 @@ from extractor.engine.payloads import analyse_file, check_outcome, record_fields
 from extractor.engine.reads import ReadsCheck, split_entry
 from extractor.engine.workers import MIN_PARALLEL, Workers, analyse_all, feed, file_key
 from extractor.prose.knowledge import Knowledge
+from extractor.prose.reach import site_reach
 from extractor.reasons import Reason
 from extractor.records.model import ErrorRecord
 from extractor.timefmt import build_time, iso_millis
@@ -58,7 +59,8 @@ __all__ = [
 
 # 2: entries hold the knowledge answers before the payload and are keyed by blob and path.
 # 3: outcomes carry a reason code.
-PAYLOAD_VERSION = 3
+# 4: parsed outcomes carry the file's reach facts.
+PAYLOAD_VERSION = 4
 
 
 def namespace(options_scope: Scope) -> str:
@@ -129,7 +131,9 @@ def run_extraction(options: RunOptions, *, progress: bool = False) -> ExtractRes
         stats = ExtractStats(
             files_in_scope=len(files), files_parsed=todo_count, files_from_cache=len(files) - todo_count
         )
-        records = assemble(files, payloads, target.sha, options.scope.repo, iso_millis(moment), stats)
+        records = assemble(
+            files, payloads, target.sha, options.scope.repo, iso_millis(moment), stats, knowledge=knowledge
+        )
         for path, reason, why in target.skipped(options.scope):
             stats.failures.append(FileFailure(path, f"skipped: {why}", reason))
         stats.failures.sort(key=lambda f: f.path)
@@ -146,6 +150,7 @@ def assemble(
     stats: ExtractStats,
     *,
     revalidate: bool = False,
+    knowledge: Knowledge | None = None,
 ) -> list[ErrorRecord]:
     """Records from per-file outcomes (orjson bytes keyed by :func:`file_key`), with the commit fields, sorted.
 
@@ -157,14 +162,19 @@ def assemble(
 
     records: list[ErrorRecord] = []
     probe = True
-    for f in files:
-        outcome = outcome_from_plain(orjson.loads(payloads[file_key(f)]))
+    outcomes = [(f, outcome_from_plain(orjson.loads(payloads[file_key(f)]))) for f in files]
+    # Reach is global (an edit to one file changes the reach of others): it is computed here, from
+    # every file's cached facts, and never stored in a file's payload.
+    reach = site_reach(outcomes, knowledge) if knowledge is not None else None
+    for f, outcome in outcomes:
         if not isinstance(outcome, Parsed):
             stats.failures.append(FileFailure(f.path, outcome.text, outcome.reason))
             continue
         built: list[ErrorRecord] = []
         try:
             for partial in outcome.records:
+                if reach is not None:
+                    partial = reach.apply(f.path, partial)
                 fields = record_fields(partial, f.path, repo, sha, analyzed_at)
                 if probe or revalidate:
                     built.append(ErrorRecord.model_validate(fields))
