@@ -40,6 +40,7 @@ _PLATFORM_TAGS = {"hip": "rocm", "cuda": "cuda"}
 _ARCH_SUFFIX = re.compile(r"(?:For(?:CausalLM|ConditionalGeneration|SequenceClassification)\w*|Model|Pipeline)$")
 _COMMAND = re.compile(r"sglang\.launch_server|sglang serve|python3? -m sglang")
 _MAX_TAGS = 10
+_LISTED_ARCHS = 4
 
 
 def _kebab(text: str) -> str:
@@ -57,6 +58,11 @@ def _selector_words(sel: Selector) -> str:
         return f"`{name}` set"
     if kind == "platform":
         return _PLATFORM_WORDS.get(name, name)
+    if kind == "arch" and values:
+        if len(values) > _LISTED_ARCHS:
+            shown = ", ".join(f"`{v}`" for v in values[:_LISTED_ARCHS])
+            return f"one of {len(values)} model architectures ({shown}, ...)"
+        return ", ".join(f"`{v}`" for v in values[:-1]) + f" or `{values[-1]}`"
     return f"`{name}`"
 
 
@@ -68,7 +74,8 @@ def _conj_words(conj: frozenset[Selector]) -> str:
         parts.append("with " + " and ".join(flags))
     archs = [_selector_words(s) for s in ordered if s[0] == "arch"]
     if archs:
-        parts.append("for " + " and ".join(archs) + (" checkpoints" if len(archs) == 1 else ""))
+        words = " and ".join(archs)
+        parts.append(f"for {words}" + ("" if words.startswith("one of") else " checkpoints"))
     platforms = [_selector_words(s) for s in ordered if s[0] == "platform"]
     if platforms:
         parts.append("on " + " and ".join(platforms))
@@ -91,7 +98,8 @@ def _tags(reach: Reach) -> list[str]:
             elif kind == "platform":
                 out.append(_PLATFORM_TAGS.get(name, name))
             elif kind == "arch":
-                out.append(_kebab(_ARCH_SUFFIX.sub("", name) or name))
+                names = [name] if name else list(values[:3])
+                out.extend(_kebab(_ARCH_SUFFIX.sub("", n) or n) for n in names)
     return [t for t in out if t]
 
 

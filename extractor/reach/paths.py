@@ -21,6 +21,8 @@ __all__ = ["MAX_DEPTH", "Reach", "ReachFinder"]
 MAX_DEPTH = 6
 _MAX_ALTERNATIVES = 3
 _MAX_VALUES = 6
+# A component shared by a few model families still narrows the path: up to this many are named.
+_MAX_ARCHS = 12
 
 Conj = frozenset[Selector]
 Reach = tuple[Conj, ...]
@@ -184,6 +186,8 @@ class ReachFinder:
         subs: list[Conj] = []
         any_sub = False
         for sub in sorted(self.index.subclasses.get(node, [])):
+            if not self._made_somehow(sub):
+                continue  # a subclass nothing builds, registers or derives from adds no way in
             r = self.reach(sub, depth + 1)
             if r is not None:
                 any_sub = True
@@ -191,6 +195,10 @@ class ReachFinder:
         if made is None and not any_sub:
             return None  # neither built nor subclassed here: registered, declared, or unknown
         return (made or []) + subs
+
+
+    def _made_somehow(self, cls: str) -> bool:
+        return bool(self.index.callers.get(cls) or self._registered.get(cls) or self.index.subclasses.get(cls))
 
 
 def _simplify(alts: list[Conj]) -> Reach:
@@ -208,7 +216,7 @@ def _simplify(alts: list[Conj]) -> Reach:
         merged = [common] if common else []
     out = []
     for c in merged:
-        c = frozenset(s for s in c if len(s[2]) <= _MAX_VALUES)
+        c = frozenset(s for s in c if len(s[2]) <= (_MAX_ARCHS if s[0] == "arch" else _MAX_VALUES))
         if c:
             out.append(c)
     if not out or len(out) != len(merged):
@@ -217,25 +225,37 @@ def _simplify(alts: list[Conj]) -> Reach:
 
 
 def _merge_values(alts: list[Conj]) -> list[Conj]:
-    """``{A=x, B}`` and ``{A=y, B}`` become ``{A in (x, y), B}``."""
-    groups: dict[tuple[frozenset[Selector], str], set[str]] = {}
-    order: list[tuple[frozenset[Selector], str]] = []
+    """``{A=x, B}`` and ``{A=y, B}`` become ``{A in (x, y), B}``; ``{arch X}`` and ``{arch Y}`` one set."""
+    groups: dict[tuple[frozenset[Selector], str, str], set[str]] = {}
+    order: list[tuple[frozenset[Selector], str, str]] = []
     rest: list[Conj] = []
     for c in alts:
         valued = [s for s in c if s[0] == "flag" and s[2]]
-        if len(valued) != 1:
+        archs = [s for s in c if s[0] == "arch"]
+        if len(valued) == 1:
+            sel = valued[0]
+            key = (c - {sel}, "flag", sel[1])
+            values = set(sel[2])
+        elif not valued and len(archs) == 1:
+            sel = archs[0]
+            key = (c - {sel}, "arch", "")
+            values = set(sel[2]) | ({sel[1]} if sel[1] else set())
+        else:
             rest.append(c)
             continue
-        sel = valued[0]
-        key = (c - {sel}, sel[1])
         if key not in groups:
             groups[key] = set()
             order.append(key)
-        groups[key].update(sel[2])
+        groups[key].update(values)
     out = list(rest)
     for key in order:
-        base, flag = key
-        out.append(base | {("flag", flag, tuple(sorted(groups[key])))})
+        base, kind, name = key
+        values = tuple(sorted(groups[key]))
+        if kind == "arch":
+            sel: Selector = ("arch", values[0], ()) if len(values) == 1 else ("arch", "", values)
+        else:
+            sel = ("flag", name, values)
+        out.append(base | {sel})
     return out
 
 

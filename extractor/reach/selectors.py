@@ -30,8 +30,9 @@ Selector = tuple[str, str, tuple[str, ...]]
 PLATFORM_WORDS = ("hip", "rocm", "npu", "xpu", "cpu", "cuda", "musa", "mps", "hpu", "mlu")
 """Hardware words that platform gates (``is_<word>()``) and platform folders are spelled with."""
 
-# A flag read from ``self.x`` or a bare name is trusted only when its name says it selects
-# something: a switch, or a backend / algorithm / mode / format choice.
+# A flag read from anything but an args/config object (``self.x``, ``ctx.x``, a bare name) is
+# trusted only when its name says it selects something: a switch, or a backend / algorithm /
+# mode / format choice, spelled in more than one word.
 _CHOICE_SUFFIX = ("_backend", "_algorithm", "_mode", "_format", "_method", "_impl")
 _REGISTRY_NOISE = re.compile(
     r"^(?:_+)|^(?:register|get|add)_|_(?:registry|map|mapping|dict|table|classes|cls|choices|methods|method|fns|funcs)$"
@@ -43,7 +44,7 @@ def _trusted(info: FlagInfo, recv: str) -> bool:
     if recv == "args":
         return True
     dest = info.dest
-    if recv == "other" or "_" not in dest:
+    if "_" not in dest:
         return False
     return info.is_bool or dest.endswith(_CHOICE_SUFFIX)
 
