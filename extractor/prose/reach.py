@@ -37,7 +37,9 @@ _PLATFORM_WORDS = {
     "mlu": "MLU",
 }
 _PLATFORM_TAGS = {"hip": "rocm", "cuda": "cuda"}
-_ARCH_SUFFIX = re.compile(r"(?:For(?:CausalLM|ConditionalGeneration|SequenceClassification)\w*|Model|Pipeline)$")
+_ARCH_SUFFIX = re.compile(
+    r"(?:For(?:CausalLM|ConditionalGeneration|SequenceClassification)\w*|Model|Pipeline)$"
+)
 _COMMAND = re.compile(r"sglang\.launch_server|sglang serve|python3? -m sglang")
 _MAX_TAGS = 10
 _LISTED_ARCHS = 4

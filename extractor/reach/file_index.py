@@ -99,7 +99,9 @@ class _Builder:
                 for alias in node.names:
                     if alias.name == "*":
                         continue
-                    imports.setdefault(alias.asname or alias.name, f"{base}.{alias.name}" if base else alias.name)
+                    imports.setdefault(
+                        alias.asname or alias.name, f"{base}.{alias.name}" if base else alias.name
+                    )
 
     def raw_dotted(self, node: ast.expr) -> str | None:
         """Dotted text of a called expression, its head not yet resolved; None when nothing is known."""
@@ -210,11 +212,23 @@ class _Builder:
                 arg = node.args[0]
                 if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
                     return arg.value
-            if isinstance(func, ast.Attribute) and func.attr in ("get", "is_set") and isinstance(func.value, ast.Attribute):
+            if (
+                isinstance(func, ast.Attribute)
+                and func.attr in ("get", "is_set")
+                and isinstance(func.value, ast.Attribute)
+            ):
                 node = func.value
-        if isinstance(node, ast.Attribute) and node.attr in ("value",) and isinstance(node.value, ast.Attribute):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr in ("value",)
+            and isinstance(node.value, ast.Attribute)
+        ):
             node = node.value
-        if isinstance(node, ast.Attribute) and _ENV_NAME.match(node.attr) and node.attr.startswith(("SGL", "SGLANG")):
+        if (
+            isinstance(node, ast.Attribute)
+            and _ENV_NAME.match(node.attr)
+            and node.attr.startswith(("SGL", "SGLANG"))
+        ):
             return node.attr
         if isinstance(node, ast.Subscript) and self.dotted(node.value).endswith("environ"):
             key = node.slice
@@ -288,7 +302,11 @@ class _Builder:
     ) -> list[Atom]:
         op, right, left = node.ops[0], node.comparators[0], node.left
         if isinstance(op, ast.IsNot | ast.NotEq) and isinstance(right, ast.Constant) and right.value is None:
-            if isinstance(left, ast.Attribute) and left.attr == "hip" and self.dotted(left).endswith("version.hip"):
+            if (
+                isinstance(left, ast.Attribute)
+                and left.attr == "hip"
+                and self.dotted(left).endswith("version.hip")
+            ):
                 return [("p", "hip")]
             subject = self.subject(left, local)
             return [("a", *subject)] if subject is not None else []
@@ -358,7 +376,11 @@ class _Builder:
                 self._expr(stmt, qual, guards, catches, local, aliases)
 
     def _local_alias(
-        self, target: ast.expr, value: ast.expr, local: dict[str, tuple[str, str]], aliases: dict[str, list[Atom]]
+        self,
+        target: ast.expr,
+        value: ast.expr,
+        local: dict[str, tuple[str, str]],
+        aliases: dict[str, list[Atom]],
     ) -> None:
         if not isinstance(target, ast.Name):
             return
@@ -374,7 +396,11 @@ class _Builder:
         if not (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)):
             return
         key = target.slice
-        if isinstance(key, ast.Constant) and isinstance(key.value, str) and isinstance(stmt.value, ast.Name | ast.Attribute):
+        if (
+            isinstance(key, ast.Constant)
+            and isinstance(key.value, str)
+            and isinstance(stmt.value, ast.Name | ast.Attribute)
+        ):
             dotted = self.dotted(stmt.value)
             if not dotted.startswith("?"):
                 self.facts.registrations.append(Registration(dotted, target.value.id, (key.value,)))
@@ -393,12 +419,18 @@ class _Builder:
             self._expr(deco, qual, guards, catches, local, aliases)
             if not isinstance(deco, ast.Call):
                 continue
-            keys = tuple(a.value for a in deco.args if isinstance(a, ast.Constant) and isinstance(a.value, str))
+            keys = tuple(
+                a.value for a in deco.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
+            )
             if not keys:
                 continue
             func = deco.func
             if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name | ast.Attribute):
-                registry = self.dotted(func.value).rpartition(".")[2] if not func.attr.startswith("register_") else func.attr
+                registry = (
+                    self.dotted(func.value).rpartition(".")[2]
+                    if not func.attr.startswith("register_")
+                    else func.attr
+                )
             else:
                 registry = self.dotted(func).rpartition(".")[2]
             self.facts.registrations.append(Registration(name, registry, keys))

@@ -196,9 +196,10 @@ class ReachFinder:
             return None  # neither built nor subclassed here: registered, declared, or unknown
         return (made or []) + subs
 
-
     def _made_somehow(self, cls: str) -> bool:
-        return bool(self.index.callers.get(cls) or self._registered.get(cls) or self.index.subclasses.get(cls))
+        return bool(
+            self.index.callers.get(cls) or self._registered.get(cls) or self.index.subclasses.get(cls)
+        )
 
 
 def _simplify(alts: list[Conj]) -> Reach:
@@ -233,20 +234,20 @@ def _merge_values(alts: list[Conj]) -> list[Conj]:
         valued = [s for s in c if s[0] == "flag" and s[2]]
         archs = [s for s in c if s[0] == "arch"]
         if len(valued) == 1:
-            sel = valued[0]
-            key = (c - {sel}, "flag", sel[1])
-            values = set(sel[2])
+            one = valued[0]
+            key = (c - {one}, "flag", one[1])
+            found = set(one[2])
         elif not valued and len(archs) == 1:
-            sel = archs[0]
-            key = (c - {sel}, "arch", "")
-            values = set(sel[2]) | ({sel[1]} if sel[1] else set())
+            one = archs[0]
+            key = (c - {one}, "arch", "")
+            found = set(one[2]) | ({one[1]} if one[1] else set())
         else:
             rest.append(c)
             continue
         if key not in groups:
             groups[key] = set()
             order.append(key)
-        groups[key].update(values)
+        groups[key].update(found)
     out = list(rest)
     for key in order:
         base, kind, name = key

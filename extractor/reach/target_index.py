@@ -56,7 +56,9 @@ class TargetIndex:
                 index.defs[node] = d
                 index.path_of[node] = f.path
                 if d.owner:
-                    index.methods.setdefault(f"{f.module}:{d.owner}", {})[d.qualname.rpartition(".")[2]] = node
+                    index.methods.setdefault(f"{f.module}:{d.owner}", {})[d.qualname.rpartition(".")[2]] = (
+                        node
+                    )
                 if "<locals>" not in d.qualname:
                     index.by_name.setdefault(d.qualname.rpartition(".")[2], []).append(node)
         for module, f in index.files.items():
@@ -166,7 +168,7 @@ class TargetIndex:
             if found is not None:
                 return [found], True
         name = parts[-1]
-        if name.startswith("__") or len(parts) == 1 and head in f.imports:
+        if name.startswith("__") or (len(parts) == 1 and head in f.imports):
             return [], False
         candidates = self.by_name.get(name, [])
         if len(candidates) == 1:
