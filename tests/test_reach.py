@@ -230,7 +230,9 @@ def test_facts_survive_a_json_round_trip_and_refuse_other_versions() -> None:
     path = "python/sglang/srt/layers/moe/runner.py"
     facts = file_facts(path, ast.parse(_source(path)))
     plain = orjson.loads(orjson.dumps(facts.to_plain()))
-    assert FileFacts.from_plain(plain) == facts
+    back = FileFacts.from_plain(plain)
+    assert back is not None and back.to_plain() == plain == facts.to_plain()
+    assert back.defs == facts.defs and back.registrations == facts.registrations
     assert FileFacts.from_plain({**plain, "v": -1}) is None
     assert FileFacts.from_plain({"v": plain["v"], "path": 3}) is None
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -32,10 +33,10 @@ import orjson
 from extractor.config import Scope
 from extractor.engine.knowledge_store import knowledge_cache, load_knowledge
 from extractor.engine.payloads import analyse_file, check_outcome, record_fields, why_invalid
+from extractor.engine.reach_store import run_reach
 from extractor.engine.reads import ReadsCheck, split_entry
 from extractor.engine.workers import MIN_PARALLEL, Workers, analyse_all, feed, file_key
 from extractor.prose.knowledge import Knowledge
-from extractor.prose.reach import site_reach
 from extractor.reasons import Reason
 from extractor.records.model import ErrorRecord
 from extractor.timefmt import build_time, iso_millis
@@ -132,7 +133,14 @@ def run_extraction(options: RunOptions, *, progress: bool = False) -> ExtractRes
             files_in_scope=len(files), files_parsed=todo_count, files_from_cache=len(files) - todo_count
         )
         records = assemble(
-            files, payloads, target.sha, options.scope.repo, iso_millis(moment), stats, knowledge=knowledge
+            files,
+            payloads,
+            target.sha,
+            options.scope.repo,
+            iso_millis(moment),
+            stats,
+            knowledge=knowledge,
+            cache_dir=cache_dir if options.use_cache else None,
         )
         for path, reason, why in target.skipped(options.scope):
             stats.failures.append(FileFailure(path, f"skipped: {why}", reason))
@@ -151,6 +159,7 @@ def assemble(
     *,
     revalidate: bool = False,
     knowledge: Knowledge | None = None,
+    cache_dir: Path | None = None,
 ) -> list[ErrorRecord]:
     """Records from per-file outcomes (orjson bytes keyed by :func:`file_key`), with the commit fields, sorted.
 
@@ -165,7 +174,7 @@ def assemble(
     outcomes = [(f, outcome_from_plain(orjson.loads(payloads[file_key(f)]))) for f in files]
     # Reach is global (an edit to one file changes the reach of others): it is computed here, from
     # every file's cached facts, and never stored in a file's payload.
-    reach = site_reach(outcomes, knowledge) if knowledge is not None else None
+    reach = run_reach(outcomes, knowledge, cache_dir) if knowledge is not None else None
     for f, outcome in outcomes:
         if not isinstance(outcome, Parsed):
             stats.failures.append(FileFailure(f.path, outcome.text, outcome.reason))

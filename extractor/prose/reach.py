@@ -175,19 +175,66 @@ def with_reach(
 
 
 class RunReach:
-    """The reach of every site of one run, applied to the records as they are assembled."""
+    """The reach of every site of one run (path -> qualname -> reach), applied as records are assembled."""
 
-    def __init__(self, sites: SiteReach) -> None:
-        self.sites = sites
+    def __init__(
+        self, table: Mapping[str, Mapping[str, Reach]], choices: Mapping[str, Sequence[str]]
+    ) -> None:
+        self.table = table
+        self.choices = choices
 
     def apply(self, path: str, partial: Mapping[str, Any]) -> dict[str, Any]:
         """``partial`` (a worker's record, its ``id`` still the site key) with its reach stated."""
-        # The site key starts with the site's qualname (see ``payloads.site_key``).
-        qualname = str(partial.get("id", "")).split("\x1f", 1)[0]
-        return with_reach(partial, self.sites.of(path, qualname), self.sites.choices)
+        reach = self.table.get(path, {}).get(_qualname(partial), ())
+        return with_reach(partial, reach, self.choices)
+
+    def to_plain(self) -> dict[str, Any]:
+        """JSON-ready: only sites with a reach are kept."""
+        return {
+            "table": {
+                path: {
+                    q: [sorted([k, n, list(v)] for k, n, v in c) for c in r]
+                    for q, r in sorted(by_q.items())
+                    if r
+                }
+                for path, by_q in sorted(self.table.items())
+            },
+            "choices": {k: list(v) for k, v in sorted(self.choices.items())},
+        }
+
+    @classmethod
+    def from_plain(cls, data: Any) -> RunReach | None:
+        """What :meth:`to_plain` wrote, or None for anything else."""
+        try:
+            table = {
+                str(path): {
+                    str(q): tuple(frozenset((str(k), str(n), tuple(v)) for k, n, v in c) for c in r)
+                    for q, r in by_q.items()
+                }
+                for path, by_q in data["table"].items()
+            }
+            choices = {str(k): tuple(v) for k, v in data["choices"].items()}
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return None
+        return cls(table, choices)
+
+
+def _qualname(partial: Mapping[str, Any]) -> str:
+    # The site key starts with the site's qualname (see ``payloads.site_key``).
+    return str(partial.get("id", "")).split("\x1f", 1)[0]
 
 
 def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Knowledge) -> RunReach:
-    """Reach over the files of one run, from the facts their outcomes carry."""
+    """The reach of every site of the run, from the facts its outcomes carry (asked in file order)."""
     facts = [o.facts for _, o in outcomes if isinstance(o, Parsed) and o.facts is not None]
-    return RunReach(SiteReach(facts, knowledge))
+    sites = SiteReach(facts, knowledge)
+    table: dict[str, dict[str, Reach]] = {}
+    for f, outcome in outcomes:
+        if not isinstance(outcome, Parsed):
+            continue
+        for partial in outcome.records:
+            qualname = _qualname(partial)
+            by_q = table.setdefault(f.path, {})
+            if qualname not in by_q:
+                by_q[qualname] = sites.of(f.path, qualname)
+    return RunReach(table, sites.choices)

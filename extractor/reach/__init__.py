@@ -43,7 +43,7 @@ class SiteReach:
         ``()`` means some caller has a bare ``except``. Only calls resolved with a known receiver
         count; a definition nobody is known to call gives None.
         """
-        edges = [e for e in self.index.callers.get(f"{module_name(path)}:{qualname}", []) if e.confident]
+        edges = [e for e in self.index.callers(f"{module_name(path)}:{qualname}") if e.confident]
         if not edges or any(e.catches is None for e in edges):
             return None
         names: set[str] = set()

@@ -19,8 +19,9 @@ Which of them are user-level selectors is decided later, against the target's fl
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "Call", "Def", "FileFacts", "Registration"]
 
@@ -46,17 +47,19 @@ class Def:
     """Atoms (indexes into :attr:`FileFacts.atoms`) of the ``if`` blocks the definition sits in."""
 
 
-@dataclass(frozen=True)
-class Call:
-    """One call site: who calls what, under which guards and inside which ``try``."""
+class Call(NamedTuple):
+    """One call site: who calls what, under which guards and inside which ``try``.
+
+    A tuple, so that the plain form (a JSON list) turns back into one without per-field work.
+    """
 
     caller: str
     callee: str
     """Dotted text of the called expression with imports applied (``self.x``, ``pkg.mod.f``)."""
     line: int
-    guards: tuple[int, ...] = ()
-    catches: tuple[str, ...] | None = None
-    """The exception names of the innermost enclosing ``try`` (``()`` for a bare except), else None."""
+    guards: Sequence[int] = ()
+    catches: Sequence[str] | None = None
+    """The exception names of the innermost enclosing ``try`` (``[]`` for a bare except), else None."""
 
 
 @dataclass(frozen=True)
@@ -78,7 +81,9 @@ class FileFacts:
     module: str
     imports: dict[str, str] = field(default_factory=dict)
     defs: list[Def] = field(default_factory=list)
-    calls: list[Call] = field(default_factory=list)
+    calls: dict[str, list[Any]] = field(default_factory=dict)
+    """Call sites filed under the last name they call (``f`` for ``mod.f(...)``): each a
+    :class:`Call` when built, a plain list when read back (``Call._make`` turns it into one)."""
     registrations: list[Registration] = field(default_factory=list)
     atoms: list[Atom] = field(default_factory=list)
     entry: tuple[str, ...] = ()
@@ -92,10 +97,10 @@ class FileFacts:
             "module": self.module,
             "imports": dict(sorted(self.imports.items())),
             "defs": [[d.qualname, d.kind, d.line, d.owner, list(d.bases), list(d.guards)] for d in self.defs],
-            "calls": [
-                [c.caller, c.callee, c.line, list(c.guards), None if c.catches is None else list(c.catches)]
-                for c in self.calls
-            ],
+            "calls": {
+                name: [[c[0], c[1], c[2], list(c[3]), None if c[4] is None else list(c[4])] for c in calls]
+                for name, calls in sorted(self.calls.items())
+            },
             "regs": [[r.target, r.registry, list(r.keys)] for r in self.registrations],
             "atoms": [list(a) for a in self.atoms],
             "entry": list(self.entry),
@@ -112,13 +117,17 @@ class FileFacts:
                 module=str(data["module"]),
                 imports={str(k): str(v) for k, v in data["imports"].items()},
                 defs=[Def(q, k, int(n), o, tuple(b), tuple(g)) for q, k, n, o, b, g in data["defs"]],
-                calls=[
-                    Call(a, b, int(n), tuple(g), None if c is None else tuple(c))
-                    for a, b, n, g, c in data["calls"]
-                ],
+                calls=_calls(data["calls"]),
                 registrations=[Registration(t, r, tuple(k)) for t, r, k in data["regs"]],
                 atoms=[tuple(str(x) for x in a) for a in data["atoms"]],
                 entry=tuple(data["entry"]),
             )
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
+
+
+def _calls(plain: Any) -> dict[str, list[Any]]:
+    # Kept plain (checked only for shape): most are never resolved, so never looked at again.
+    if not isinstance(plain, dict) or not all(isinstance(v, list) for v in plain.values()):
+        raise ValueError("calls are a mapping of lists")
+    return {str(k): v for k, v in plain.items()}

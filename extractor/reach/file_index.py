@@ -49,6 +49,7 @@ class _Builder:
         self.facts = FileFacts(path=path, module=module_name(path))
         self.is_package = path.endswith("__init__.py")
         self._atom_ids: dict[Atom, int] = {}
+        self._calls: list[Call] = []
         self.module_aliases: dict[str, list[Atom]] = {}
         self.module_subjects: dict[str, tuple[str, str]] = {}
 
@@ -61,14 +62,12 @@ class _Builder:
         # Call heads are resolved once every import is known: one inside a function may come
         # after a call that uses it in another function.
         imports = self.facts.imports
-        resolved = []
-        for call in self.facts.calls:
+        for call in self._calls:
             head, dot, rest = call.callee.partition(".")
             target = imports.get(head)
             if target is not None:
-                call = Call(call.caller, f"{target}{dot}{rest}", call.line, call.guards, call.catches)
-            resolved.append(call)
-        self.facts.calls = resolved
+                call = call._replace(callee=f"{target}{dot}{rest}")
+            self.facts.calls.setdefault(call.callee.rpartition(".")[2], []).append(call)
 
     def _atom(self, atom: Atom) -> int:
         found = self._atom_ids.get(atom)
@@ -445,7 +444,7 @@ class _Builder:
         aliases: dict[str, list[Atom]],
     ) -> None:
         stack: list[tuple[ast.AST, list[int]]] = [(node, guards)]
-        calls = self.facts.calls
+        calls = self._calls
         while stack:
             here, gs = stack.pop()
             kind = type(here)
@@ -456,7 +455,9 @@ class _Builder:
                 assert isinstance(here, ast.Call)
                 callee = self.raw_dotted(here.func)
                 if callee is not None:
-                    calls.append(Call(qual, callee, here.lineno, tuple(gs), catches))
+                    calls.append(
+                        Call(qual, callee, here.lineno, list(gs), None if catches is None else list(catches))
+                    )
                 func = here.func
                 stack.append((func.value if isinstance(func, ast.Attribute) else func, gs))
                 stack.extend((a, gs) for a in here.args if type(a) not in _LEAVES)

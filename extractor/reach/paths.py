@@ -171,7 +171,7 @@ class ReachFinder:
             return list(_FREE)
         if d.kind == "c":
             return self._class_alternatives(node, depth)
-        calls = self._via_edges(self.index.callers.get(node, []), depth)
+        calls = self._via_edges(self.index.callers(node), depth)
         if not d.owner:
             return calls
         cls = self.reach(f"{node.partition(':')[0]}:{d.owner}", depth + 1)
@@ -182,7 +182,7 @@ class ReachFinder:
         return [a | b for a in calls for b in cls]
 
     def _class_alternatives(self, node: str, depth: int) -> list[Conj] | None:
-        made = self._via_edges(self.index.callers.get(node, []), depth)
+        made = self._via_edges(self.index.callers(node), depth)
         subs: list[Conj] = []
         any_sub = False
         for sub in sorted(self.index.subclasses.get(node, [])):
@@ -197,9 +197,7 @@ class ReachFinder:
         return (made or []) + subs
 
     def _made_somehow(self, cls: str) -> bool:
-        return bool(
-            self.index.callers.get(cls) or self._registered.get(cls) or self.index.subclasses.get(cls)
-        )
+        return bool(self.index.callers(cls) or self._registered.get(cls) or self.index.subclasses.get(cls))
 
 
 def _simplify(alts: list[Conj]) -> Reach:

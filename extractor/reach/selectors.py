@@ -68,7 +68,16 @@ def atom_selector(atom: Atom, flags: Mapping[str, FlagInfo], knowledge: Knowledg
     if kind == "v":
         values = tuple(sorted({v for v in atom[3:] if v}))
         if info.choices:
-            values = tuple(v for v in values if v in info.choices or v.lower() in info.choices)
+            # An enum member (``Mode.PREFILL``) is spelled as the choice it stands for (``prefill``).
+            values = tuple(
+                sorted(
+                    {
+                        v if v in info.choices else v.lower()
+                        for v in values
+                        if v in info.choices or v.lower() in info.choices
+                    }
+                )
+            )
             if not values:
                 return None
         elif info.is_bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from extractor.reach.facts import Call, Def, FileFacts
 
@@ -40,8 +41,10 @@ class TargetIndex:
     bases: dict[str, list[str]] = field(default_factory=dict)
     subclasses: dict[str, list[str]] = field(default_factory=dict)
     methods: dict[str, dict[str, str]] = field(default_factory=dict)
-    callers: dict[str, list[Edge]] = field(default_factory=dict)
     by_name: dict[str, list[str]] = field(default_factory=dict)
+    _calls_by_name: dict[str, list[tuple[FileFacts, list[Any]]]] = field(default_factory=dict)
+    _callers: dict[str, list[Edge]] = field(default_factory=dict)
+    _resolved: set[str] = field(default_factory=set)
 
     @classmethod
     def build(cls, facts: Iterable[FileFacts]) -> TargetIndex:
@@ -71,10 +74,22 @@ class TargetIndex:
                     if found is not None and index.defs[found].kind == "c" and found != node:
                         index.bases.setdefault(node, []).append(found)
                         index.subclasses.setdefault(found, []).append(node)
-        for module, f in index.files.items():
-            for call in f.calls:
-                index._add_call(module, f, call)
+        # Calls are only filed by the name they call; a name's calls are resolved the first time
+        # someone asks who calls a definition of that name (most never are).
+        for f in index.files.values():
+            for name, calls in f.calls.items():
+                index._calls_by_name.setdefault(name, []).append((f, calls))
         return index
+
+    def callers(self, node: str) -> list[Edge]:
+        """Every resolved call of ``node`` (a function, method or class: its constructions)."""
+        name = node.rpartition(":")[2].rpartition(".")[2]
+        if name not in self._resolved:
+            self._resolved.add(name)
+            for f, calls in self._calls_by_name.get(name, ()):
+                for call in calls:
+                    self._add_call(f.module, f, Call._make(call))
+        return self._callers.get(node, [])
 
     # ----------------------------------------------------------------- resolution
 
@@ -180,6 +195,7 @@ class TargetIndex:
         if not targets:
             return
         guards = tuple(f.atoms[i] for i in call.guards)
+        catches = None if call.catches is None else tuple(call.catches)
         caller = f"{module}:{call.caller}"
         for target in targets:
-            self.callers.setdefault(target, []).append(Edge(caller, f.path, guards, call.catches, confident))
+            self._callers.setdefault(target, []).append(Edge(caller, f.path, guards, catches, confident))
