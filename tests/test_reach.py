@@ -158,6 +158,32 @@ FILES = {
             def check(self, server_args):
                 raise KeyError("adapter not found")
         """,
+    # Dispatch on an enum named after the flag: a member compared, or ``is_<value>()`` on a typed parameter.
+    "python/sglang/srt/layers/moe/core.py": """\
+        from enum import Enum
+
+
+        class MoeRunnerBackend(Enum):
+            GROUPED = "grouped"
+            TILED = "tiled"
+
+
+        class TiledCore:
+            def run(self, x):
+                assert x.ndim == 2, "tiled core wants a matrix"
+
+
+        class GroupedCore:
+            def run(self, x):
+                assert x.ndim == 3, "grouped core wants a batch of matrices"
+
+
+        def make_core(runner_backend: MoeRunnerBackend, chosen):
+            if runner_backend.is_tiled():
+                return TiledCore()
+            if chosen == MoeRunnerBackend.GROUPED:
+                return GroupedCore()
+        """,
     # A model file: the entry class builds the model, which builds its attention.
     "python/sglang/srt/models/toy.py": """\
         class ToyAttention:
@@ -259,6 +285,13 @@ def test_if_elif_dispatch_on_a_flag_value_selects_each_branch(reach: SiteReach) 
     tiled = reach.of("python/sglang/srt/layers/moe/tiled.py", "TiledRunner.run")
     assert grouped == (frozenset({("flag", "--moe-runner-backend", ("grouped",))}),)
     assert tiled == (frozenset({("flag", "--moe-runner-backend", ("tiled",))}),)
+
+
+def test_an_enum_named_after_the_flag_selects_its_values(reach: SiteReach) -> None:
+    tiled = reach.of("python/sglang/srt/layers/moe/core.py", "TiledCore.run")
+    grouped = reach.of("python/sglang/srt/layers/moe/core.py", "GroupedCore.run")
+    assert tiled == (frozenset({("flag", "--moe-runner-backend", ("tiled",))}),)
+    assert grouped == (frozenset({("flag", "--moe-runner-backend", ("grouped",))}),)
 
 
 def test_a_switch_guarding_a_constructor_reaches_the_methods_it_calls(reach: SiteReach) -> None:

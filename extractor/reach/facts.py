@@ -8,7 +8,9 @@ read back by :mod:`extractor.reach.target_index`. Names follow the site finder's
 A guard *atom* is the raw, knowledge-free shape of one conjunct of a test that may select code:
 
 * ``["a", name, recv]``: an attribute or name read (``server_args.enable_x``: ``enable_x``) whose
-  receiver kind ``recv`` is ``args`` (an args/config object), ``self`` or ``name`` (a bare name);
+  receiver kind ``recv`` is ``args`` (an args/config object), ``self``, ``name`` (a bare name),
+  ``other``, or ``enum`` (a value of a class named after the choice: ``MoeRunnerBackend.X``, or
+  ``backend.is_x()`` on a parameter annotated with that class);
 * ``["v", name, recv, values...]``: the same compared with string literals (``== "x"``, ``in (...)``,
   ``get_x().is_y()``);
 * ``["e", NAME]``: an environment variable read;
@@ -25,7 +27,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 1
+FACTS_VERSION = 2
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 Atom = tuple[str, ...]

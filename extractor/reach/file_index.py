@@ -265,10 +265,17 @@ class _Builder:
             return self._compare(node, local, aliases)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args:
             m = _VALUE_TEST.match(node.func.attr)
-            subject = self.subject(node.func.value, local) if m else None
-            if m and subject is not None and subject[1] != "other":
-                return [("v", subject[0], subject[1], m.group(1))]
-            return []
+            if not m:
+                return []
+            recv = node.func.value
+            out: list[Atom] = []
+            subject = self.subject(recv, local)
+            if subject is not None and subject[1] != "other":
+                out.append(("v", subject[0], subject[1], m.group(1)))
+            typed = local.get(f"{_TYPED}{recv.id}") if isinstance(recv, ast.Name) else None
+            if typed is not None and (subject is None or typed[0] != subject[0]):
+                out.append(("v", typed[0], "enum", m.group(1)))
+            return out
         if isinstance(node, ast.Name):
             found = aliases.get(node.id) or self.module_aliases.get(node.id)
             if found is not None:
@@ -315,7 +322,11 @@ class _Builder:
         subject = self.subject(left, local)
         if values is None or subject is None:
             return []
-        return [("v", subject[0], subject[1], *values)]
+        atoms: list[Atom] = [("v", subject[0], subject[1], *values)]
+        enum = _enum_subject(right)
+        if enum is not None and enum != subject[0]:
+            atoms.append(("v", enum, "enum", *values))
+        return atoms
 
     # ----------------------------------------------------------------- the walk
 
@@ -335,7 +346,7 @@ class _Builder:
                 name = f"{prefix}.{stmt.name}" if prefix else stmt.name
                 self.facts.defs.append(Def(name, "f", stmt.lineno, owner, (), tuple(guards)))
                 self._decorators(stmt, name, qual, guards, catches, local, aliases)
-                self._block(stmt.body, name, f"{name}.<locals>", "", [], None, {}, {})
+                self._block(stmt.body, name, f"{name}.<locals>", "", [], None, _typed_params(stmt), {})
             elif isinstance(stmt, ast.ClassDef):
                 name = f"{prefix}.{stmt.name}" if prefix else stmt.name
                 bases = tuple(b for b in (self.dotted(x) for x in stmt.bases) if not b.startswith("?"))
@@ -476,6 +487,45 @@ class _Builder:
                 self._collect_imports((here,))
                 continue
             stack.extend((c, gs) for c in ast.iter_child_nodes(here) if type(c) not in _LEAVES)
+
+
+# Parameters annotated with a class are kept under this prefix in a function's subjects: only a
+# value test (``backend.is_x()``) reads them, as a choice of the flag the class is named after.
+_TYPED = "\x00"
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_ENUM_SUFFIX = re.compile(r"_(?:enum|type|kind)$")
+
+
+def _class_flag_name(name: str) -> str | None:
+    """``MoeRunnerBackend`` -> ``moe_runner_backend``, ``AttentionBackendEnum`` -> ``attention_backend``."""
+    if not name[:1].isupper() or "_" in name:
+        return None
+    return _ENUM_SUFFIX.sub("", _CAMEL.sub("_", name).lower())
+
+
+def _enum_subject(node: ast.expr) -> str | None:
+    items = node.elts if isinstance(node, ast.Tuple | ast.List | ast.Set) else [node]
+    names = {i.value.id for i in items if isinstance(i, ast.Attribute) and isinstance(i.value, ast.Name)}
+    return _class_flag_name(names.pop()) if len(names) == 1 else None
+
+
+def _typed_params(func: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, tuple[str, str]]:
+    out = {}
+    args = func.args
+    for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+        ann = arg.annotation
+        if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+            name = ann.value.rpartition(".")[2]
+        elif isinstance(ann, ast.Name):
+            name = ann.id
+        elif isinstance(ann, ast.Attribute):
+            name = ann.attr
+        else:
+            continue
+        flag = _class_flag_name(name)
+        if flag:
+            out[f"{_TYPED}{arg.arg}"] = (flag, "enum")
+    return out
 
 
 _LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue})

@@ -62,7 +62,12 @@ def atom_selector(atom: Atom, flags: Mapping[str, FlagInfo], knowledge: Knowledg
     if kind not in ("a", "v"):
         return None
     info = flags.get(atom[1])
-    if info is None or atom[1] in _TOO_GENERIC or not _trusted(info, atom[2]):
+    if info is None or atom[1] in _TOO_GENERIC:
+        return None
+    # ``enum``: a value of a class named after the flag (``MoeRunnerBackend.DEEP_GEMM``).
+    if atom[2] == "enum" and (kind != "v" or info.is_bool):
+        return None
+    if atom[2] != "enum" and not _trusted(info, atom[2]):
         return None
     values: tuple[str, ...] = ()
     if kind == "v":
