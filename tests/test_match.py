@@ -440,13 +440,19 @@ def test_deterministic_order(matcher: Matcher) -> None:
 # -- datasets ------------------------------------------------------------------------------------
 
 
-def test_newest_dataset_by_mtime(tmp_path: Path) -> None:
-    old = write(tmp_path / "output" / "a.jsonl", dataset_records()[:2])
-    new = write(tmp_path / "output" / "nested" / "b.jsonl", dataset_records()[2:4])
+def test_newest_dataset_by_analysis_time_not_file_time(tmp_path: Path) -> None:
+    def at(records: list[ErrorRecord], when: str) -> list[ErrorRecord]:
+        return [r.model_copy(update={"analyzedAt": when}) for r in records]
+
+    older = write(tmp_path / "output" / "a.jsonl", at(dataset_records()[:2], "2026-01-01T00:00:00.000Z"))
+    newer = write(
+        tmp_path / "output" / "nested" / "b.jsonl", at(dataset_records()[2:4], "2026-03-01T00:00:00.000Z")
+    )
+    # The older dataset was copied in last: its file time says nothing about its sglang.
     now = time.time()
-    os.utime(old, (now, now))
-    os.utime(new, (now - 100, now - 100))
-    assert newest_dataset(tmp_path / "output") == old
+    os.utime(older, (now, now))
+    os.utime(newer, (now - 100, now - 100))
+    assert newest_dataset(tmp_path / "output") == newer
     with pytest.raises(ExtractorError):
         newest_dataset(tmp_path / "empty")
 

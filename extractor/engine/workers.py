@@ -15,6 +15,7 @@ import hashlib
 import os
 import pickle
 import shutil
+import signal
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -59,6 +60,9 @@ def _init_worker(
 
 def _init_forked(repo: str, cache: ResultCache | None, ready: Any, path: str) -> None:
     """A pool worker: imports the analysis code; the knowledge is read when a file first needs it."""
+    # Ctrl-C reaches the whole foreground process group: the parent stops the pool and says so
+    # once; a worker's own KeyboardInterrupt traceback would only scribble over the terminal.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     known: list[Knowledge] = []
 
     def knowledge() -> Knowledge:
@@ -159,7 +163,7 @@ class Workers:
             os.replace(tmp, self._path)
         self._ready.set()
 
-    def results(self, tick: Callable[[], None]) -> Iterator[tuple[str, bytes]]:
+    def results(self, tick: Callable[[str], None]) -> Iterator[tuple[str, bytes]]:
         """Every submitted file's ``(key, payload)`` as batches finish."""
         try:
             while self._pending:
@@ -167,7 +171,7 @@ class Workers:
                 for fut in finished:
                     for result in fut.result():
                         yield result
-                        tick()
+                        tick(result[0])
         except BrokenProcessPool as exc:
             raise ExtractorError(
                 "--jobs", f"a worker process died ({exc}); try fewer jobs or more memory"
@@ -200,7 +204,7 @@ def analyse_all(
     repo: str,
     knowledge: Knowledge,
     cache: ResultCache | None,
-    tick: Callable[[], None],
+    tick: Callable[[str], None],
 ) -> Iterator[tuple[str, bytes]]:
     """``(file key, payload)`` for each file, in ``jobs`` worker processes when that pays, else
     here; the order is not fixed."""
@@ -210,7 +214,7 @@ def analyse_all(
         try:
             for key, path, data in feed(target, todo):
                 yield _work_one(key, path, data)
-                tick()
+                tick(key)
         finally:
             gc.unfreeze()
         return

@@ -164,3 +164,10 @@ def json_schema() -> dict[str, object]:
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = "https://github.com/sgl-project/sglang-errors/schemas/error-record.v2.schema.json"
     return schema
+
+
+def schema_bytes() -> bytes:
+    """The JSON Schema as committed: indented, with a trailing newline (its hash is in manifests)."""
+    import orjson
+
+    return orjson.dumps(json_schema(), option=orjson.OPT_INDENT_2) + b"\n"
