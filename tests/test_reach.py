@@ -328,12 +328,9 @@ def test_one_unconditional_caller_means_nothing_narrows_the_path() -> None:
 
 
 def test_catch_sites_are_exposed_for_the_swallowed_error_rule(reach: SiteReach) -> None:
-    assert reach.caught_by_every_caller("python/sglang/srt/adapters/manager.py", "AdapterManager.check") == (
-        "KeyError",
-    )
-    assert (
-        reach.caught_by_every_caller("python/sglang/srt/adapters/manager.py", "AdapterManager.load") is None
-    )
+    manager = "python/sglang/srt/adapters/manager.py"
+    assert reach.caller_catches(manager, "AdapterManager.check") == [("KeyError",)]
+    assert reach.caller_catches(manager, "AdapterManager.load") is None
 
 
 def test_the_wording_states_reach_in_each_field_and_offers_another_value(reach: SiteReach) -> None:

@@ -37,18 +37,14 @@ class SiteReach:
         """The alternatives of selectors that lead to code in ``qualname`` of ``path`` (``()``: anyone)."""
         return self.finder.of_site(path, module_name(path), qualname)
 
-    def caught_by_every_caller(self, path: str, qualname: str) -> tuple[str, ...] | None:
-        """The exception names when every known call of ``qualname`` sits in a ``try`` (else None).
+    def caller_catches(self, path: str, qualname: str) -> list[tuple[str, ...]] | None:
+        """What each known call of ``qualname`` catches, when every one sits in a ``try`` (else None).
 
-        ``()`` means some caller has a bare ``except``. Only calls resolved with a known receiver
-        count; a definition nobody is known to call gives None.
+        One entry per call site: the handler names of its innermost ``try`` (``()`` for a bare
+        ``except``). A raise is swallowed by its callers when its class is in every entry. Only calls
+        resolved with a known receiver count; a definition nobody is known to call gives None.
         """
         edges = [e for e in self.index.callers(f"{module_name(path)}:{qualname}") if e.confident]
         if not edges or any(e.catches is None for e in edges):
             return None
-        names: set[str] = set()
-        for e in edges:
-            if e.catches == ():
-                return ()
-            names.update(e.catches or ())
-        return tuple(sorted(names))
+        return [tuple(e.catches or ()) for e in edges]
