@@ -37,8 +37,10 @@ class Parsed:
 
     records: list[dict[str, Any]]
     sites: int
-    facts: dict[str, Any] | None = None
-    """The file's contribution to the whole-target index (:mod:`extractor.reach`), as plain data."""
+    facts: str | None = None
+    """The file's contribution to the whole-target index (:mod:`extractor.reach`) as JSON text:
+    kept as one string inside the outcome so that a run which needs no new index (a warm run)
+    decodes it as cheaply as any string."""
 
     def to_plain(self) -> dict[str, Any]:
         plain = {"status": "parsed", "records": self.records, "sites": self.sites}
@@ -84,7 +86,7 @@ def outcome_from_plain(plain: Any) -> FileOutcome:
         if not isinstance(sites, int) or isinstance(sites, bool):
             raise ValueError("parsed outcome without a site count")
         facts = plain.get("facts")
-        return Parsed(records, sites, facts if isinstance(facts, dict) else None)
+        return Parsed(records, sites, facts if isinstance(facts, str) else None)
     if status in ("skipped", "failed"):
         reason, text = Reason(plain.get("code")), plain.get("reason")
         if not isinstance(text, str):

@@ -13,6 +13,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from extractor.prose.knowledge import Knowledge
 from extractor.reach import SiteReach
 from extractor.reach.paths import Reach
@@ -224,10 +226,17 @@ def _qualname(partial: Mapping[str, Any]) -> str:
     return str(partial.get("id", "")).split("\x1f", 1)[0]
 
 
+def _plain(text: str) -> Any:
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None  # a file without facts only loses its part in the index
+
+
 def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Knowledge) -> RunReach:
     """The reach of every site of the run, from the facts its outcomes carry (asked in file order)."""
-    facts = [o.facts for _, o in outcomes if isinstance(o, Parsed) and o.facts is not None]
-    sites = SiteReach(facts, knowledge)
+    facts = [_plain(o.facts) for _, o in outcomes if isinstance(o, Parsed) and o.facts is not None]
+    sites = SiteReach([f for f in facts if f is not None], knowledge)
     table: dict[str, dict[str, Reach]] = {}
     for f, outcome in outcomes:
         if not isinstance(outcome, Parsed):
