@@ -392,3 +392,45 @@ def test_an_edit_to_a_caller_changes_the_reach_of_an_unchanged_file(
     cold = _run(repo, shas[1], tmp_path / "cold", jobs=2)
     assert _lines(cold) == _lines(new)
     assert _lines(_run(repo, shas[1], cache, jobs=2)) == _lines(new)
+
+
+def test_a_config_field_or_a_pair_of_keys_is_not_taken_for_a_flag_choice() -> None:
+    files = {
+        ARGS: SERVER_ARGS,
+        "python/sglang/srt/loader.py": textwrap.dedent(
+            """\
+            from sglang.srt.quant import QuantConfig
+
+
+            def load(model_config):
+                if model_config.quantization:
+                    QuantConfig()
+            """
+        ),
+        "python/sglang/srt/quant.py": textwrap.dedent(
+            """\
+            FUSED = {}
+
+
+            def register_fused(a2a, runner):
+                def wrap(fn):
+                    FUSED[(a2a, runner)] = fn
+                    return fn
+
+                return wrap
+
+
+            class QuantConfig:
+                def check(self):
+                    raise ValueError("bad quant config")
+
+
+            @register_fused("flex", "sparse")
+            def fused(x):
+                assert x, "x must be set"
+            """
+        ),
+    }
+    reach = _site_reach(files)
+    assert reach.of("python/sglang/srt/quant.py", "QuantConfig.check") == ()
+    assert reach.of("python/sglang/srt/quant.py", "fused") == ()

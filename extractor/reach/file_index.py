@@ -23,7 +23,9 @@ _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 _ENV_READERS = frozenset({"getenv", "get_bool_env_var", "get_int_env_var", "get_env_var", "environ.get"})
 _ACCESSOR = re.compile(r"^get_([a-z][a-z0-9_]*)$")
 _VALUE_TEST = re.compile(r"^is_([a-z0-9_]+)$")
-_ARGS_WORDS = re.compile(r"args|config|cfg")
+# Only an args object holds flag values as given; a config's same-named field (``model_config.
+# quantization``) may come from the checkpoint instead.
+_ARGS_WORDS = re.compile(r"args")
 
 
 def module_name(path: str) -> str:
