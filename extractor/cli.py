@@ -313,7 +313,7 @@ def match(
     import orjson
 
     from extractor import api
-    from extractor.datasets.match import json_rows, print_search
+    from extractor.datasets.match.render import json_rows, print_search
 
     s = current()
     words = text or []
