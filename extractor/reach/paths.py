@@ -44,11 +44,12 @@ class ReachFinder:
     _cut: bool = False
     _own: dict[str, frozenset[Selector]] = field(default_factory=dict)
     choices: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    """flag -> every key registered for it (the alternatives a workaround may name)."""
+    """flag -> every key registered for it, in registration order (what a workaround may name)."""
 
     def __post_init__(self) -> None:
         registered: dict[str, set[Selector]] = {}
-        keys: dict[str, set[str]] = {}
+        # In the order the target registers them (files by path): the first is usually the main one.
+        keys: dict[str, dict[str, None]] = {}
         for module, f in sorted(self.index.files.items()):
             flags = self.knowledge.flags_for(f.path)
             by_registry: dict[str, set[str]] = {}
@@ -62,13 +63,13 @@ class ReachFinder:
                 if node is None:
                     continue
                 registered.setdefault(node, set()).add(("flag", info.flag, tuple(sorted(reg.keys))))
-                keys.setdefault(info.flag, set()).update(reg.keys)
+                keys.setdefault(info.flag, {}).update(dict.fromkeys(reg.keys))
             for name in f.entry:
                 node = f"{module}:{name}"
                 if node in self.index.defs:
                     registered.setdefault(node, set()).add(("arch", name, ()))
         self._registered = {k: frozenset(v) for k, v in registered.items()}
-        self.choices = {flag: tuple(sorted(v)) for flag, v in keys.items()}
+        self.choices = {flag: tuple(v) for flag, v in sorted(keys.items())}
 
     # ----------------------------------------------------------------- selectors of one node
 
