@@ -434,3 +434,26 @@ def test_a_config_field_or_a_pair_of_keys_is_not_taken_for_a_flag_choice() -> No
     reach = _site_reach(files)
     assert reach.of("python/sglang/srt/quant.py", "QuantConfig.check") == ()
     assert reach.of("python/sglang/srt/quant.py", "fused") == ()
+
+
+def test_a_value_test_outside_the_declared_choices_only_says_the_flag_is_set() -> None:
+    files = {
+        ARGS: SERVER_ARGS.replace(
+            '"--tp-size", type=int',
+            '"--tp-size", type=int)\n        parser.add_argument("--spec-algorithm", type=str',
+        ),
+        "python/sglang/srt/spec.py": textwrap.dedent(
+            """\
+            class Drafter:
+                def step(self):
+                    raise RuntimeError("draft step failed")
+
+
+            def start(server_args):
+                if server_args.spec_algorithm.is_eagle_family():
+                    Drafter()
+            """
+        ),
+    }
+    got = _site_reach(files).of("python/sglang/srt/spec.py", "Drafter.step")
+    assert got == (frozenset({("flag", "--spec-algorithm", ())}),)

@@ -13,6 +13,8 @@ A guard *atom* is the raw, knowledge-free shape of one conjunct of a test that m
   ``backend.is_x()`` on a parameter annotated with that class);
 * ``["v", name, recv, values...]``: the same compared with string literals (``== "x"``, ``in (...)``,
   ``get_x().is_y()``);
+* ``["i", name, recv, value]``: a value test method (``backend.is_deep_gemm()``): the value is only
+  trusted where the flag declares it among its choices;
 * ``["e", NAME]``: an environment variable read;
 * ``["p", word]``: a platform test (``is_hip()``, ``_is_npu``, ``torch.version.hip``).
 
@@ -27,7 +29,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 3
+FACTS_VERSION = 4
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 Atom = tuple[str, ...]

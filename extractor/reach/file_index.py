@@ -273,10 +273,10 @@ class _Builder:
             out: list[Atom] = []
             subject = self.subject(recv, local)
             if subject is not None and subject[1] != "other":
-                out.append(("v", subject[0], subject[1], m.group(1)))
+                out.append(("i", subject[0], subject[1], m.group(1)))
             typed = local.get(f"{_TYPED}{recv.id}") if isinstance(recv, ast.Name) else None
             if typed is not None and (subject is None or typed[0] != subject[0]):
-                out.append(("v", typed[0], "enum", m.group(1)))
+                out.append(("i", typed[0], "enum", m.group(1)))
             return out
         if isinstance(node, ast.Name):
             found = aliases.get(node.id) or self.module_aliases.get(node.id)

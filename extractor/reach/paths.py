@@ -210,7 +210,7 @@ def _simplify(alts: list[Conj]) -> Reach:
     for c in unique:
         if not any(k <= c for k in kept):
             kept.append(c)
-    merged = _merge_values(kept)
+    merged = _merge_values([_one_architecture(c) for c in kept])
     if len(merged) > _MAX_ALTERNATIVES:
         common = _common(merged)
         merged = [common] if common else []
@@ -222,6 +222,20 @@ def _simplify(alts: list[Conj]) -> Reach:
     if not out or len(out) != len(merged):
         return _FREE
     return tuple(sorted(out, key=lambda c: sorted(c)))
+
+
+def _one_architecture(conj: Conj) -> Conj:
+    """Two sets of architectures on one chain: a checkpoint declares one, so it is in both."""
+    archs = [s for s in conj if s[0] == "arch"]
+    if len(archs) < 2:
+        return conj
+    names = [set(s[2]) | ({s[1]} if s[1] else set()) for s in archs]
+    common = set.intersection(*names)
+    if not common:
+        return conj  # different levels (a pipeline and the model it loads): both hold
+    values = tuple(sorted(common))
+    sel: Selector = ("arch", values[0], ()) if len(values) == 1 else ("arch", "", values)
+    return (conj - set(archs)) | {sel}
 
 
 def _merge_values(alts: list[Conj]) -> list[Conj]:

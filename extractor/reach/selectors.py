@@ -59,18 +59,21 @@ def atom_selector(atom: Atom, flags: Mapping[str, FlagInfo], knowledge: Knowledg
         if name in knowledge.env_vars or name.startswith("SGLANG_"):
             return ("env", name, ())
         return None
-    if kind not in ("a", "v"):
+    if kind not in ("a", "v", "i"):
         return None
     info = flags.get(atom[1])
     if info is None or atom[1] in _TOO_GENERIC:
         return None
     # ``enum``: a value of a class named after the flag (``MoeRunnerBackend.DEEP_GEMM``).
-    if atom[2] == "enum" and (kind != "v" or info.is_bool):
+    if atom[2] == "enum" and (kind == "a" or info.is_bool):
         return None
     if atom[2] != "enum" and not _trusted(info, atom[2]):
         return None
     values: tuple[str, ...] = ()
-    if kind == "v":
+    if kind == "i" and not info.choices:
+        # ``is_eagle_family()`` names a group, not a value: only "the flag is set" is sure.
+        return None if info.is_bool else ("flag", info.flag, ())
+    if kind in ("v", "i"):
         values = tuple(sorted({v for v in atom[3:] if v}))
         if info.choices:
             # An enum member (``Mode.PREFILL``) is spelled as the choice it stands for (``prefill``).
