@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from extractor.datasets.nightly import NightlyResult
     from extractor.datasets.stats import DatasetStats
     from extractor.engine.cache_usage import CacheUsage
+    from extractor.site.build import SiteReport
 
 STDIO = "-"
 Note = Callable[[str], None]
@@ -58,6 +59,7 @@ __all__ = [
     "ExtractStats",
     "FileFailure",
     "ValidationReport",
+    "build_site",
     "cache_clean",
     "cache_info",
     "diff_commits",
@@ -356,3 +358,14 @@ def cache_clean(
     from extractor.engine.cache_usage import clean
 
     return clean(cache_dir or default_cache_dir(), older_than_days=older_than_days, dry_run=dry_run)
+
+
+def build_site(source: Path, out: Path, *, jobs: int | None = None) -> SiteReport:
+    """Write the static error catalogue of a dataset file or nightly folder into ``out``."""
+    try:
+        from extractor.site.build import build_site as build
+    except ImportError as exc:
+        raise ExtractorError(
+            "site", f"needs the site extra ({exc.name} is missing): pip install 'sglang-errors[site]'"
+        ) from exc
+    return build(source, out, jobs=jobs or _usable_cores())

@@ -374,6 +374,35 @@ def match_argv(argv: list[str]) -> list[str]:
     return ["match", *options, "--", *texts] if texts else ["match", *options]
 
 
+@app.command()
+def site(
+    source: Annotated[
+        Path,
+        typer.Argument(
+            metavar="DATASET|NIGHTLY_DIR",
+            help="A dataset file, or a nightly folder (its manifest.json).",
+            show_default=False,
+        ),
+    ],
+    out_dir: Annotated[
+        Path,
+        typer.Option("--out", "-o", metavar="DIR", help="Folder to write the site into.", show_default=False),
+    ],
+    jobs: JobsOpt = None,
+) -> None:
+    """Write a static, browsable error catalogue: a page per error, flag, env var and kept version."""
+    from extractor import api
+
+    report = api.build_site(source, out_dir, jobs=jobs)
+    current().note.print(
+        f"wrote {report.out}: {report.pages} pages ({report.records} errors, {report.flags} flags, "
+        f"{report.envs} env vars, {report.versions} versions) in {report.seconds:.1f}s",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
+
+
 def main() -> None:
     """Console-script entry point."""
     try:

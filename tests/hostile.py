@@ -9,7 +9,6 @@ fuzzing behind an environment variable.
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -17,10 +16,12 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
+from typing import Protocol
 
 from hypothesis import HealthCheck, settings
 
 from extractor.datasets.match import analyse_pattern
+from extractor.records import message_pattern
 
 ROOT = Path(__file__).resolve().parent.parent
 FUZZ = os.environ.get("SGLANG_ERRORS_FUZZ") == "1" or os.environ.get("HYPOTHESIS_PROFILE") == "long"
@@ -96,16 +97,21 @@ def _alarm(signum: int, frame: FrameType | None) -> None:
     raise _Overrun
 
 
-def bounded_fullmatch(rx: re.Pattern[str], text: str, seconds: float = MATCH_BUDGET_SECONDS) -> bool | None:
+class FullMatcher(Protocol):
+    def fullmatch(self, text: str, /) -> object: ...
+
+
+def bounded_fullmatch(rx: FullMatcher, text: str, seconds: float = MATCH_BUDGET_SECONDS) -> bool | None:
     """``rx.fullmatch(text)`` as a bool, or ``None`` if it ran longer than ``seconds``.
 
-    ``re`` checks for signals while it backtracks, so a timer interrupts a runaway match (the
-    test process must be the main thread, as pytest runs it).
+    ``rx`` is a compiled ``re`` pattern or the project's linear matcher; both let a signal in
+    while they run, so a timer interrupts a runaway match (the test process must be the main
+    thread, as pytest runs it).
     """
     previous = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-        return rx.fullmatch(text) is not None
+        return bool(rx.fullmatch(text))
     except _Overrun:
         return None
     finally:
@@ -114,8 +120,9 @@ def bounded_fullmatch(rx: re.Pattern[str], text: str, seconds: float = MATCH_BUD
 
 
 def overruns(pattern: str, extra: list[str] | None = None) -> Iterator[tuple[str, float]]:
-    """``(hostile text, seconds)`` for every hostile text on which ``pattern`` overruns the budget."""
-    rx = re.compile(pattern)
+    """``(hostile text, seconds)`` for every hostile text on which the project's matcher overruns
+    the budget with ``pattern`` (the matcher ``match`` and ``validate`` use)."""
+    rx = message_pattern.matcher_for(pattern)
     for text in [*generic_hostile(), *pattern_hostile(pattern), *(extra or [])]:
         start = time.perf_counter()
         if bounded_fullmatch(rx, text) is None:

@@ -6,6 +6,7 @@ import hashlib
 import re
 from pathlib import Path
 
+from extractor.records import message_pattern
 from extractor.records.jsonl import write_dataset
 from extractor.records.model import ErrorRecord
 
@@ -16,7 +17,7 @@ VERSION = "2026-01-01T00:00:00.000Z"
 def template_pattern(template: str) -> str:
     """``"got {x} for {y}"`` -> a fullmatch regex whose placeholders match any text."""
     parts = re.split(r"\{[^{}]*\}", template)
-    return r"(?s:.*)".join(re.escape(p) for p in parts)
+    return message_pattern.WILDCARD.join(message_pattern.escape(p) for p in parts)
 
 
 def make_record(

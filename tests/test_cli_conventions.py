@@ -228,6 +228,8 @@ def test_piped_tables_are_not_wrapped_at_80_columns(datasets: tuple[Path, Path])
     show = run("show", "--dataset", datasets[0], _id_of(datasets[0], "chunked-prefill"))
     assert any(len(ln) > 80 for ln in show.stdout.splitlines())
     assert any("leave it unset" in ln and "--chunked-prefill-size" in ln for ln in show.stdout.splitlines())
+    # Plain lines in a pipe: nothing padded out to a panel's width.
+    assert all(ln == ln.rstrip() for ln in show.stdout.splitlines())
 
 
 def _id_of(path: Path, needle: str) -> str:

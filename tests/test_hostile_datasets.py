@@ -58,7 +58,7 @@ BAD: dict[str, tuple[bytes, int, str]] = {
     "bad-pattern": (
         line() + line(id=OTHER, messagePattern="(unclosed"),
         2,
-        "messagePattern does not compile",
+        "messagePattern is not a portable pattern",
     ),
     "window-mismatch": (line() + line(id=OTHER, sourceCodeEnd=99), 2, "source"),
     "binary": (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\n", 1, ""),

@@ -25,7 +25,7 @@ LINE = {
         "slug": "widget-must-be-positive-012345",
         "errorCode": None,
         "errorMessage": "widget must be positive, got {n}",
-        "messagePattern": "widget must be positive, got (?s:.*)",
+        "messagePattern": "widget must be positive, got [\\s\\S]*?",
         "errorType": "validation",
         "errorClass": "ValueError",
         "httpStatus": None,

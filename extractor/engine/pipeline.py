@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from extractor.config import Scope
+from extractor.engine.commit_files import commit_files
 from extractor.engine.knowledge_store import knowledge_cache, load_knowledge
 from extractor.engine.payloads import analyse_file, check_outcome, record_fields, why_invalid
 from extractor.engine.reach_store import run_reach
@@ -84,13 +85,14 @@ def run_extraction(options: RunOptions, *, progress: bool = False) -> ExtractRes
     cache_dir = options.cache_dir or default_cache_dir()
     with open_target(options.source, options.sha, cache_dir=cache_dir) as target:
         files = target.files(options.scope)
+        modules = commit_files(target)
         cache = ResultCache(cache_dir, namespace(options.scope)) if options.use_cache else None
         # A file with no cache entry at all is analysed whatever the knowledge says: when there
         # are enough of them for a pool, the workers start on them while the knowledge is built.
         absent = [f for f in files if cache is None or not os.path.exists(cache.path_for(file_key(f)))]
         workers = None
         if options.jobs > 1 and len(absent) >= MIN_PARALLEL:
-            workers = Workers(options.jobs, options.scope.repo, cache)
+            workers = Workers(options.jobs, options.scope.repo, cache, modules)
         finished = False
         try:
             early = feed(target, absent)
@@ -100,7 +102,7 @@ def run_extraction(options: RunOptions, *, progress: bool = False) -> ExtractRes
             if workers is not None:
                 workers.publish(knowledge)
                 workers.submit(early)  # the rest, before this process reads the cache entries
-            check = ReadsCheck(knowledge)
+            check = ReadsCheck(knowledge, modules.blobs)
             payloads: dict[str, bytes] = {}
             stale: list[TargetFile] = []  # entries whose knowledge answers no longer hold
             absent_keys = {file_key(f) for f in absent}
@@ -121,7 +123,14 @@ def run_extraction(options: RunOptions, *, progress: bool = False) -> ExtractRes
                     results = workers.results(tick)
                 else:
                     results = analyse_all(
-                        target, absent + stale, options.jobs, options.scope.repo, knowledge, cache, tick
+                        target,
+                        absent + stale,
+                        options.jobs,
+                        options.scope.repo,
+                        knowledge,
+                        cache,
+                        tick,
+                        modules,
                     )
                 for key, payload in results:
                     payloads[key] = payload
@@ -129,6 +138,7 @@ def run_extraction(options: RunOptions, *, progress: bool = False) -> ExtractRes
         finally:
             if workers is not None:
                 workers.close(cancel=not finished)
+            modules.close()
         stats = ExtractStats(
             files_in_scope=len(files), files_parsed=todo_count, files_from_cache=len(files) - todo_count
         )

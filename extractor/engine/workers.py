@@ -34,6 +34,7 @@ from extractor.types import Failed
 
 if TYPE_CHECKING:
     from extractor.engine.cache import ResultCache
+    from extractor.engine.commit_files import CommitFiles
     from extractor.source.git import Target, TargetFile
 
 # Files handed to a worker at once: few enough to balance the load at the end of a run (files
@@ -51,14 +52,23 @@ class _NoKnowledge(BaseException):  # a BaseException: analyse_file must not cat
 
 
 def _init_worker(
-    repo: str, knowledge: Knowledge | Callable[[], Knowledge], cache: ResultCache | None
+    repo: str,
+    knowledge: Knowledge | Callable[[], Knowledge],
+    cache: ResultCache | None,
+    files: CommitFiles | None = None,
 ) -> None:
+    from extractor.analysis.resolver import OtherModules
+
     _worker_state["repo"] = repo
     _worker_state["knowledge"] = knowledge
     _worker_state["cache"] = cache
+    _worker_state["files"] = files
+    _worker_state["modules"] = OtherModules(files) if files is not None else None
 
 
-def _init_forked(repo: str, cache: ResultCache | None, ready: Any, path: str) -> None:
+def _init_forked(
+    repo: str, cache: ResultCache | None, ready: Any, path: str, files: CommitFiles | None
+) -> None:
     """A pool worker: imports the analysis code; the knowledge is read when a file first needs it."""
     # Ctrl-C reaches the whole foreground process group: the parent stops the pool and says so
     # once; a worker's own KeyboardInterrupt traceback would only scribble over the terminal.
@@ -76,7 +86,7 @@ def _init_forked(repo: str, cache: ResultCache | None, ready: Any, path: str) ->
                 raise _NoKnowledge from None
         return known[0]
 
-    _init_worker(repo, knowledge, cache)
+    _init_worker(repo, knowledge, cache, files)
     import extractor.analysis.analyse
     import extractor.prose.enrich  # noqa: F401
 
@@ -88,7 +98,15 @@ def _init_forked(repo: str, cache: ResultCache | None, ready: Any, path: str) ->
 def _work_one(key: str, path: str, data: bytes) -> tuple[str, bytes]:
     repo: str = _worker_state["repo"]
     recorder = RecordingKnowledge(_worker_state["knowledge"])
-    outcome = check_outcome(analyse_file(path, data, repo, cast(Knowledge, recorder)), path, repo)
+    files: CommitFiles | None = _worker_state.get("files")
+    if files is not None:
+        files.reads = recorder.reads  # the other modules this file reads are part of its answers
+    try:
+        outcome = analyse_file(path, data, repo, cast(Knowledge, recorder), _worker_state.get("modules"))
+    finally:
+        if files is not None:
+            files.reads = None
+    outcome = check_outcome(outcome, path, repo)
     try:
         raw = orjson.dumps(outcome.to_plain())
     except orjson.JSONEncodeError as exc:  # e.g. a lone surrogate from a "\ud800" literal
@@ -124,7 +142,9 @@ class Workers:
     the knowledge; they wait for it only when a file's prose needs it (:meth:`publish`).
     """
 
-    def __init__(self, jobs: int, repo: str, cache: ResultCache | None) -> None:
+    def __init__(
+        self, jobs: int, repo: str, cache: ResultCache | None, files: CommitFiles | None = None
+    ) -> None:
         ctx = get_context("fork") if hasattr(os, "fork") else get_context("spawn")
         self._folder = tempfile.mkdtemp(prefix="sglang-errors-knowledge-")
         self._path = os.path.join(self._folder, "knowledge.pickle")
@@ -134,7 +154,7 @@ class Workers:
             max_workers=jobs,
             mp_context=ctx,
             initializer=_init_forked,
-            initargs=(repo, cache, self._ready, self._path),
+            initargs=(repo, cache, self._ready, self._path, files),
         )
         # Fork now (submit forks every worker when the start method is fork), before any git
         # reader process or thread exists. Frozen objects are never scanned by the workers'
@@ -205,11 +225,12 @@ def analyse_all(
     knowledge: Knowledge,
     cache: ResultCache | None,
     tick: Callable[[str], None],
+    files: CommitFiles | None = None,
 ) -> Iterator[tuple[str, bytes]]:
     """``(file key, payload)`` for each file, in ``jobs`` worker processes when that pays, else
     here; the order is not fixed."""
     if jobs <= 1 or len(todo) < MIN_PARALLEL:
-        _init_worker(repo, knowledge, cache)
+        _init_worker(repo, knowledge, cache, files)
         gc.freeze()  # as in a worker (see _init_forked)
         try:
             for key, path, data in feed(target, todo):
@@ -218,7 +239,7 @@ def analyse_all(
         finally:
             gc.unfreeze()
         return
-    workers = Workers(jobs, repo, cache)
+    workers = Workers(jobs, repo, cache, files)
     finished = False
     try:
         workers.publish(knowledge)

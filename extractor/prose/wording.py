@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Sequence
 
@@ -91,6 +92,16 @@ def _message_words(site: Site) -> str:
     return f'with "{t}"'
 
 
+def _bare_assert_sentence(site: Site) -> str:
+    # A bare assert prints nothing after "AssertionError": the asserted test is all the user sees.
+    test = next((a.test for a in site.guard.atoms if a.kind == "assert" and a.test is not None), None)
+    shown = ast.unparse(test) if test is not None else site.statement.removeprefix("assert ")
+    return (
+        f"Python prints no message: the traceback ends in `assert {shown}`, "
+        f"which means the asserted condition `{shown}` was false."
+    )
+
+
 _MAX_DOC_ATOMS = 8
 
 
@@ -126,6 +137,8 @@ def documentation_of(site: Site, views: list[AtomView], total: Reads, kind: Kind
     else:
         what += f" {_message_words(site)}"
     out = [f"{_scope_words(site)}, line {site.line} {what} {_condition_sentence(views)}."]
+    if site.kind == "assert" and (site.message is None or not site.message.template):
+        out.append(_bare_assert_sentence(site))
     if site.http_status is not None:
         out.append(f"The error maps to HTTP status {site.http_status}.")
     if total.flags:

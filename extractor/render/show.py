@@ -45,6 +45,20 @@ def _sections(r: ErrorRecord) -> list[tuple[str, str]]:
 
 
 def print_record(console: Console, r: ErrorRecord) -> None:
+    """A panel in a terminal; in a pipe or file plain lines, with no padding to strip."""
+    if not console.is_terminal:
+        console.print(f"{r.errorClass} · {r.slug} · {r.id}", markup=False)
+        for heading, text in _sections(r):
+            first, *rest = text.split("\n")
+            console.print(f"{heading + ':':<12} {first}", markup=False)
+            for line in rest:
+                console.print(f"{'':<12} {line}", markup=False)
+        console.print("", markup=False)
+        width = len(str(r.sourceCodeEnd))
+        for number, line in enumerate(r.sourceCode.split("\n"), r.sourceCodeStart):
+            mark = ">" if number == r.lineNumber else " "
+            console.print(f"{mark} {number:>{width}}  {line}", markup=False)
+        return
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold", no_wrap=True)
     table.add_column(overflow="fold")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gc
 import math
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -26,6 +25,7 @@ from extractor.datasets.match.results import (
     why,
 )
 from extractor.datasets.match.sites import function_name, statement_lines
+from extractor.records import message_pattern
 from extractor.records.jsonl import load_records
 from extractor.records.model import ErrorRecord
 
@@ -70,7 +70,9 @@ class Matcher:
         self._norm_runs = [
             tuple(n for n in (WS_RE.sub(" ", run).strip() for run in runs) if n) for runs in self._lower_runs
         ]
-        self._compiled: dict[int, re.Pattern[str] | None] = {}
+        self._compiled: dict[int, message_pattern.Matcher | None] = {}
+        # A bare wildcard or a handful of letters matches nearly anything: such a match is weak.
+        self._says_nothing = [message_pattern.identifies_nothing(r.messagePattern) for r in self.records]
         self._guard = RegexGuard(REGEX_SECONDS)
         self.classes = [last_name(r.errorClass) for r in self.records]
         df: dict[str, int] = defaultdict(int)
@@ -143,11 +145,12 @@ class Matcher:
         gc.freeze()
         return matcher
 
-    def _regex(self, i: int) -> re.Pattern[str] | None:
+    def _regex(self, i: int) -> message_pattern.Matcher | None:
+        # Linear in the text whatever the pattern: no backtracking engine runs a dataset's patterns.
         if i not in self._compiled:
             try:
-                self._compiled[i] = re.compile(self.records[i].messagePattern)
-            except re.error:
+                self._compiled[i] = message_pattern.matcher_for(self.records[i].messagePattern)
+            except message_pattern.PatternError:
                 self._compiled[i] = None
         return self._compiled[i]
 
@@ -194,11 +197,11 @@ class Matcher:
         if info.literal_chars == 0:
             if len(text) <= MAX_REGEX_CHARS:
                 rx = self._regex(i)
-                if rx is not None and self._guard.fullmatch(rx, text):
+                if rx is not None and rx.fullmatch(text):
                     return (0.1 if not text else 0.05), "weak"
             return 0.0, ""
         full = 0.15 + 0.85 * info.specificity
-        weak = info.specificity < MIN_SPECIFICITY
+        weak = info.specificity < MIN_SPECIFICITY or self._says_nothing[i]
         runs = self._lower_runs[i]
         in_order = runs_in_order(runs, lower)
         # Cheap necessary conditions first: most failing full matches never reach the regex.
@@ -209,7 +212,7 @@ class Matcher:
             and len(text) <= MAX_REGEX_CHARS
         ):
             rx = self._regex(i)
-            if rx is not None and self._guard.fullmatch(rx, text):
+            if rx is not None and rx.fullmatch(text):
                 if cut:
                     # A text cut short matches any site whose trailing placeholder swallows its
                     # end; one whose literals spell out more of it is likelier the one cut.
