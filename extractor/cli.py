@@ -396,12 +396,9 @@ def site(
     from extractor import api
 
     report = api.build_site(source, out_dir, jobs=jobs)
-    current().note.print(
+    current().say(
         f"wrote {report.out}: {report.pages} pages ({report.records} errors, {report.flags} flags, "
-        f"{report.envs} env vars, {report.versions} versions) in {report.seconds:.1f}s",
-        highlight=False,
-        markup=False,
-        soft_wrap=True,
+        f"{report.envs} env vars, {report.versions} versions) in {report.seconds:.1f}s"
     )
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -130,25 +129,6 @@ def overruns(pattern: str, extra: list[str] | None = None) -> Iterator[tuple[str
 
 
 # --------------------------------------------------------------------------- the CLI
-
-
-def run_cli(
-    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """``python -m extractor <args>`` as a real subprocess with the repository on PYTHONPATH."""
-    full_env = dict(os.environ)
-    full_env["PYTHONPATH"] = str(ROOT)
-    full_env["NO_COLOR"] = "1"
-    full_env["COLUMNS"] = "200"
-    full_env.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "extractor", *args],
-        cwd=cwd or ROOT,
-        env=full_env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def assert_clean_failure(proc: subprocess.CompletedProcess[str], *expected: str) -> None:

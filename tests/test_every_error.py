@@ -14,8 +14,8 @@ import pytest
 from extractor.api import ExtractOptions, ExtractResult, extract
 from extractor.datasets.diff import diff_records
 from extractor.records.jsonl import dumps_line
+from tests.conftest import run_cli
 from tests.gitrepos import make_repo
-from tests.test_extract import run_cli
 
 LOADER = "python/sglang/srt/model_loader/loader.py"
 

@@ -2,36 +2,18 @@
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import orjson
 import pytest
 
+from tests.conftest import run_cli
 from tests.gitrepos import bare_clone, make_repo
 
 FIXTURES = Path(__file__).parent / "fixtures" / "core"
 ROOT = Path(__file__).resolve().parents[1]
 EPOCH = "1780000000"
-
-
-def run_cli(
-    *args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    full_env = dict(os.environ)
-    full_env["PYTHONPATH"] = str(ROOT) + os.pathsep + full_env.get("PYTHONPATH", "")
-    full_env.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "extractor", *map(str, args)],
-        cwd=cwd or ROOT,
-        env=full_env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def read_lines(path: Path) -> list[dict]:

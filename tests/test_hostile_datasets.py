@@ -19,8 +19,8 @@ from extractor import api
 from extractor.datasets.diff import diff_files
 from extractor.datasets.match import Matcher
 from extractor.errors import ExtractorError
-from tests.hostile import assert_clean_failure, run_cli
-from tests.test_models import LINE
+from tests.conftest import LINE, run_cli
+from tests.hostile import assert_clean_failure
 
 
 def line(**changes: object) -> bytes:

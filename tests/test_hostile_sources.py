@@ -18,8 +18,9 @@ import pytest
 
 from extractor.errors import ExtractorError
 from extractor.source.git import open_target, validate_source
+from tests.conftest import run_cli
 from tests.gitrepos import make_repo
-from tests.hostile import ROOT, assert_clean_failure, run_cli
+from tests.hostile import ROOT, assert_clean_failure
 
 PREVIOUS = b'{"record": "a previous dataset, kept byte for byte"}\n'
 

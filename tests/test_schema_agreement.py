@@ -21,9 +21,8 @@ from pydantic import ValidationError
 
 from extractor.records import message_pattern
 from extractor.records.model import SCHEMA_ID, DatasetLine, permalink
+from tests.conftest import LINE, SCHEMA, run_cli
 from tests.gitrepos import make_repo
-from tests.hostile import run_cli
-from tests.test_models import LINE, SCHEMA
 
 CASES = json.loads(
     (Path(__file__).parent / "fixtures" / "records" / "cases.json").read_text(encoding="utf-8")

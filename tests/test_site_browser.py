@@ -18,7 +18,8 @@ import pytest
 
 from tests.sitebuild import build, make_nightly
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+# Debian's package names first; a hosted runner may have Google's build of the same browser.
+CHROMIUM = shutil.which("chromium") or shutil.which("google-chrome") or "/usr/bin/chromium"
 DRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 
 

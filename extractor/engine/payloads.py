@@ -15,6 +15,8 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+import orjson
+
 from extractor.analysis.context import permalink
 from extractor.reasons import Reason
 from extractor.records.model import SCHEMA_VERSION, ErrorRecord
@@ -76,13 +78,24 @@ def _analyse_file(
         sites = analyse(parsed, modules)
         constants = module_constants(parsed.tree) if sites else {}
         records = _records(sites, repo, knowledge, constants)
+        facts = _facts_text(path, parsed.tree)
     except RecursionError:
         if not deep:
             raise
         return Failed(Reason.TOO_DEEP, _TOO_DEEP)
     except Exception as exc:  # one odd file must never stop a run
         return Failed(Reason.ANALYSIS_ERROR, f"analysis error: {type(exc).__name__}: {exc}")
-    return Parsed(_utf8_safe(records), len(sites))
+    return Parsed(_utf8_safe(records), len(sites), facts)
+
+
+def _facts_text(path: str, tree: Any) -> str | None:
+    """The file's reach facts as JSON text; None when they cannot be written (the records stay)."""
+    from extractor.reach.file_index import file_facts
+
+    try:
+        return orjson.dumps(_utf8_safe(file_facts(path, tree).to_plain())).decode()
+    except (TypeError, ValueError):
+        return None
 
 
 # Deep enough for any tree CPython's parser builds (its own stack stops it at 6,000 levels), with

@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -33,6 +34,7 @@ from extractor.config import Scope
 from extractor.engine.commit_files import commit_files
 from extractor.engine.knowledge_store import knowledge_cache, load_knowledge
 from extractor.engine.payloads import analyse_file, check_outcome, record_fields, why_invalid
+from extractor.engine.reach_store import run_reach
 from extractor.engine.reads import ReadsCheck, split_entry
 from extractor.engine.workers import MIN_PARALLEL, Workers, analyse_all, feed, file_key
 from extractor.prose.knowledge import Knowledge
@@ -59,7 +61,8 @@ __all__ = [
 
 # 2: entries hold the knowledge answers before the payload and are keyed by blob and path.
 # 3: outcomes carry a reason code.
-PAYLOAD_VERSION = 3
+# 4: parsed outcomes carry the file's reach facts.
+PAYLOAD_VERSION = 4
 
 
 def namespace(options_scope: Scope) -> str:
@@ -139,7 +142,16 @@ def run_extraction(options: RunOptions, *, progress: bool = False) -> ExtractRes
         stats = ExtractStats(
             files_in_scope=len(files), files_parsed=todo_count, files_from_cache=len(files) - todo_count
         )
-        records = assemble(files, payloads, target.sha, options.scope.repo, iso_millis(moment), stats)
+        records = assemble(
+            files,
+            payloads,
+            target.sha,
+            options.scope.repo,
+            iso_millis(moment),
+            stats,
+            knowledge=knowledge,
+            cache_dir=cache_dir if options.use_cache else None,
+        )
         for path, reason, why in target.skipped(options.scope):
             stats.failures.append(FileFailure(path, f"skipped: {why}", reason))
         stats.failures.sort(key=lambda f: f.path)
@@ -156,6 +168,8 @@ def assemble(
     stats: ExtractStats,
     *,
     revalidate: bool = False,
+    knowledge: Knowledge | None = None,
+    cache_dir: Path | None = None,
 ) -> list[ErrorRecord]:
     """Records from per-file outcomes (orjson bytes keyed by :func:`file_key`), with the commit fields, sorted.
 
@@ -167,14 +181,19 @@ def assemble(
 
     records: list[ErrorRecord] = []
     probe = True
-    for f in files:
-        outcome = outcome_from_plain(orjson.loads(payloads[file_key(f)]))
+    outcomes = [(f, outcome_from_plain(orjson.loads(payloads[file_key(f)]))) for f in files]
+    # Reach is global (an edit to one file changes the reach of others): it is computed here, from
+    # every file's cached facts, and never stored in a file's payload.
+    reach = run_reach(outcomes, knowledge, cache_dir) if knowledge is not None else None
+    for f, outcome in outcomes:
         if not isinstance(outcome, Parsed):
             stats.failures.append(FileFailure(f.path, outcome.text, outcome.reason))
             continue
         built: list[ErrorRecord] = []
         try:
             for partial in outcome.records:
+                if reach is not None:
+                    partial = reach.apply(f.path, partial)
                 fields = record_fields(partial, f.path, repo, sha, analyzed_at)
                 if probe or revalidate:
                     built.append(ErrorRecord.model_validate(fields))
