@@ -18,9 +18,10 @@ Atoms are printed the way ``ast.unparse`` prints them, negations as
 from __future__ import annotations
 
 import ast
+import dataclasses
 from collections.abc import Iterable
 
-from extractor.analysis.facts import AtomKind, Guard, GuardAtom, LocalBinding
+from extractor.analysis.facts import AtomKind, AtomRole, Guard, GuardAtom, LocalBinding
 from extractor.analysis.sites import Frame, RawSite, ScopeNode, block_of
 
 _EXIT_CALLS = {"sys.exit", "exit", "quit", "os._exit"}
@@ -191,17 +192,72 @@ def pattern_test(subject: ast.expr, pattern: ast.pattern) -> ast.expr | None:
 
 
 def guard_atoms(site: RawSite) -> list[GuardAtom]:
-    """Every atom on the path to ``site`` inside its innermost scope, outermost first."""
-    atoms: list[GuardAtom] = []
-    for frame in site.frames:
+    """Every atom on the path to ``site`` inside its innermost scope, outermost first, each with
+    its :data:`~extractor.analysis.facts.AtomRole`."""
+    # (atom, where it came from, frame index): "exit"/"raised" for early exits (the leaving
+    # branch returned / raised), "branch" for the branch taken, "assert" for the site's test.
+    tagged: list[tuple[GuardAtom, str, int]] = []
+    for fi, frame in enumerate(site.frames):
         for before in frame.block[: frame.index]:
-            atoms.extend(early_exit_atoms(before))
+            raising = _raising_tests(before)
+            for a in early_exit_atoms(before):
+                tagged.append((a, "raised" if a.negated and id(a.test) in raising else "exit", fi))
         if frame.stmt is site.node:
             if isinstance(site.node, ast.Assert):
-                atoms.append(_negative(site.node.test, "assert"))
+                tagged.append((_negative(site.node.test, "assert"), "assert", fi))
             break
-        atoms.extend(_branch_atoms(frame))
-    return atoms
+        tagged.extend((a, "branch", fi) for a in _branch_atoms(frame))
+    return _with_roles(site, tagged)
+
+
+def _raises(block: list[ast.stmt]) -> bool:
+    if not block:
+        return False
+    last = block[-1]
+    if isinstance(last, ast.Raise):
+        return True
+    return isinstance(last, ast.If) and _raises(last.body) and _raises(last.orelse)
+
+
+def _raising_tests(stmt: ast.stmt) -> set[int]:
+    """The tests of an ``if`` chain whose branch raises."""
+    if not isinstance(stmt, ast.If):
+        return set()
+    branches, _orelse = _if_chain(stmt)
+    return {id(test) for test, body in branches if _raises(body)}
+
+
+def _with_roles(site: RawSite, tagged: list[tuple[GuardAtom, str, int]]) -> list[GuardAtom]:
+    frames = site.frames
+    # The innermost if/match holding the site, and the frames of its elif chain.
+    inner = next(
+        (k for k in range(len(frames) - 2, -1, -1) if isinstance(frames[k].stmt, ast.If | ast.Match)),
+        -1,
+    )
+    chain_start = inner
+    while (
+        chain_start > 0
+        and isinstance(frames[chain_start - 1].stmt, ast.If)
+        and frames[chain_start - 1].branch == "orelse"
+        and frames[chain_start - 1].stmt.orelse == [frames[chain_start].stmt]  # type: ignore[attr-defined]
+    ):
+        chain_start -= 1
+    out: list[GuardAtom] = []
+    for atom, source, fi in tagged:
+        role: AtomRole = "gate"
+        if source == "raised":
+            role = "survivor"
+        elif source == "assert":
+            role = "deciding"
+        elif source == "branch" and inner >= 0 and chain_start <= fi <= inner and atom.kind != "except":
+            earlier = frames[fi].stmt
+            # An elif after a branch that raised: ``not a`` only says that check passed.
+            raised = atom.negated and isinstance(earlier, ast.If) and _raises(earlier.body) and fi < inner
+            role = "survivor" if raised else "deciding"
+        elif source == "exit" and fi > inner:
+            role = "deciding"
+        out.append(dataclasses.replace(atom, role=role))
+    return out
 
 
 # --------------------------------------------------------------------------- local bindings
@@ -340,11 +396,18 @@ def local_bindings(site: RawSite, atoms: list[GuardAtom]) -> list[LocalBinding]:
                 if value is not None:
                     next_frontier.extend((n, stmt.lineno) for n in _names_read([value]))
         frontier = next_frontier
+    on_path = {id(s) for frame in site.frames for s in frame.block[: frame.index]}
     out = []
     for name, stmt in sorted(chosen.values(), key=lambda p: (p[1].lineno, p[1].col_offset)):
         value = getattr(stmt, "value", None)
         out.append(
-            LocalBinding(name, unparse(stmt), value if isinstance(value, ast.expr) else None, stmt.lineno)
+            LocalBinding(
+                name,
+                unparse(stmt),
+                value if isinstance(value, ast.expr) else None,
+                stmt.lineno,
+                always=id(stmt) in on_path,
+            )
         )
     return out
 
