@@ -201,14 +201,8 @@ def _summary(text: str) -> dict[str, str]:
 
 def match_latency(dataset: Path) -> Phase | None:
     """Mean / p95 query latency over queries made from the dataset's own messages, if offered."""
-    try:
-        from extractor.datasets import match
-    except ImportError:
-        return None
-    bench_queries = getattr(match, "bench_queries", None)
-    if bench_queries is None:
-        return None
     import orjson
+    from match_queries import bench_queries
 
     queries: list[str] = []
     with dataset.open("rb") as fh:

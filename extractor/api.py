@@ -23,7 +23,12 @@ from extractor.config import (
 )
 from extractor.errors import ExtractorError
 from extractor.records.jsonl import LineProblem, atomic_write_bytes, read_dataset, write_dataset
-from extractor.records.model import ErrorRecord, json_schema
+from extractor.records.model import json_schema
+
+# The run's result types live in extractor.types; they are part of this surface too.
+from extractor.types import ExtractResult as ExtractResult
+from extractor.types import ExtractStats as ExtractStats
+from extractor.types import FileFailure as FileFailure
 
 
 def _usable_cores() -> int:
@@ -76,37 +81,6 @@ class ExtractOptions:
             cache_dir=cache_dir,
             use_cache=use_cache,
         )
-
-
-@dataclass(frozen=True)
-class FileFailure:
-    """A target file that could not be analysed, and why."""
-
-    path: str
-    reason: str
-
-
-@dataclass
-class ExtractStats:
-    """What one extraction did, reported in its summary."""
-
-    files_in_scope: int = 0
-    files_parsed: int = 0
-    files_from_cache: int = 0
-    sites: int = 0
-    records: int = 0
-    failures: list[FileFailure] = field(default_factory=list)
-    seconds: float = 0.0
-
-
-@dataclass
-class ExtractResult:
-    """The records of one extraction with the sha they describe."""
-
-    sha: str
-    records: list[ErrorRecord]
-    dataset_version: str
-    stats: ExtractStats
 
 
 def default_output_path(sha: str) -> Path:

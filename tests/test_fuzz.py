@@ -24,8 +24,9 @@ import pytest
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
-from extractor.engine.pipeline import analyse_file, check_payload
+from extractor.engine.pipeline import analyse_file, check_outcome
 from extractor.prose.knowledge import Knowledge
+from extractor.types import Parsed
 from tests.census import census
 from tests.hostile import fuzz_settings
 
@@ -50,16 +51,16 @@ def check(source: str) -> None:
         assume(False)
         return
     payload = analyse_file(PATH, data, REPO, Knowledge.empty())
-    assert payload["status"] == "parsed", f"{payload['reason']}\n---\n{source}"
-    found = Counter(r["lineNumber"] for r in payload["records"])
+    assert isinstance(payload, Parsed), f"{payload}\n---\n{source}"
+    found = Counter(r["lineNumber"] for r in payload.records)
     assert found == census(tree), (
         f"extractor {sorted(found.elements())} vs ast {sorted(census(tree).elements())}\n---\n{source}"
     )
-    assert payload["sites"] == sum(found.values())
+    assert payload.sites == sum(found.values())
     # What a worker sends back: every record validates and the payload serialises.
-    checked = check_payload(payload, PATH, REPO)
-    assert checked["status"] == "parsed", checked.get("reason")
-    orjson.dumps(checked)
+    checked = check_outcome(payload, PATH, REPO)
+    assert isinstance(checked, Parsed), checked
+    orjson.dumps(checked.to_plain())
 
 
 # --------------------------------------------------------------------------- plain generated modules

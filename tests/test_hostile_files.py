@@ -23,6 +23,8 @@ import pytest
 from extractor.api import ExtractOptions, ExtractResult, extract
 from extractor.engine.pipeline import analyse_file
 from extractor.prose.knowledge import Knowledge
+from extractor.reasons import Reason
+from extractor.types import Failed, Parsed
 from tests.gitrepos import Content, Symlink, make_repo
 from tests.hostile import run_cli
 
@@ -128,25 +130,25 @@ FILES: dict[str, Content] = {
 
 NEWER_THAN_RUNNING = sys.version_info < (3, 12)
 
-# path -> text the failure reason must contain
-FAILURES: dict[str, str] = {
-    f"{PKG}/syntax_error.py": "syntax error at line 1",
-    f"{PKG}/python2.py": "syntax error at line 1",
-    f"{PKG}/no_cookie_latin1.py": "not valid utf-8 at line 2",
-    f"{PKG}/bad_cookie.py": "unknown encoding",
-    f"{PKG}/transform_cookie.py": "not a text encoding",
-    f"{PKG}/nul_bytes.py": "NUL byte at line 2",
-    f"{PKG}/binary.py": "NUL byte",
-    f"{PKG}/binary_no_nul.py": "cannot decode",
-    f"{PKG}/deep_parser.py": "nested too deeply",
-    f"{PKG}/deep_parens.py": "too many nested parentheses",
-    f"{PKG}/link_outside.py": "symlink",
-    f"{PKG}/link_up.py": "symlink",
-    f"{PKG}/link_inside.py": "symlink",
-    f"{PKG}/link_dir.py": "symlink",
+# path -> the reason code its failure (or skip) must carry
+FAILURES: dict[str, Reason] = {
+    f"{PKG}/syntax_error.py": Reason.SYNTAX_ERROR,
+    f"{PKG}/python2.py": Reason.SYNTAX_ERROR,
+    f"{PKG}/no_cookie_latin1.py": Reason.UNDECODABLE,
+    f"{PKG}/bad_cookie.py": Reason.UNDECODABLE,
+    f"{PKG}/transform_cookie.py": Reason.UNDECODABLE,
+    f"{PKG}/nul_bytes.py": Reason.NUL_BYTE,
+    f"{PKG}/binary.py": Reason.NUL_BYTE,
+    f"{PKG}/binary_no_nul.py": Reason.UNDECODABLE,
+    f"{PKG}/deep_parser.py": Reason.TOO_DEEP,
+    f"{PKG}/deep_parens.py": Reason.SYNTAX_ERROR,
+    f"{PKG}/link_outside.py": Reason.SYMLINK,
+    f"{PKG}/link_up.py": Reason.SYMLINK,
+    f"{PKG}/link_inside.py": Reason.SYMLINK,
+    f"{PKG}/link_dir.py": Reason.SYMLINK,
 }
 if NEWER_THAN_RUNNING:
-    FAILURES[f"{PKG}/newer_syntax.py"] = "syntax error at line 1"
+    FAILURES[f"{PKG}/newer_syntax.py"] = Reason.SYNTAX_ERROR
 
 # path -> [(line, errorMessage)] of every site it must give
 SITES: dict[str, list[tuple[int, str]]] = {
@@ -223,10 +225,11 @@ def test_every_parseable_site_is_extracted(cli_run: Run) -> None:
     assert sites_of(cli_run.records) == {path: sorted(found) for path, found in SITES.items()}
 
 
-def test_every_unparseable_file_is_named_with_its_reason(cli_run: Run) -> None:
+def test_every_unparseable_file_is_named_with_its_reason(cli_run: Run, api_run: ExtractResult) -> None:
     assert set(cli_run.failures) == set(FAILURES), cli_run.stderr
-    for path, reason in FAILURES.items():
-        assert reason in cli_run.failures[path], (path, cli_run.failures[path])
+    assert all(cli_run.failures.values()), cli_run.failures  # each with its reason in words
+    codes = {f.path: f.code for f in api_run.stats.failures if f.path in FILES}
+    assert codes == FAILURES
     counted = re.search(r"files failed or skipped\W+(\d+)", cli_run.stderr)
     assert counted is not None and int(counted.group(1)) == len(FAILURES), cli_run.stderr
 
@@ -359,33 +362,32 @@ def test_deep_nesting_keeps_every_site(kind: str, n: int) -> None:
     the default limit near 1,000 levels and the analysis is redone on a larger stack."""
     limit = sys.getrecursionlimit()
     payload = analyse_file(f"{kind}.py", _deep(kind, n), "o/r", Knowledge.empty())
-    assert payload["status"] == "parsed", payload.get("reason")
-    assert payload["sites"] == 2
-    assert "the other site" in [r["errorMessage"] for r in payload["records"]]
+    assert isinstance(payload, Parsed), payload
+    assert payload.sites == 2
+    assert "the other site" in [r["errorMessage"] for r in payload.records]
     assert sys.getrecursionlimit() == limit
-    orjson.dumps(payload)  # what a worker sends back must always serialise
+    orjson.dumps(payload.to_plain())  # what a worker sends back must always serialise
 
 
 def test_deep_fstring_keeps_every_site() -> None:
     # LibCST re-parses f-strings; its code generator recurses on this shape past the default limit.
     payload = analyse_file("f.py", _deep("fstring_attr", 1000), "o/r", Knowledge.empty())
-    assert payload["status"] == "parsed", payload.get("reason")
-    assert payload["sites"] == 2
+    assert isinstance(payload, Parsed), payload
+    assert payload.sites == 2
 
 
 def test_nesting_the_parser_accepts_only_with_a_higher_limit() -> None:
     # Past ~3,000 levels the tree building needs more than the default recursion limit.
     payload = analyse_file("p.py", b"x = " + b"not " * 5_000 + b"1\n" + GOOD, "o/r", Knowledge.empty())
-    assert payload["status"] == "parsed", payload.get("reason")
-    assert payload["sites"] == 1
+    assert isinstance(payload, Parsed), payload
+    assert payload.sites == 1
 
 
 def test_nesting_past_the_parser_is_a_failure_naming_it() -> None:
     # CPython's parser stops at 6,000 levels whatever the recursion limit (a MemoryError).
     for data in (b"x = " + b"-" * 100_000 + b"1\n" + GOOD, b"x = " + b"not " * 7_000 + b"1\n" + GOOD):
         payload = analyse_file("p.py", data, "o/r", Knowledge.empty())
-        assert payload["status"] == "failed"
-        assert "nested too deeply" in payload["reason"]
+        assert isinstance(payload, Failed) and payload.reason is Reason.TOO_DEEP, payload
 
 
 SURROGATE = b"raise ValueError('\\ud800 lone surrogate')\n" + GOOD
@@ -409,11 +411,11 @@ SURROGATE_FSTRING = b"def f(x):\n    raise ValueError(f'{x} \\udfff')\n" + GOOD
 def test_odd_string_values_are_kept_and_serialise(data: bytes, message: str, runtime: str) -> None:
     """A lone surrogate or a NUL in a message is kept (as escape text) and never stops a worker."""
     payload = analyse_file("odd.py", data, "o/r", Knowledge.empty())
-    assert payload["status"] == "parsed", payload.get("reason")
-    by_message = {r["errorMessage"]: r for r in payload["records"]}
+    assert isinstance(payload, Parsed), payload
+    by_message = {r["errorMessage"]: r for r in payload.records}
     assert set(by_message) == {message, "the other site"}
     assert re.fullmatch(by_message[message]["messagePattern"], runtime)
-    decoded = orjson.loads(orjson.dumps(payload))
+    decoded = orjson.loads(orjson.dumps(payload.to_plain()))
     assert {r["errorMessage"] for r in decoded["records"]} == set(by_message)
 
 

@@ -20,9 +20,11 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from extractor.analysis.facts import Placeholder
-from extractor.analysis.messages import Choice, pattern_of
+from extractor.analysis.messages.parts import Choice
+from extractor.analysis.messages.patterns import pattern_of
 from extractor.engine.pipeline import analyse_file
 from extractor.prose.knowledge import Knowledge
+from extractor.types import Parsed
 from tests.hostile import HOSTILE_LENGTH, bounded_fullmatch, fuzz_settings, overruns
 
 Part = str | Placeholder
@@ -163,8 +165,8 @@ def test_patterns_from_source_resist_hostile_text(body: str, wrap: str) -> None:
     message = wrap.replace("{body}", body)
     source = f"import textwrap\n\n\ndef f(a, b, c):\n    raise ValueError({message})\n".encode()
     payload = analyse_file("generated.py", source, "o/r", Knowledge.empty())
-    assert payload["status"] == "parsed", payload.get("reason")
-    (record,) = payload["records"]
+    assert isinstance(payload, Parsed), payload
+    (record,) = payload.records
     extra = [" \n" * (HOSTILE_LENGTH // 2), "\n" * HOSTILE_LENGTH, " " * (HOSTILE_LENGTH - 1) + "\n"]
     slow = [text[:40] for text, _ in overruns(record["messagePattern"], extra)]
     assert not slow, f"{record['messagePattern']!r} overruns on {slow}"

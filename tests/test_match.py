@@ -18,13 +18,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bench.match_queries import bench_queries, sample_queries
 from extractor.datasets.match import (
     Matcher,
     analyse_pattern,
-    bench_queries,
     newest_dataset,
     parse_query,
-    sample_queries,
     strip_prefixes,
 )
 from extractor.errors import ExtractorError

@@ -23,14 +23,10 @@ from hypothesis import strategies as st
 
 from extractor.analysis.analyse import analyse, site_facts
 from extractor.analysis.facts import Placeholder
-from extractor.analysis.messages import (
-    Choice,
-    make_message,
-    pattern_of,
-    percent_parts,
-    substitute_names,
-    template_of,
-)
+from extractor.analysis.messages.formats import percent_parts
+from extractor.analysis.messages.names import substitute_names
+from extractor.analysis.messages.parts import Choice, template_of
+from extractor.analysis.messages.patterns import make_message, pattern_of
 from extractor.analysis.parse import ParsedFile, parse_source
 from tests.profiles import examples
 
@@ -540,7 +536,7 @@ def test_huge_fstrings_are_read_from_the_ast() -> None:
     """Past FSTRING_CST_LIMIT the fields come from the ast (LibCST slows down on generated giants)."""
     import ast as _ast
 
-    from extractor.analysis.messages import FSTRING_CST_LIMIT, fstring_parts
+    from extractor.analysis.messages.fstrings import FSTRING_CST_LIMIT, fstring_parts
 
     fields = FSTRING_CST_LIMIT // 8 + 10
     source = 'f"' + "".join(f"k{i}={{v{i}!r}};" for i in range(fields)) + '"'

@@ -13,10 +13,12 @@ import orjson
 import pytest
 
 from extractor.api import ExtractOptions, ExtractResult, ExtractStats, extract
-from extractor.engine import pipeline
+from extractor.engine import pipeline, workers
 from extractor.engine.cache import ResultCache
+from extractor.reasons import Reason
 from extractor.records.jsonl import dumps_line
 from extractor.source.git import open_target
+from extractor.types import Failed, Parsed
 from tests.gitrepos import make_repo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -155,7 +157,7 @@ def test_assemble_without_revalidation_builds_the_same_records(history: tuple[Pa
     with open_target(str(repo), shas[0]) as target:
         files = target.files(ExtractOptions.build().scope)
         knowledge = pipeline.load_knowledge(target)
-        payloads = dict(pipeline._analyse_all(target, files, 1, "o/r", knowledge, None, lambda: None))
+        payloads = dict(workers.analyse_all(target, files, 1, "o/r", knowledge, None, lambda: None))
         sha = target.sha
     fast = pipeline.assemble(files, payloads, sha, "o/r", "2026-01-01T00:00:00.000Z", ExtractStats())
     slow = pipeline.assemble(
@@ -168,12 +170,12 @@ def test_assemble_without_revalidation_builds_the_same_records(history: tuple[Pa
 
 def test_a_record_the_model_rejects_fails_its_file_not_the_run() -> None:
     payload = pipeline.analyse_file(GATE, GATE_SRC, "o/r", pipeline.Knowledge.empty())
-    assert pipeline.check_payload(payload, GATE, "o/r") is payload
-    bad = orjson.loads(orjson.dumps(payload))
-    bad["records"][0]["severity"] = "catastrophic"
-    checked = pipeline.check_payload(bad, GATE, "o/r")
-    assert checked["status"] == "failed"
-    assert "line 3" in checked["reason"] and "severity" in checked["reason"]
+    assert isinstance(payload, Parsed)
+    assert pipeline.check_outcome(payload, GATE, "o/r") is payload
+    bad = Parsed([{**payload.records[0], "severity": "catastrophic"}, *payload.records[1:]], payload.sites)
+    checked = pipeline.check_outcome(bad, GATE, "o/r")
+    assert isinstance(checked, Failed) and checked.reason is Reason.INVALID_RECORD
+    assert "line 3" in checked.text and "severity" in checked.text
 
 
 def test_a_stale_answer_in_a_cache_entry_forces_a_new_analysis(

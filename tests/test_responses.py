@@ -39,6 +39,7 @@ def test_error_responses_become_sites() -> None:
 def test_response_record_prose_speaks_of_the_response() -> None:
     from extractor.engine.pipeline import analyse_file
     from extractor.prose.knowledge import Knowledge
+    from extractor.types import Parsed
 
     payload = analyse_file(
         "python/sglang/srt/entrypoints/serving.py",
@@ -46,8 +47,8 @@ def test_response_record_prose_speaks_of_the_response() -> None:
         "sgl-project/sglang",
         Knowledge.empty(),
     )
-    assert payload["status"] == "parsed"
-    first = payload["records"][0]
+    assert isinstance(payload, Parsed)
+    first = payload.records[0]
     assert first["httpStatus"] == 400
     assert "error response" in first["documentation"]
     assert "resp.status_code == 400" in first["tryCatchPattern"]

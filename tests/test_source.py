@@ -10,6 +10,7 @@ import pytest
 
 from extractor.config import DEFAULT_SHA, DEFAULT_SOURCE, Scope
 from extractor.errors import ExtractorError
+from extractor.reasons import Reason
 from extractor.source.git import (
     PathChange,
     clone_dir_for,
@@ -420,9 +421,9 @@ def test_symlinks_and_submodules_are_skipped_not_followed(mirror: Path) -> None:
         assert "python/sglang/passwd.py" not in paths
         assert "python/sglang/alias.py" not in paths
         assert target.skipped(Scope()) == [
-            ("python/sglang/alias.py", "symlink"),
-            ("python/sglang/passwd.py", "symlink"),
-            ("python/sglang/third_party/vendored", "submodule"),
+            ("python/sglang/alias.py", Reason.SYMLINK, "symlink"),
+            ("python/sglang/passwd.py", Reason.SYMLINK, "symlink"),
+            ("python/sglang/third_party/vendored", Reason.SUBMODULE, "submodule"),
         ]
         assert target.read_path("python/sglang/passwd.py") is None
         assert target.read_path("python/sglang/third_party/vendored") is None
@@ -438,7 +439,9 @@ def test_non_utf8_path_is_skipped(tmp_path: Path) -> None:
     repo, _ = make_repo(tmp_path, [{odd: b"raise ValueError\n", "python/sglang/ok.py": b"assert 1\n"}])
     with open_target(str(repo), "HEAD") as target:
         assert [f.path for f in target.files(Scope())] == ["python/sglang/ok.py"]
-        assert target.skipped(Scope()) == [("python/sglang/caf\ufffd.py", "path is not valid UTF-8")]
+        assert target.skipped(Scope()) == [
+            ("python/sglang/caf\ufffd.py", Reason.PATH_NOT_UTF8, "path is not valid UTF-8")
+        ]
 
 
 # --- reading ------------------------------------------------------------------------------------

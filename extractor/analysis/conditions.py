@@ -23,6 +23,7 @@ from collections.abc import Iterable
 
 from extractor.analysis.facts import AtomKind, AtomRole, Guard, GuardAtom, LocalBinding
 from extractor.analysis.sites import Frame, RawSite, ScopeNode, block_of
+from extractor.analysis.walk import branches, own_statements, statements_in
 
 _EXIT_CALLS = {"sys.exit", "exit", "quit", "os._exit"}
 
@@ -285,22 +286,7 @@ def _assigned_names(stmt: ast.stmt) -> list[str]:
 
 def scope_statements(scope: ScopeNode) -> Iterable[ast.stmt]:
     """Every statement of a scope's own body, nested blocks included, nested scopes excluded."""
-    stack = list(reversed(scope.body))
-    while stack:
-        stmt = stack.pop()
-        yield stmt
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            continue
-        children: list[ast.stmt] = []
-        for name in ("body", "orelse", "finalbody"):
-            value = getattr(stmt, name, None)
-            if isinstance(value, list):
-                children.extend(value)
-        for handler in getattr(stmt, "handlers", []) or []:
-            children.extend(handler.body)
-        for case in getattr(stmt, "cases", []) or []:
-            children.extend(case.body)
-        stack.extend(reversed(children))
+    return own_statements(scope.body)
 
 
 def assignments_before(scope: ScopeNode, line: int) -> dict[str, list[ast.stmt]]:
@@ -330,38 +316,14 @@ def _exclusive_statements(site: RawSite) -> set[int]:
     out: set[int] = set()
     for frame in site.frames[:-1]:
         stmt, branch = frame.stmt, frame.branch
-        blocks: list[tuple[str, list[ast.stmt]]] = []
-        if isinstance(stmt, ast.If | ast.For | ast.AsyncFor | ast.While):
-            blocks = [("body", stmt.body), ("orelse", stmt.orelse)]
-        elif isinstance(stmt, ast.Try | ast.TryStar):
-            blocks = [(f"handler:{k}", h.body) for k, h in enumerate(stmt.handlers)] + [
-                ("orelse", stmt.orelse)
-            ]
-        elif isinstance(stmt, ast.Match):
-            blocks = [(f"case:{k}", c.body) for k, c in enumerate(stmt.cases)]
-        for name, block in blocks:
-            if name == branch:
+        # A try body and its finally run on every path through the statement: no alternative.
+        shared = ("body", "finalbody") if isinstance(stmt, ast.Try | ast.TryStar) else ()
+        for name, block in branches(stmt):
+            if name == branch or name in shared:
                 continue
             for inner in block:
-                out.update(id(s) for s in _statements_in(inner))
+                out.update(id(s) for s in statements_in(inner))
     return out
-
-
-def _statements_in(stmt: ast.stmt) -> Iterable[ast.stmt]:
-    yield stmt
-    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-        return
-    for name in ("body", "orelse", "finalbody"):
-        value = getattr(stmt, name, None)
-        if isinstance(value, list):
-            for child in value:
-                yield from _statements_in(child)
-    for handler in getattr(stmt, "handlers", []) or []:
-        for child in handler.body:
-            yield from _statements_in(child)
-    for case in getattr(stmt, "cases", []) or []:
-        for child in case.body:
-            yield from _statements_in(child)
 
 
 def local_bindings(site: RawSite, atoms: list[GuardAtom]) -> list[LocalBinding]:

@@ -38,6 +38,16 @@ class Message:
 
 
 @dataclass(frozen=True)
+class Raised:
+    """What a raise statement raises: class as written, message, HTTP status, error code."""
+
+    error_class: str
+    message: Message | None = None
+    status: int | None = None
+    code: str | None = None
+
+
+@dataclass(frozen=True)
 class Placeholder:
     """A dynamic part of a message: its source text as written, e.g. ``dtype!r`` or ``x:.2f``.
 

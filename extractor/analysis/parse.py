@@ -16,6 +16,8 @@ import tokenize
 import warnings
 from dataclasses import dataclass, field
 
+from extractor.reasons import Reason
+
 # Python's tokenizer breaks lines on \r\n, \r and \n only (str.splitlines also breaks on \x0c,
 # \x1c, \u2028 and others, which would shift every line number after them).
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -67,6 +69,7 @@ class ParseFailure:
     reason: str
     too_deep: bool = False
     """The parser ran out of recursion: a larger recursion limit might parse it (see the pipeline)."""
+    code: Reason = Reason.UNPARSEABLE
 
 
 _GRAMMAR = f"Python {sys.version_info.major}.{sys.version_info.minor}"
@@ -134,12 +137,14 @@ def _parse(path: str, data: bytes) -> ParsedFile | ParseFailure:
     nul = data.find(b"\x00")
     if nul >= 0:
         return ParseFailure(
-            path, f"source contains a NUL byte at line {_line_of(data, nul)} (binary content?)"
+            path,
+            f"source contains a NUL byte at line {_line_of(data, nul)} (binary content?)",
+            code=Reason.NUL_BYTE,
         )
     try:
         text = decode_source(data)
     except UnicodeDecodeError as exc:
-        return ParseFailure(path, f"cannot decode source: {exc.reason}")
+        return ParseFailure(path, f"cannot decode source: {exc.reason}", code=Reason.UNDECODABLE)
     try:
         with warnings.catch_warnings():
             # Invalid escape sequences in the target are its business, not ours.
@@ -147,12 +152,17 @@ def _parse(path: str, data: bytes) -> ParsedFile | ParseFailure:
             tree = ast.parse(text, filename=path, type_comments=False)
     except SyntaxError as exc:
         where = f"line {exc.lineno}" if exc.lineno else "unknown line"
-        return ParseFailure(path, f"syntax error at {where}: {exc.msg} ({_GRAMMAR} grammar)")
+        return ParseFailure(
+            path, f"syntax error at {where}: {exc.msg} ({_GRAMMAR} grammar)", code=Reason.SYNTAX_ERROR
+        )
     except (RecursionError, MemoryError) as exc:
         # CPython's parser reports nesting past its stack limit as a MemoryError with no message
         # (or a RecursionError while it builds the tree), not as a SyntaxError.
         return ParseFailure(
-            path, f"nested too deeply for the {_GRAMMAR} parser ({type(exc).__name__})", too_deep=True
+            path,
+            f"nested too deeply for the {_GRAMMAR} parser ({type(exc).__name__})",
+            too_deep=True,
+            code=Reason.TOO_DEEP,
         )
     except ValueError as exc:
         return ParseFailure(path, f"cannot parse: {exc}")

@@ -18,6 +18,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from extractor.analysis.walk import branches
+
 ScopeNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Module
 
 
@@ -131,24 +133,13 @@ class SiteFinder:
 
 
 def _child_blocks(stmt: ast.stmt) -> Iterator[tuple[str, list[ast.stmt], frozenset[str]]]:
-    if isinstance(stmt, ast.If | ast.For | ast.AsyncFor | ast.While):
-        yield "body", stmt.body, _EMPTY
-        if stmt.orelse:
-            yield "orelse", stmt.orelse, _EMPTY
-    elif isinstance(stmt, ast.With | ast.AsyncWith):
-        yield "body", stmt.body, _EMPTY
-    elif isinstance(stmt, ast.Try | ast.TryStar):
-        yield "body", stmt.body, _EMPTY
-        for k, handler in enumerate(stmt.handlers):
-            bound = frozenset([handler.name]) if handler.name else _EMPTY
-            yield f"handler:{k}", handler.body, bound
-        if stmt.orelse:
-            yield "orelse", stmt.orelse, _EMPTY
-        if stmt.finalbody:
-            yield "finalbody", stmt.finalbody, _EMPTY
-    elif isinstance(stmt, ast.Match):
-        for k, case in enumerate(stmt.cases):
-            yield f"case:{k}", case.body, _EMPTY
+    # A handler's block also carries the name its ``except ... as name`` binds.
+    for branch, block in branches(stmt):
+        bound = _EMPTY
+        if branch.startswith("handler:") and isinstance(stmt, ast.Try | ast.TryStar):
+            name = stmt.handlers[int(branch.split(":")[1])].name
+            bound = frozenset([name]) if name else _EMPTY
+        yield branch, block, bound
 
 
 def find_sites(module: ast.Module) -> list[RawSite]:

@@ -101,7 +101,8 @@ def _candidates(c: Constraint, choices: Sequence[str], is_bool: bool) -> list[Va
         if v0 in ("False", "None"):
             return [True] if is_bool else []
         low = {x.lower() for x in c.values}
-        others: list[Value] = [x for x in choices if x.lower() not in low][:3]
+        others: list[Value] = [x for x in choices[:32] if x.lower() not in low]
+        others = others[:3]
         n = _num(v0)
         if not others and n is not None and op == "eq":
             others = [_fmt(n + 1, v0)]

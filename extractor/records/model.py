@@ -21,48 +21,7 @@ SHA_RE = r"^[0-9a-f]{40}$"
 
 Severity = Literal["critical", "error", "warning", "info"]
 
-ERROR_TYPES: tuple[str, ...] = (
-    "validation",
-    "configuration",
-    "not-implemented",
-    "internal-invariant",
-    "dependency",
-    "hardware",
-    "resource",
-    "io",
-    "network",
-    "timeout",
-    "bad-request",
-    "runtime",
-)
-"""``errorType``: the broad kind of failure."""
-
-BACKGROUND_TAGS: tuple[str, ...] = (
-    "model-feature-mismatch",
-    "flag-conflict",
-    "invalid-value",
-    "missing-dependency",
-    "hardware-unsupported",
-    "not-implemented",
-    "resource-exhausted",
-    "internal-invariant",
-    "io-error",
-    "network-error",
-    "timeout",
-    "bad-request",
-)
-"""``backgroundTag``: why the situation arises, from the user's side."""
-
-HANDLING_STRATEGIES: tuple[str, ...] = (
-    "validation",
-    "configuration",
-    "fail-fast",
-    "retry",
-    "fallback",
-    "propagate",
-)
-"""``handlingStrategy``: how a caller should treat the error."""
-
+# The broad kind of failure.
 ErrorType = Literal[
     "validation",
     "configuration",
@@ -77,6 +36,7 @@ ErrorType = Literal[
     "bad-request",
     "runtime",
 ]
+# Why the situation arises, from the user's side.
 BackgroundTag = Literal[
     "model-feature-mismatch",
     "flag-conflict",
@@ -91,6 +51,7 @@ BackgroundTag = Literal[
     "timeout",
     "bad-request",
 ]
+# How a caller should treat the error.
 HandlingStrategy = Literal["validation", "configuration", "fail-fast", "retry", "fallback", "propagate"]
 
 NonEmptyStr = Annotated[str, Field(min_length=1)]

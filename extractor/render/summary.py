@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 if TYPE_CHECKING:
-    from extractor.api import ExtractResult
+    from extractor.types import ExtractResult
 
 
 def print_extract_summary(console: Console, result: ExtractResult, target: Path) -> None:

@@ -1,0 +1,316 @@
+"""The resolver: what the exception a ``raise`` raises is, read the way a reader of the file would.
+
+``raise X(...)`` and ``raise pkg.X(...)`` as written; ``raise err`` where ``err = X(...)`` earlier in
+the scope as ``X``; ``raise exc_cls(msg)`` where ``exc_cls = X`` as ``X``; ``raise _bad_request(msg)``
+where ``_bad_request`` is a function (or ``self._error`` a method) of the same file that returns
+``X(...)`` as ``X``, with the message that call builds from the arguments passed. A class of the same
+file whose ``__init__`` or ``__str__`` shapes the message is read by
+:mod:`extractor.analysis.exception_classes`.
+
+A name a message is held in is followed through the statements that run before the site
+(:class:`~extractor.analysis.flow.ScopeFlow`): one sure value is read as that value, a few values
+that branches decide become a :class:`~extractor.analysis.messages.parts.Choice` (template ``{name}``,
+pattern matching each value).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from extractor.analysis import exception_classes
+from extractor.analysis.facts import Raised
+from extractor.analysis.flow import MAY_HAVE, UNKNOWN, ScopeFlow, State, Value, direct_binds
+from extractor.analysis.http_status import HTTP_CLASSES, code_of, http_message, status_of
+from extractor.analysis.messages.exception_str import message_from_args
+from extractor.analysis.messages.expressions import MessageContext
+from extractor.analysis.messages.parts import Choice
+from extractor.analysis.messages.patterns import make_message
+from extractor.analysis.parse import ParsedFile
+from extractor.analysis.sites import Frame, ScopeNode
+from extractor.analysis.walk import FunctionNode, own_returns, own_statements
+
+_MESSAGE_KWARGS = ("message", "msg", "detail", "reason", "description")
+_EXCEPTION_NAME = re.compile(r"(Error|Exception|Exit|Interrupt|Warning|Failure|Timeout)$")
+MAX_DEPTH = 4
+
+
+@dataclass
+class ModuleIndex:
+    """Module-level facts used while resolving sites: functions, classes and constants."""
+
+    functions: dict[str, FunctionNode] = field(default_factory=dict)
+    classes: dict[str, ast.ClassDef] = field(default_factory=dict)
+    constants: dict[str, ast.expr] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, module: ast.Module) -> ModuleIndex:
+        index = cls()
+        for stmt in module.body:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+                index.functions[stmt.name] = stmt
+            elif isinstance(stmt, ast.ClassDef):
+                index.classes[stmt.name] = stmt
+            elif isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.value is not None:
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                for target in targets:
+                    if isinstance(target, ast.Name):
+                        index.constants[target.id] = stmt.value
+        # A module name bound more than once (in any block of the module, or by a function that
+        # declares it ``global``) holds no one sure value.
+        counts: dict[str, int] = {}
+        for stmt in own_statements(module.body):
+            for name in direct_binds(stmt):
+                counts[name] = counts.get(name, 0) + 1
+        for node in ast.walk(module) if MAY_HAVE["global"].get() else ():
+            if isinstance(node, ast.Global):
+                for name in node.names:
+                    counts[name] = counts.get(name, 0) + 2
+        for name, count in counts.items():
+            if count > 1:
+                index.constants.pop(name, None)
+        return index
+
+
+def _is_static(func: FunctionNode) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in func.decorator_list)
+
+
+class Resolver:
+    """Resolves what the raise statements of one parsed file raise, and what their names hold."""
+
+    def __init__(self, parsed: ParsedFile) -> None:
+        self.parsed = parsed
+        self.index = ModuleIndex.of(parsed.tree)
+        self._flows: dict[int, ScopeFlow] = {}
+        self._enclosing: dict[int, frozenset[str]] = {}
+        self._index_scopes(parsed.tree.body, frozenset())
+        self._contexts: dict[tuple[int, int], MessageContext] = {}
+        self.module_ctx = MessageContext(parsed, self._module_lookup)
+
+    # -- scopes and names ------------------------------------------------------------------
+
+    def _index_scopes(self, body: list[ast.stmt], outer: frozenset[str]) -> None:
+        # Names local to enclosing functions: a closure reading one must not see a module constant.
+        for stmt in own_statements(body):
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+                self._enclosing[id(stmt)] = outer
+                inner = outer | {n for s in own_statements(stmt.body) for n in direct_binds(s)}
+                a = stmt.args
+                inner |= {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+                self._index_scopes(stmt.body, inner)
+            elif isinstance(stmt, ast.ClassDef):
+                self._index_scopes(stmt.body, outer)
+
+    def flow(self, scope: ScopeNode) -> ScopeFlow:
+        found = self._flows.get(id(scope))
+        if found is None:
+            found = ScopeFlow(scope, self._enclosing.get(id(scope), frozenset()))
+            self._flows[id(scope)] = found
+        return found
+
+    def _module_lookup(self, name: str) -> tuple[ast.expr, MessageContext] | None:
+        value = self.index.constants.get(name)
+        return (value, self.module_ctx) if value is not None else None
+
+    def context_at(self, scope: ScopeNode, frames: list[Frame] | None) -> MessageContext:
+        """A context whose names hold what they hold when the last frame's statement runs."""
+        if frames is None:
+            return self.module_ctx
+        key = (id(scope), id(frames[-1].stmt))
+        found = self._contexts.get(key)
+        if found is not None:
+            return found
+        flow = self.flow(scope)
+        memo: dict[str, State | None] = {}
+
+        def state(name: str) -> State | None:
+            if name not in memo:
+                memo[name] = flow.values(name, frames)
+            return memo[name]
+
+        def value_ctx(value: Value) -> MessageContext:
+            return self.context_at(scope, flow.frames_to(value[1]))
+
+        def lookup(name: str) -> tuple[ast.expr, MessageContext] | None:
+            s = state(name)
+            if s is None:
+                if isinstance(scope, ast.Module) or name in flow.enclosing_locals:
+                    return None
+                return self._module_lookup(name)
+            if len(s) == 1 and s[0] is not UNKNOWN:
+                return s[0][0], value_ctx(s[0])
+            return None
+
+        def choices(name: str) -> list[tuple[ast.expr, MessageContext]] | None:
+            s = state(name)
+            if not s or len(s) < 2 or UNKNOWN in s:
+                return None
+            return [(v[0], value_ctx(v)) for v in s]
+
+        ctx = MessageContext(self.parsed, lookup, choices)
+        self._contexts[key] = ctx
+        return ctx
+
+    # -- what a raise raises ----------------------------------------------------------------
+
+    def raised(self, exc: ast.expr, class_node: ast.ClassDef | None, ctx: MessageContext) -> Raised:
+        if isinstance(exc, ast.Name):
+            resolved = ctx.resolve(exc.id)
+            if resolved is not None:
+                value, vctx = resolved
+                if isinstance(value, ast.Call) and self._class_like(value.func, vctx, class_node):
+                    return self._call(value, vctx, class_node, 0)
+            return Raised(exc.id)
+        if isinstance(exc, ast.Call):
+            return self._call(exc, ctx, class_node, 0)
+        return Raised(ctx.src(exc))
+
+    def _class_like(
+        self, func: ast.expr, ctx: MessageContext, class_node: ast.ClassDef | None, strict: bool = True
+    ) -> bool:
+        """Whether calling ``func`` builds an exception (``strict``: its name says so)."""
+        if self._helper(func, class_node) is not None:
+            return True
+        text = self._class_text(func, ctx)
+        if text in self.index.classes:
+            return True
+        last = text.rsplit(".", 1)[-1]
+        if not last[:1].isupper():
+            return False
+        return not strict or bool(_EXCEPTION_NAME.search(last) or last in HTTP_CLASSES)
+
+    def _class_text(self, func: ast.expr, ctx: MessageContext) -> str:
+        # ``exc_cls = ValueError`` earlier in the scope: ``exc_cls(...)`` raises a ValueError.
+        if isinstance(func, ast.Name) and func.id not in self.index.classes:
+            resolved = ctx.resolve(func.id)
+            if resolved is not None and isinstance(resolved[0], ast.Name | ast.Attribute):
+                return resolved[1].src(resolved[0])
+        return ctx.src(func)
+
+    def _call(
+        self, call: ast.Call, ctx: MessageContext, class_node: ast.ClassDef | None, depth: int
+    ) -> Raised:
+        helper = self._helper(call.func, class_node)
+        if helper is not None and depth < MAX_DEPTH:
+            built = self._from_helper(helper, call, ctx, class_node, depth)
+            if built is not None:
+                return built
+        cls_name = self._class_text(call.func, ctx)
+        custom = self.index.classes.get(cls_name)
+        if custom is not None and depth < MAX_DEPTH:
+            made = exception_classes.from_class(self, custom, cls_name, call, ctx, depth)
+            if made is not None:
+                return made
+        return self.builtin(cls_name, call, ctx)
+
+    def builtin(self, cls_name: str, call: ast.Call, ctx: MessageContext) -> Raised:
+        status = status_of(call, ctx)
+        base = cls_name.rsplit(".", 1)[-1]
+        if base in HTTP_CLASSES:
+            return Raised(cls_name, http_message(call, ctx, status), status, code_of(call))
+        args: list[ast.expr] = list(call.args)
+        if not args:
+            for kw in call.keywords:
+                if kw.arg in _MESSAGE_KWARGS:
+                    args = [kw.value]
+                    break
+        return Raised(cls_name, message_from_args(cls_name, args, ctx), status, code_of(call))
+
+    def _helper(self, func: ast.expr, class_node: ast.ClassDef | None) -> FunctionNode | None:
+        if isinstance(func, ast.Name):
+            return self.index.functions.get(func.id)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            owner: ast.ClassDef | None = None
+            if func.value.id in ("self", "cls"):
+                owner = class_node
+            elif func.value.id in self.index.classes:
+                owner = self.index.classes[func.value.id]
+            if owner is not None:
+                # The method may come from a base class defined in the same module.
+                for node in exception_classes.class_chain(self.index.classes, owner)[0]:
+                    for stmt in node.body:
+                        if (
+                            isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef)
+                            and stmt.name == func.attr
+                        ):
+                            return stmt
+        return None
+
+    def bind(
+        self, func: FunctionNode, call: ast.Call, ctx: MessageContext, skip_first: bool
+    ) -> dict[str, tuple[ast.expr, MessageContext]] | None:
+        """The callee's parameters bound to the call's arguments (defaults where none is passed)."""
+        a = func.args
+        positional = [p.arg for p in (*a.posonlyargs, *a.args)]
+        if skip_first and positional:
+            positional = positional[1:]
+        kwonly = [p.arg for p in a.kwonlyargs]
+        if any(isinstance(x, ast.Starred) for x in call.args) or any(kw.arg is None for kw in call.keywords):
+            return None
+        if len(call.args) > len(positional) and a.vararg is None:
+            return None
+        bound: dict[str, tuple[ast.expr, MessageContext]] = {}
+        for name, arg in zip(positional, call.args, strict=False):
+            bound[name] = (arg, ctx)
+        for kw in call.keywords:
+            assert kw.arg is not None
+            if kw.arg in positional or kw.arg in kwonly:
+                bound[kw.arg] = (kw.value, ctx)
+            elif a.kwarg is None:
+                return None
+        defaults = dict(zip(positional[len(positional) - len(a.defaults) :], a.defaults, strict=False))
+        defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None})
+        for name, default in defaults.items():
+            bound.setdefault(name, (default, self.module_ctx))
+        # A parameter the callee reassigns no longer holds what the caller passed.
+        flow = self.flow(func)
+        return {k: v for k, v in bound.items() if k not in flow.local_names}
+
+    def callee_context(
+        self, func: FunctionNode, stmt: ast.stmt, bound: dict[str, tuple[ast.expr, MessageContext]]
+    ) -> MessageContext:
+        base = self.context_at(func, self.flow(func).frames_to(stmt))
+        return MessageContext(self.parsed, base.lookup, base.choices, dict(bound))
+
+    def _from_helper(
+        self,
+        helper: FunctionNode,
+        call: ast.Call,
+        ctx: MessageContext,
+        class_node: ast.ClassDef | None,
+        depth: int,
+    ) -> Raised | None:
+        skip = isinstance(call.func, ast.Attribute) and not _is_static(helper)
+        bound = self.bind(helper, call, ctx, skip)
+        returns = own_returns(helper)
+        if bound is None or not returns:
+            return None
+        results: list[Raised] = []
+        for ret in returns:
+            assert ret.value is not None
+            rctx = self.callee_context(helper, ret, bound)
+            value: ast.expr = ret.value
+            if isinstance(value, ast.Name):
+                resolved = rctx.resolve(value.id)
+                if resolved is None:
+                    return None
+                value, rctx = resolved
+            # Whatever a raised helper returns is an exception: any class-shaped name will do.
+            if not isinstance(value, ast.Call) or not self._class_like(
+                value.func, rctx, class_node, strict=False
+            ):
+                return None
+            results.append(self._call(value, rctx, class_node, depth + 1))
+        if len({r.error_class for r in results}) != 1:
+            return None
+        first = results[0]
+        messages = [r.message for r in results]
+        message = first.message
+        if len({m.template if m else None for m in messages}) > 1:
+            options = tuple(m.parts for m in messages if m is not None)
+            message = make_message([Choice(source=ctx.src(call), options=options)])
+        statuses = {r.status for r in results}
+        status = first.status if len(statuses) == 1 else None
+        return Raised(first.error_class, message, status, first.code or code_of(call))

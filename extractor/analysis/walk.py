@@ -1,0 +1,78 @@
+"""The one statement walk every analysis stage shares: a statement's blocks, and a scope's statements.
+
+A compound statement holds blocks (``if``/``else`` bodies, ``try`` handlers, ``match`` cases); the
+analysis names each one the way :class:`~extractor.analysis.sites.Frame` does (``body``, ``orelse``,
+``finalbody``, ``handler:<k>``, ``case:<k>``). Nested functions and classes open a new scope: the
+walks of a scope's own statements do not enter them.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+NEW_SCOPE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_BLOCK_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+
+
+def branches(stmt: ast.stmt) -> Iterator[tuple[str, list[ast.stmt]]]:
+    """The blocks of a compound statement in source order, each with its name; none for a scope."""
+    if isinstance(stmt, ast.If | ast.For | ast.AsyncFor | ast.While):
+        yield "body", stmt.body
+        if stmt.orelse:
+            yield "orelse", stmt.orelse
+    elif isinstance(stmt, ast.With | ast.AsyncWith):
+        yield "body", stmt.body
+    elif isinstance(stmt, ast.Try | ast.TryStar):
+        yield "body", stmt.body
+        for k, handler in enumerate(stmt.handlers):
+            yield f"handler:{k}", handler.body
+        if stmt.orelse:
+            yield "orelse", stmt.orelse
+        if stmt.finalbody:
+            yield "finalbody", stmt.finalbody
+    elif isinstance(stmt, ast.Match):
+        for k, case in enumerate(stmt.cases):
+            yield f"case:{k}", case.body
+
+
+def child_blocks(stmt: ast.stmt) -> Iterator[list[ast.stmt]]:
+    """The blocks of a compound statement, without their names."""
+    for _, block in branches(stmt):
+        yield block
+
+
+def own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement of a block in source order, nested blocks included, nested scopes' bodies not."""
+    stack = list(reversed(body))
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        if isinstance(stmt, NEW_SCOPE):
+            continue
+        for block in reversed(list(child_blocks(stmt))):
+            stack.extend(reversed(block))
+
+
+def statements_in(stmt: ast.stmt) -> Iterator[ast.stmt]:
+    """``stmt`` and every statement nested in its blocks (not inside a nested scope)."""
+    return own_statements([stmt])
+
+
+def header_expressions(stmt: ast.stmt) -> Iterator[ast.AST]:
+    """The parts of a statement outside its blocks (tests, targets, values); none for a scope."""
+    if isinstance(stmt, NEW_SCOPE):
+        return
+    for name, value in ast.iter_fields(stmt):
+        if name in _BLOCK_FIELDS:
+            continue
+        if isinstance(value, ast.AST):
+            yield value
+        elif isinstance(value, list):
+            yield from (v for v in value if isinstance(v, ast.AST))
+
+
+def own_returns(func: FunctionNode) -> list[ast.Return]:
+    """The ``return <value>`` statements of a function's own body, in source order."""
+    return [s for s in own_statements(func.body) if isinstance(s, ast.Return) and s.value is not None]

@@ -1,0 +1,181 @@
+"""What a file's prose read from the knowledge, recorded so a cached outcome outlives unrelated edits.
+
+A cached outcome does not depend on the whole knowledge base: the worker records every answer the
+knowledge gave while the file was enriched (:class:`RecordingKnowledge`), and the entry is reused as
+long as the current knowledge gives the same answers (:class:`ReadsCheck`). An edit of
+``server_args.py`` therefore re-analyses only the files whose prose read what changed. A cache entry
+is the answers as one JSON line, a newline, then the outcome (:func:`entry`, :func:`split_entry`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, cast
+
+import orjson
+
+from extractor.prose.knowledge import Knowledge
+
+if TYPE_CHECKING:
+    from extractor.prose.knowledge import FlagInfo
+
+_MISSING = object()
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+def _flag_digest(info: FlagInfo | None) -> str | None:
+    # repr of a frozen dataclass holds every field, so any change to the flag changes it.
+    return None if info is None else _digest(repr(info))
+
+
+def _mapping_digest(flags: Mapping[str, FlagInfo]) -> str:
+    return _digest(repr(sorted(flags.items())))
+
+
+class _RecordingFlags(Mapping[str, "FlagInfo"]):
+    """``Knowledge.flags_for(path)`` that records each lookup (and a digest of it all when iterated)."""
+
+    def __init__(
+        self, flags: Mapping[str, FlagInfo], reads: dict[tuple[str, str, str], Any], path: str
+    ) -> None:
+        self._flags = flags
+        self._reads = reads
+        self._path = path
+
+    def _look(self, key: object) -> FlagInfo | None:
+        if not isinstance(key, str):
+            return None
+        info = self._flags.get(key)
+        self._reads[("f", self._path, key)] = _flag_digest(info)
+        return info
+
+    def __getitem__(self, key: str) -> FlagInfo:
+        info = self._look(key)
+        if info is None:
+            raise KeyError(key)
+        return info
+
+    def get(self, key: str, default: Any = None) -> Any:
+        info = self._look(key)
+        return default if info is None else info
+
+    def __contains__(self, key: object) -> bool:
+        return self._look(key) is not None
+
+    def _all(self) -> None:
+        self._reads[("F", self._path, "")] = _mapping_digest(self._flags)
+
+    def __iter__(self) -> Iterator[str]:
+        self._all()
+        return iter(self._flags)
+
+    def __len__(self) -> int:
+        self._all()
+        return len(self._flags)
+
+
+class RecordingKnowledge:
+    """Stands in for :class:`Knowledge` while one file is enriched and notes every answer it gives.
+
+    ``namespace_of``, ``is_arg_class`` and ``flags_for(...)[key]`` are recorded one by one; any
+    other use of the knowledge (an attribute this class does not know) records its whole
+    fingerprint, so a new way of reading it is never missed, only less precise. ``source`` may be
+    a function giving the knowledge: it is called on first use only, so a worker can parse and
+    analyse a file before the parent has finished building the knowledge.
+    """
+
+    def __init__(self, source: Knowledge | Callable[[], Knowledge]) -> None:
+        self._source = source
+        self._resolved: Knowledge | None = source if isinstance(source, Knowledge) else None
+        self.reads: dict[tuple[str, str, str], Any] = {}
+
+    def _k(self) -> Knowledge:
+        if self._resolved is None:
+            self._resolved = cast("Callable[[], Knowledge]", self._source)()
+        return self._resolved
+
+    def namespace_of(self, path: str) -> str:
+        answer = self._k().namespace_of(path)
+        self.reads[("n", path, "")] = answer
+        return answer
+
+    def is_arg_class(self, path: str, class_name: str | None) -> bool:
+        answer = self._k().is_arg_class(path, class_name)
+        self.reads[("c", path, class_name or "")] = answer
+        return answer
+
+    def flags_for(self, path: str) -> Mapping[str, FlagInfo]:
+        return _RecordingFlags(self._k().flags_for(path), self.reads, path)
+
+    def env_of(self, name: str) -> Any:
+        info = self._k().env_of(name)
+        self.reads[("e", "", name)] = [info.kind, info.default] if info is not None else None
+        return info
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("_source", "_resolved", "reads"):  # not set yet (a copy being made): no recursion
+            raise AttributeError(name)
+        knowledge = self._k()
+        self.reads[("*", "", "")] = knowledge.fingerprint()
+        return getattr(knowledge, name)
+
+    def encoded(self) -> bytes:
+        """The answers as one JSON line (sorted, so equal reads give equal bytes)."""
+        try:
+            return orjson.dumps(sorted([*k, v] for k, v in self.reads.items()))
+        except orjson.JSONEncodeError:
+            # A key orjson cannot write (a lone surrogate from a string literal): depend on it all.
+            return orjson.dumps([["*", "", "", self._k().fingerprint()]])
+
+
+def _answer(knowledge: Knowledge, kind: str, path: str, key: str) -> Any:
+    if kind == "n":
+        return knowledge.namespace_of(path)
+    if kind == "c":
+        return knowledge.is_arg_class(path, key or None)
+    if kind == "f":
+        return _flag_digest(knowledge.flags_for(path).get(key))
+    if kind == "F":
+        return _mapping_digest(knowledge.flags_for(path))
+    if kind == "e":
+        info = knowledge.env_of(key)
+        return [info.kind, info.default] if info is not None else None
+    if kind == "*":
+        return knowledge.fingerprint()
+    return _MISSING  # an unknown kind never matches
+
+
+class ReadsCheck:
+    """Whether recorded answers still hold for this run's knowledge (answers memoised per run)."""
+
+    def __init__(self, knowledge: Knowledge) -> None:
+        self._knowledge = knowledge
+        self._memo: dict[tuple[str, str, str], Any] = {}
+
+    def holds(self, encoded: bytes) -> bool:
+        try:
+            reads = orjson.loads(encoded)
+            for kind, path, key, answer in reads:
+                memo_key = (kind, path, key)
+                now = self._memo.get(memo_key, _MISSING)
+                if now is _MISSING:
+                    now = self._memo[memo_key] = _answer(self._knowledge, kind, path, key)
+                if now != answer:
+                    return False
+        except (orjson.JSONDecodeError, TypeError, ValueError):
+            return False
+        return True
+
+
+def entry(reads: bytes, payload: bytes) -> bytes:
+    # orjson never writes a raw newline, so the first one ends the answers.
+    return reads + b"\n" + payload
+
+
+def split_entry(raw: bytes) -> tuple[bytes, bytes] | None:
+    reads, sep, payload = raw.partition(b"\n")
+    return (reads, payload) if sep else None

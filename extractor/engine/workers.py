@@ -1,0 +1,230 @@
+"""Worker processes: files in, outcomes out, each outcome cached with the knowledge reads behind it.
+
+Workers are forked as soon as files without any cache entry are known, before the knowledge is
+built: they import the analysis code and parse and analyse files meanwhile, and wait for the
+knowledge (published to a private temporary file) only when a file's prose needs it. Blobs are
+streamed from ``git cat-file`` to them, biggest first, while they are read. Long-lived objects are
+frozen for the cyclic garbage collector before the fork; by default its full collections re-scanned
+them and took 14% of a worker's time. An outcome crosses back as orjson bytes.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import os
+import pickle
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from multiprocessing import get_context
+from typing import TYPE_CHECKING, Any, cast
+
+import orjson
+
+from extractor.engine.payloads import analyse_file, check_outcome
+from extractor.engine.reads import RecordingKnowledge, entry
+from extractor.errors import ExtractorError
+from extractor.prose.knowledge import Knowledge
+from extractor.reasons import Reason
+from extractor.types import Failed
+
+if TYPE_CHECKING:
+    from extractor.engine.cache import ResultCache
+    from extractor.source.git import Target, TargetFile
+
+# Files handed to a worker at once: few enough to balance the load at the end of a run (files
+# are sent biggest first), enough to amortise the inter-process round trip.
+_BATCH_FILES = 8
+_BATCH_BYTES = 256 * 1024
+# Below this many files to analyse a pool costs more than it saves.
+MIN_PARALLEL = 8
+
+_worker_state: dict[str, Any] = {}
+
+
+class _NoKnowledge(BaseException):  # a BaseException: analyse_file must not catch it
+    """The parent gave up before publishing the knowledge: the file's work is abandoned, not cached."""
+
+
+def _init_worker(
+    repo: str, knowledge: Knowledge | Callable[[], Knowledge], cache: ResultCache | None
+) -> None:
+    _worker_state["repo"] = repo
+    _worker_state["knowledge"] = knowledge
+    _worker_state["cache"] = cache
+
+
+def _init_forked(repo: str, cache: ResultCache | None, ready: Any, path: str) -> None:
+    """A pool worker: imports the analysis code; the knowledge is read when a file first needs it."""
+    known: list[Knowledge] = []
+
+    def knowledge() -> Knowledge:
+        if not known:
+            ready.wait()  # set by Workers.publish, also when the run is abandoned
+            try:
+                # Written by this run's parent into its own private temporary folder.
+                with open(path, "rb") as fh:
+                    known.append(pickle.load(fh))
+            except OSError:
+                raise _NoKnowledge from None
+        return known[0]
+
+    _init_worker(repo, knowledge, cache)
+    import extractor.analysis.analyse
+    import extractor.prose.enrich  # noqa: F401
+
+    # Everything alive now lives as long as the worker: frozen, the cyclic collector never scans
+    # it again (without this, full collections re-scan libcst's and pydantic's objects all run).
+    gc.freeze()
+
+
+def _work_one(key: str, path: str, data: bytes) -> tuple[str, bytes]:
+    repo: str = _worker_state["repo"]
+    recorder = RecordingKnowledge(_worker_state["knowledge"])
+    outcome = check_outcome(analyse_file(path, data, repo, cast(Knowledge, recorder)), path, repo)
+    try:
+        raw = orjson.dumps(outcome.to_plain())
+    except orjson.JSONEncodeError as exc:  # e.g. a lone surrogate from a "\ud800" literal
+        raw = orjson.dumps(Failed(Reason.UNENCODABLE, f"cannot encode the records: {exc}").to_plain())
+    cache: ResultCache | None = _worker_state["cache"]
+    if cache is not None:
+        cache.put(key, entry(recorder.encoded(), raw))
+    return key, raw
+
+
+def _work(batch: list[tuple[str, str, bytes]]) -> list[tuple[str, bytes]]:
+    return [_work_one(key, path, data) for key, path, data in batch]
+
+
+def _batches(items: Iterable[tuple[str, str, bytes]]) -> Iterator[list[tuple[str, str, bytes]]]:
+    batch: list[tuple[str, str, bytes]] = []
+    size = 0
+    for item in items:
+        batch.append(item)
+        size += len(item[2])
+        if len(batch) >= _BATCH_FILES or size >= _BATCH_BYTES:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+class Workers:
+    """Worker processes, forked as soon as the parent knows there is work for them.
+
+    They start before the knowledge base is built: importing the analysis code takes them most of
+    a second, and they can parse and analyse files (the bulk of the work) while the parent builds
+    the knowledge; they wait for it only when a file's prose needs it (:meth:`publish`).
+    """
+
+    def __init__(self, jobs: int, repo: str, cache: ResultCache | None) -> None:
+        ctx = get_context("fork") if hasattr(os, "fork") else get_context("spawn")
+        self._folder = tempfile.mkdtemp(prefix="sglang-errors-knowledge-")
+        self._path = os.path.join(self._folder, "knowledge.pickle")
+        self._ready = ctx.Event()
+        self._pending: set[Future[list[tuple[str, bytes]]]] = set()
+        self._pool = ProcessPoolExecutor(
+            max_workers=jobs,
+            mp_context=ctx,
+            initializer=_init_forked,
+            initargs=(repo, cache, self._ready, self._path),
+        )
+        # Fork now (submit forks every worker when the start method is fork), before any git
+        # reader process or thread exists. Frozen objects are never scanned by the workers'
+        # collector, and their pages are not copied into each worker by it either.
+        gc.freeze()
+        try:
+            self._pool.submit(int)
+        finally:
+            gc.unfreeze()  # in this process only; the workers keep theirs frozen
+
+    def submit(self, items: Iterable[tuple[str, str, bytes]], *, batches: int | None = None) -> None:
+        """Hand out files in batches (all of ``items``, or only the first ``batches`` batches of it)."""
+        for n, batch in enumerate(_batches(items), 1):
+            self._pending.add(self._pool.submit(_work, batch))
+            if batches is not None and n >= batches:
+                return
+
+    def publish(self, knowledge: Knowledge | None) -> None:
+        """Let the workers read ``knowledge``; ``None`` abandons the files that need it."""
+        if self._ready.is_set():
+            return
+        if knowledge is not None:
+            tmp = self._path + ".tmp"
+            with open(tmp, "wb") as fh:
+                pickle.dump(knowledge, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, self._path)
+        self._ready.set()
+
+    def results(self, tick: Callable[[], None]) -> Iterator[tuple[str, bytes]]:
+        """Every submitted file's ``(key, payload)`` as batches finish."""
+        try:
+            while self._pending:
+                finished, self._pending = wait(self._pending, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    for result in fut.result():
+                        yield result
+                        tick()
+        except BrokenProcessPool as exc:
+            raise ExtractorError(
+                "--jobs", f"a worker process died ({exc}); try fewer jobs or more memory"
+            ) from None
+
+    def close(self, *, cancel: bool) -> None:
+        """Stop the workers; on an error (or Ctrl-C) queued batches are dropped, not analysed."""
+        self.publish(None)  # no worker may wait for a knowledge that will never come
+        try:
+            self._pool.shutdown(wait=True, cancel_futures=cancel)
+        finally:
+            shutil.rmtree(self._folder, ignore_errors=True)
+
+
+def feed(target: Target, todo: list[TargetFile]) -> Iterator[tuple[str, str, bytes]]:
+    """``(file key, path, bytes)`` of ``todo``, biggest first (so one slow file does not finish
+    the run alone; sizes come from the tree), read from git while they are handed out."""
+    by_blob: dict[str, list[TargetFile]] = {}
+    for f in sorted(todo, key=lambda f: (-f.size, f.path)):
+        by_blob.setdefault(f.blob_sha, []).append(f)
+    for blob, data in target.read_many(list(by_blob)):
+        for f in by_blob[blob]:
+            yield file_key(f), f.path, data
+
+
+def analyse_all(
+    target: Target,
+    todo: list[TargetFile],
+    jobs: int,
+    repo: str,
+    knowledge: Knowledge,
+    cache: ResultCache | None,
+    tick: Callable[[], None],
+) -> Iterator[tuple[str, bytes]]:
+    """``(file key, payload)`` for each file, in ``jobs`` worker processes when that pays, else
+    here; the order is not fixed."""
+    if jobs <= 1 or len(todo) < MIN_PARALLEL:
+        _init_worker(repo, knowledge, cache)
+        gc.freeze()  # as in a worker (see _init_forked)
+        try:
+            for key, path, data in feed(target, todo):
+                yield _work_one(key, path, data)
+                tick()
+        finally:
+            gc.unfreeze()
+        return
+    workers = Workers(jobs, repo, cache)
+    finished = False
+    try:
+        workers.publish(knowledge)
+        workers.submit(feed(target, todo))
+        yield from workers.results(tick)
+        finished = True
+    finally:
+        workers.close(cancel=not finished)
+
+
+def file_key(f: TargetFile) -> str:
+    """What a payload is stored and looked up under: the blob and the path (the prose names the path)."""
+    return hashlib.sha256(f"{f.blob_sha}\0{f.path}".encode("utf-8", "surrogateescape")).hexdigest()
