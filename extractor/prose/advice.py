@@ -70,6 +70,8 @@ def handled_values(views: Sequence[AtomView]) -> tuple[str, list[str]] | None:
             lit = literal(part.comparators[0])
             if lit is None or lit == ("None",):
                 continue
+            if not isinstance(part.left, ast.Name | ast.Attribute | ast.Subscript):
+                continue
             subject = unparse(part.left)
             if subject:
                 groups.setdefault(subject, []).extend(lit)
@@ -103,14 +105,19 @@ def _gate_workarounds(roles: Roles, survivor_names: set[str]) -> list[str]:
 
 
 def _gate_words(roles: Roles) -> list[str]:
+    """Launch words that put the run on the gated path: only gates that need something set
+    (``--x`` given, ``--x v``); a gate an ordinary launch already passes adds nothing."""
     words = []
     for c in (c for v in roles.gates for c in v.constraints):
-        words.extend(failing_words(c))
+        if c.op in ("truthy", "in") or (c.op == "eq" and c.values and c.values[0] not in ("None", "False")):
+            words.extend(failing_words(c))
     return words
 
 
 def _command(site: Site, knowledge: Knowledge, before: list[str], after: list[str]) -> str:
     base = launcher(site, knowledge)
+    if "--model-path" in before or "--model-path" in after:
+        base = base.replace(" --model-path <model>", "")
     env_b = [w for w in before if "=" in w and not w.startswith("-")]
     env_a = [w for w in after if "=" in w and not w.startswith("-")]
     fl_b = [w for w in before if w not in env_b]
@@ -183,6 +190,12 @@ def advise(
             sols.append(f"Change {shown} in the launch command{target}")
             fix = _command(site, knowledge, [named[0], "<current-value>"], [named[0], "<accepted-value>"])
         for v in roles.deciding:
+            typed = v.isinstance_
+            if typed is not None and not typed[2] and v.reads.flags:
+                flag = v.reads.flags[0].flag
+                sample = _TYPE_SAMPLES.get(typed[1][0].rsplit(".", 1)[-1])
+                if sample is not None:
+                    sols.insert(0, f"Give `{flag}` a {typed[1][0]} value, e.g. `{flag} {sample}`")
             if v.model and not v.reads.flags and v.neg:
                 sols.append(f"Or use a model for which `{v.neg}`: the check needs all of its conditions")
         sols[:0] = advice
@@ -201,6 +214,12 @@ def advise(
                 f"Use a checkpoint whose config.json sets {', '.join(f'`{k}`' for k in keys[:3])} so that `{avoid}`"
                 if avoid
                 else f"Use a checkpoint whose config provides {', '.join(f'`{k}`' for k in keys[:3])}"
+            )
+        elif cause.rule == "weights":
+            arch = (site.in_class or "this model").rsplit(".", 1)[-1]
+            sols.append(
+                f"Use a checkpoint made for `{arch}`: its weight names do not match what `{arch}` "
+                "defines (another variant, a partial download or a wrong --model-path)"
             )
         else:
             sols.append(f"Use a checkpoint this code supports (the check is `{cond}`)")
@@ -286,6 +305,16 @@ def advise(
         situations=situations,
         cause_sentence=_cause_sentence(cause, site),
     )
+
+
+# A value of each type as a command line writes it, for a check ``isinstance(flag_value, T)``.
+_TYPE_SAMPLES = {
+    "dict": """'{"key": "value"}'""",
+    "list": """'["a", "b"]'""",
+    "int": "1",
+    "float": "1.0",
+    "str": "<text>",
+}
 
 
 _KIND_WORDS = {

@@ -89,8 +89,13 @@ def split_roles(views: list[AtomView]) -> Roles:
     return Roles(deciding, gates, survivors)
 
 
+# What of a message the rules read: flags, packages and advice sit near its start, and a cap keeps
+# every pattern linear on a generated giant.
+MESSAGE_SCAN = 4000
+
+
 def message_text(site: Site) -> str:
-    return site.message.template if site.message is not None else ""
+    return site.message.template[:MESSAGE_SCAN] if site.message is not None else ""
 
 
 def message_flags(site: Site) -> list[str]:
@@ -247,6 +252,13 @@ def _config_class(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] 
     return tuple(names) or ("config.json",)
 
 
+def _weights(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
+    # A model class's ``load_weights`` checks the checkpoint's tensors against its parameters.
+    if site.qualname.rsplit(".", 1)[-1] in ("load_weights", "load_weight") and site.in_class:
+        return ("checkpoint", site.in_class.rsplit(".", 1)[-1])
+    return None
+
+
 def _input(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
     if (site.http_status is not None and 400 <= site.http_status < 500) or any(
         v.request for v in roles.deciding
@@ -286,6 +298,7 @@ RULES: tuple[CauseRule, ...] = (
     CauseRule(
         "config-class", "model", "class FooConfig: ... if mtp_layers is None: raise ValueError", _config_class
     ),
+    CauseRule("weights", "model", "def load_weights(self, weights): ... raise KeyError(name)", _weights),
     CauseRule("message-flag", "flag", 'if self._n > 1: raise ValueError("--x needs --y")', _message_flag),
     CauseRule(
         "message-hardware", "hardware", 'raise RuntimeError("only supported on CUDA")', _hardware_message

@@ -192,6 +192,9 @@ def failing_words(c: Constraint) -> list[str]:
     if op in ("ne", "not-in"):
         low = {x.lower() for x in c.values}
         other = [x for x in (info.choices if info else ()) if x.lower() not in low]
+        n0 = _num(v0)
+        if not other and op == "ne" and n0 is not None:
+            other = [_fmt(n0 + 1, v0)]
         return [c.name, other[0] if other else "<unsupported-value>"]
     m = _num(v0)
     if m is not None:

@@ -378,13 +378,17 @@ def read_context(site: Site, knowledge: Knowledge, constants: Mapping[str, str] 
 
 
 _IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_WORD_RE = re.compile(r"[a-z][a-z0-9]*(?:[_-][a-z0-9]+)+")
+# Anchored at a word start so a long run of letters is scanned once, not once per position.
+_WORD_RE = re.compile(r"(?<![a-z0-9_-])[a-z][a-z0-9]*(?:[_-][a-z0-9]+)+")
+# Flags are named near the start of a message; a generated giant is not read to its end.
+_MESSAGE_SCAN = 4000
 
 
 def _message_dests(site: Site, flags: Mapping[str, FlagInfo]) -> frozenset[str]:
     if site.message is None:
         return frozenset()
-    words = {w.replace("-", "_") for w in _WORD_RE.findall(site.message.template.lower())}
+    text = site.message.template[:_MESSAGE_SCAN].lower()
+    words = {w.replace("-", "_") for w in _WORD_RE.findall(text)}
     return frozenset(w for w in words if w in flags)
 
 
