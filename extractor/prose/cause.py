@@ -120,7 +120,10 @@ def packages(site: Site) -> list[str]:
     """Package names (with a version bound when the message states one) the message asks for."""
     msg = message_text(site)
     out: list[str] = []
+    versioned = re.search(r"install|upgrade|version|package", msg, re.I)
     for rx in _PKG_RES:
+        if rx is _PKG_RES[3] and not versioned:
+            continue
         for m in rx.finditer(msg):
             if m.lastindex and m.lastindex >= 3:
                 name = f"{m.group(1)}>={m.group(3)}"
@@ -184,7 +187,10 @@ class Constraints:
 
 def _dependency(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
     short = site.error_class.rsplit(".", 1)[-1]
-    if short in ("ImportError", "ModuleNotFoundError") or _DEP_MSG_RE.search(message_text(site)):
+    msg = message_text(site)
+    # A version bound alone ("compute capability >= 10.0") is not about a package.
+    packaged = re.search(r"install|no module|package|librar|import|version of|upgrade", msg, re.I)
+    if short in ("ImportError", "ModuleNotFoundError") or (packaged and _DEP_MSG_RE.search(msg)):
         pkgs = packages(site)
         if pkgs or short in ("ImportError", "ModuleNotFoundError"):
             return tuple(pkgs)

@@ -387,7 +387,8 @@ _MESSAGE_SCAN = 4000
 def _message_dests(site: Site, flags: Mapping[str, FlagInfo]) -> frozenset[str]:
     if site.message is None:
         return frozenset()
-    text = site.message.template[:_MESSAGE_SCAN].lower()
+    # Placeholders are the code's own names (``{fuseep_mode}``), not flags the message names.
+    text = re.sub(r"\{[^{}]*\}", " ", site.message.template[:_MESSAGE_SCAN]).lower()
     words = {w.replace("-", "_") for w in _WORD_RE.findall(text)}
     return frozenset(w for w in words if w in flags)
 
