@@ -9,7 +9,8 @@ Measures, in one run:
 * a cold extract (empty temporary cache), a warm extract (same sha, same cache) and an
   incremental extract at ``<sha>~N`` (same cache, so only files that differ are analysed), each
   the real CLI run as a subprocess, wall-clock from start to exit;
-* match query latency, when :mod:`extractor.datasets.match` offers ``bench_queries``.
+* match query latency (``bench/match_queries.py``), and on pasted inputs the latency, the rank-1
+  share and the time for a 25 MB server log (``bench/match_eval.py``).
 
 Each extract is reported as a ratio to a reference parse measured just before it (the machine may
 be shared and its load change between phases), with its CPU time over the reference's, the peak
@@ -202,6 +203,7 @@ def _summary(text: str) -> dict[str, str]:
 def match_latency(dataset: Path) -> Phase | None:
     """Mean / p95 query latency over queries made from the dataset's own messages, if offered."""
     import orjson
+    from match_eval import bench_pasted
     from match_queries import bench_queries
 
     queries: list[str] = []
@@ -218,9 +220,14 @@ def match_latency(dataset: Path) -> Phase | None:
         "Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\nKeyError: 'zzz'"
     )
     result = bench_queries(dataset, queries)
+    pasted = bench_pasted(dataset)
     note = (
         f"{int(result['queries'])} queries: mean {result['mean_ms']:.1f} ms, p95 {result['p95_ms']:.1f} ms, "
-        f"max {result['max_ms']:.1f} ms; dataset load {result['load_s']:.2f} s"
+        f"max {result['max_ms']:.1f} ms; dataset load {result['load_s']:.2f} s; "
+        f"{int(pasted['inputs'])} pasted inputs (bench/match_eval.py): mean {pasted['mean_ms']:.1f} ms, "
+        f"p95 {pasted['p95_ms']:.1f} ms, max {pasted['max_ms']:.1f} ms (target < 100), rank-1 "
+        f"{pasted['rank1']:.1%}; a {pasted['log_mb']:.0f} MB log in {pasted['log_s']:.2f} s (target < 5), "
+        f"{int(pasted['log_groups'])} errors"
     )
     return Phase(
         "match: load + queries", result["load_s"] + result["mean_ms"] * result["queries"] / 1000, note=note

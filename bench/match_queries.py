@@ -36,7 +36,7 @@ def sample_queries(records: Sequence[ErrorRecord], n: int = 200, seed: int = 0) 
     for record in pool:
         if len(out) >= n:
             break
-        message = _render(record)
+        message = render_message(record)
         if message is None:
             continue
         cls = last_name(record.errorClass)
@@ -70,7 +70,7 @@ def sample_queries(records: Sequence[ErrorRecord], n: int = 200, seed: int = 0) 
     return out
 
 
-def _render(record: ErrorRecord) -> str | None:
+def render_message(record: ErrorRecord) -> str | None:
     try:
         rx = re.compile(record.messagePattern)
     except re.error:

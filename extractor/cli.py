@@ -1,87 +1,38 @@
-"""The ``sglang-errors`` command line: options in, library calls, rendering, exit codes.
+"""The ``sglang-errors`` command line: options in, one :mod:`extractor.api` call, rendering out.
 
-Only this layer catches :class:`~extractor.errors.ExtractorError`; it prints ``where: what`` and
-exits non-zero. Every command is a thin wrapper over a function of :mod:`extractor.api`.
+Every command gets ``-q/-v/--color`` and the error boundary from :mod:`extractor.cliapp`; exit
+codes are 0 success, 1 findings, 2 trouble, 3 nightly lock held, 130 interrupted. Results go
+to stdout, notes and errors to stderr; ``-`` is stdin or stdout wherever a file is named.
+The commands that read a dataset or the cache live in :mod:`extractor.cli_dataset`.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated
 
 import typer
-from rich.console import Console
 
-from extractor import __version__
-from extractor.config import DEFAULT_EXCLUDE, DEFAULT_INCLUDE, DEFAULT_REPO, SOURCE_ENV
-from extractor.errors import ExtractorError
-
-app = typer.Typer(
-    name="sglang-errors",
-    help="Mine sglang's source for every error it can raise, as a schema-validated dataset.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
+from extractor.cli_options import (
+    CacheDirOpt,
+    ExcludeOpt,
+    IncludeOpt,
+    JobsOpt,
+    JsonOpt,
+    NoCacheOpt,
+    RepoOpt,
+    ShaOpt,
+    SourceOpt,
 )
-err = Console(stderr=True)
-out = Console()
+from extractor.cli_options import extract_options as _options
+from extractor.cli_options import format_option as _format_opt
+from extractor.cliapp import EXIT_FINDINGS, app, current
+from extractor.config import SCHEMA_PATH
+from extractor.errors import ExtractorError
+from extractor.render.formats import OutputFormat as F
 
-
-def fail(exc: ExtractorError) -> NoReturn:
-    err.print(f"[bold red]error[/]: {exc.where}: {exc.what}", highlight=False, markup=True, soft_wrap=True)
-    raise typer.Exit(exc.exit_code)
-
-
-SourceOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--source",
-        help=f"Git URL, local clone or bare mirror of sglang (env {SOURCE_ENV}; default: the public repository).",
-        show_default=False,
-    ),
-]
-ShaOpt = Annotated[
-    str | None,
-    typer.Option("--sha", help="Commit-ish to analyse; resolved to a full sha (default: the pinned sha)."),
-]
-IncludeOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--include", help=f"Glob of files to analyse; repeatable; replaces {list(DEFAULT_INCLUDE)}."
-    ),
-]
-ExcludeOpt = Annotated[
-    list[str] | None,
-    typer.Option("--exclude", help=f"Glob of files to skip; repeatable; added to {list(DEFAULT_EXCLUDE)}."),
-]
-RepoOpt = Annotated[str, typer.Option("--repo", help="owner/name used in `repo` and `githubUrl`.")]
-JobsOpt = Annotated[
-    int | None, typer.Option("--jobs", "-j", min=1, help="Worker processes (default: the number of cores).")
-]
-CacheDirOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--cache-dir", help="Where clones and per-file results are cached (default: user cache dir)."
-    ),
-]
-NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Neither read nor write per-file results.")]
-
-
-def version_callback(value: bool) -> None:
-    if value:
-        out.print(f"sglang-errors {__version__}")
-        raise typer.Exit(0)
-
-
-@app.callback()
-def _root(
-    version: Annotated[
-        bool, typer.Option("--version", callback=version_callback, is_eager=True, help="Print the version.")
-    ] = False,
-) -> None:
-    """Mine sglang's source for every error it can raise."""
+__all__ = ["app", "main"]
 
 
 @app.command()
@@ -90,65 +41,91 @@ def extract(
     sha: ShaOpt = None,
     out_path: Annotated[
         Path | None,
-        typer.Option("--out", "-o", help="Dataset file (default: output/sglang-errors-<sha12>.jsonl)."),
+        typer.Option(
+            "--out",
+            "-o",
+            metavar="FILE",
+            help="Dataset file, - for stdout (default: output/sglang-errors-<sha12>.jsonl).",
+        ),
     ] = None,
     include: IncludeOpt = None,
     exclude: ExcludeOpt = None,
-    repo: RepoOpt = DEFAULT_REPO,
+    repo: RepoOpt = None,
     jobs: JobsOpt = None,
     cache_dir: CacheDirOpt = None,
     no_cache: NoCacheOpt = False,
+    fmt: Annotated[str | None, _format_opt(F.table, F.json)] = None,
+    as_json: JsonOpt = False,
 ) -> None:
-    """Extract every error site of sglang at one commit into a JSONL dataset."""
-    from extractor import api
-    from extractor.render.summary import print_extract_summary
+    """Extract every error site of sglang at one commit into a JSONL dataset.
 
-    try:
-        options = api.ExtractOptions.build(
-            source=source or os.environ.get(SOURCE_ENV) or None,
-            sha=sha,
-            include=include,
-            exclude=exclude,
-            repo=repo,
-            jobs=jobs,
-            cache_dir=cache_dir,
-            use_cache=not no_cache,
-        )
-        result = api.extract(options, progress=err.is_terminal)
-        target = out_path or api.default_output_path(result.sha)
-        api.write_result(result, target)
-    except ExtractorError as exc:
-        fail(exc)
-    print_extract_summary(err, result, target)
+    Settings may be pinned in [tool.sglang-errors] of pyproject.toml; flags override them.
+    """
+    from extractor import api
+    from extractor.render.formats import choose, dumps
+    from extractor.render.summary import extract_summary, print_extract_summary
+
+    s = current()
+    form = choose(fmt, as_json, (F.table, F.json))
+    options = _options(source, sha, include, exclude, repo, jobs, cache_dir, no_cache)
+    result = api.extract(options, progress=s.interactive, on_note=lambda t: s.say(f"note: {t}"))
+    target = out_path or api.default_output_path(result.sha)
+    api.write_result(result, target)
+    if form is F.json:
+        # With the dataset on stdout the summary goes to stderr, so the two never mix.
+        stream = sys.stderr if str(target) == "-" else sys.stdout
+        stream.write(dumps(extract_summary(result, target)))
+    else:
+        print_extract_summary(s.note, result, target, verbose=s.verbose)
 
 
 @app.command()
 def validate(
-    paths: Annotated[list[Path], typer.Argument(help="Dataset files to check.", show_default=False)],
+    paths: Annotated[
+        list[Path],
+        typer.Argument(metavar="FILE", help="Dataset files to check; - for stdin.", show_default=False),
+    ],
+    fmt: Annotated[str | None, _format_opt(F.table, F.json, F.jsonl, F.github)] = None,
+    as_json: JsonOpt = False,
 ) -> None:
-    """Check every line of datasets: JSON, shape, types, unique ids, patterns, source windows."""
-    from extractor import api
+    """Check every line of datasets: JSON, shape, types, unique ids, patterns, source windows.
 
+    Exit 1 when a line is bad.
+    """
+    from extractor import api
+    from extractor.render.formats import choose, dumps
+    from extractor.render.summary import validate_github, validate_summary
+
+    s = current()
+    form = choose(fmt, as_json, (F.table, F.json, F.jsonl, F.github))
+    summaries = []
     bad = 0
     for path in paths:
-        try:
-            report = api.validate(path)
-        except ExtractorError as exc:
-            fail(exc)
-        for problem in report.problems:
-            err.print(str(problem), highlight=False, markup=False, soft_wrap=True)
+        report = api.validate(path)
         bad += len(report.problems)
-        state = "ok" if not report.problems else f"{len(report.problems)} bad line(s)"
-        err.print(f"{path}: {report.good} record(s), {state}", highlight=False, markup=False, soft_wrap=True)
+        summary = validate_summary(path, report)
+        summaries.append(summary)
+        if form is F.table:
+            for problem in report.problems:
+                s.alert.print(str(problem), markup=False, soft_wrap=True)
+            state = "ok" if not report.problems else f"{len(report.problems)} bad line(s)"
+            s.say(f"{path}: {report.good} record(s), {state}")
+        elif form is F.jsonl:
+            sys.stdout.write(dumps(summary, compact=True))
+        elif form is F.github:
+            sys.stdout.write(validate_github(report))
+    if form is F.json:
+        sys.stdout.write(dumps(summaries[0] if len(summaries) == 1 else summaries))
     if bad:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_FINDINGS)
 
 
 @app.command()
 def schema(
-    out_path: Annotated[Path, typer.Option("--out", "-o", help="Where to write the JSON Schema.")] = Path(
-        "schemas/error-record.v2.schema.json"
-    ),
+    out_path: Annotated[
+        Path,
+        typer.Option("--out", "-o", metavar="FILE", help="Where to write the JSON Schema; - for stdout."),
+    ] = Path(SCHEMA_PATH),
     check: Annotated[
         bool, typer.Option("--check", help="Exit 1 if the file differs from the model instead of writing it.")
     ] = False,
@@ -156,17 +133,16 @@ def schema(
     """Write the JSON Schema of a dataset line, generated from the pydantic model."""
     from extractor import api
 
-    try:
-        if check:
-            if not api.schema_is_current(out_path):
-                err.print(f"{out_path}: out of date; run `sglang-errors schema`", highlight=False)
-                raise typer.Exit(1)
-            err.print(f"{out_path}: up to date", highlight=False)
-            return
-        api.write_schema(out_path)
-    except ExtractorError as exc:
-        fail(exc)
-    err.print(f"wrote {out_path}", highlight=False)
+    s = current()
+    if check:
+        if not api.schema_is_current(out_path):
+            s.alert.print(f"{out_path}: out of date; run `sglang-errors schema`", markup=False)
+            raise typer.Exit(EXIT_FINDINGS)
+        s.say(f"{out_path}: up to date")
+        return
+    api.write_schema(out_path)
+    if str(out_path) != "-":
+        s.say(f"wrote {out_path}")
 
 
 # -- diff command (issue 5) goes below this line --
@@ -174,20 +150,31 @@ def schema(
 
 @app.command()
 def diff(
-    old: Annotated[Path | None, typer.Argument(help="The older dataset (JSONL).", show_default=False)] = None,
-    new: Annotated[Path | None, typer.Argument(help="The newer dataset (JSONL).", show_default=False)] = None,
+    old: Annotated[
+        Path | None,
+        typer.Argument(metavar="OLD", help="The older dataset (JSONL; - for stdin).", show_default=False),
+    ] = None,
+    new: Annotated[
+        Path | None,
+        typer.Argument(metavar="NEW", help="The newer dataset (JSONL; - for stdin).", show_default=False),
+    ] = None,
     source: SourceOpt = None,
     from_ref: Annotated[
-        str | None, typer.Option("--from", help="Commit-ish of the older side; extracts both sides.")
+        str | None,
+        typer.Option("--from", metavar="COMMIT", help="Commit-ish of the older side; extracts both sides."),
     ] = None,
-    to_ref: Annotated[str | None, typer.Option("--to", help="Commit-ish of the newer side.")] = None,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="table, markdown or json.")] = "table",
+    to_ref: Annotated[
+        str | None, typer.Option("--to", metavar="COMMIT", help="Commit-ish of the newer side.")
+    ] = None,
+    fmt: Annotated[str | None, _format_opt(F.table, F.markdown, F.json, F.jsonl, F.github)] = None,
+    as_json: JsonOpt = False,
     out_path: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Write the output to this file instead of stdout.")
+        Path | None,
+        typer.Option("--out", "-o", metavar="FILE", help="Write the output to this file instead of stdout."),
     ] = None,
     include: IncludeOpt = None,
     exclude: ExcludeOpt = None,
-    repo: RepoOpt = DEFAULT_REPO,
+    repo: RepoOpt = None,
     jobs: JobsOpt = None,
     cache_dir: CacheDirOpt = None,
     no_cache: NoCacheOpt = False,
@@ -200,46 +187,36 @@ def diff(
 
     Exit status as diff(1): 0 no differences, 1 differences, 2 trouble.
     """
-    from extractor.datasets import diff as diffing
-    from extractor.records.jsonl import atomic_write_bytes
-    from extractor.render.diff import DiffFormat, render, render_table
+    from extractor import api
+    from extractor.render.diff import render, render_github, render_jsonl, render_table
+    from extractor.render.formats import choose
 
-    try:
-        if fmt.lower() not in DiffFormat.__members__:
-            raise ExtractorError("--format", f"expected table, markdown or json, got {fmt!r}")
-        form = DiffFormat(fmt.lower())
-        if old is not None and new is not None and from_ref is None and to_ref is None and source is None:
-            result = diffing.diff_files(old, new)
-        elif old is None and new is None and from_ref is not None and to_ref is not None:
-            result = diffing.diff_commits(
-                source or os.environ.get(SOURCE_ENV) or None,
-                from_ref,
-                to_ref,
-                include=include,
-                exclude=exclude,
-                repo=repo,
-                jobs=jobs,
-                cache_dir=cache_dir,
-                use_cache=not no_cache,
-                progress=err.is_terminal,
-            )
-        else:
-            raise ExtractorError(
-                "diff", "give two dataset files, or --from and --to (and optionally --source)"
-            )
-    except ExtractorError as exc:
-        fail(exc)
-    try:
-        if out_path is not None:
-            atomic_write_bytes(out_path, [render(result, form).encode()])
-        elif form is DiffFormat.table:
-            render_table(out, result)
-        else:
-            sys.stdout.write(render(result, form))
-            sys.stdout.flush()
-    except OSError as exc:
-        fail(ExtractorError(str(out_path or "stdout"), f"cannot write ({exc.strerror or exc})"))
-    raise typer.Exit(1 if result.has_differences else 0)
+    s = current()
+    form = choose(fmt, as_json, (F.table, F.markdown, F.json, F.jsonl, F.github))
+    if old is not None and new is not None and from_ref is None and to_ref is None and source is None:
+        result = api.diff_files(old, new)
+    elif old is None and new is None and from_ref is not None and to_ref is not None:
+        options = _options(source, None, include, exclude, repo, jobs, cache_dir, no_cache)
+        result = api.diff_commits(options, from_ref, to_ref, progress=s.interactive)
+    else:
+        raise ExtractorError("diff", "give two dataset files, or --from and --to (and optionally --source)")
+    if form is F.github:
+        text = render_github(result)
+    elif form is F.jsonl:
+        text = render_jsonl(result)
+    elif form is F.table and (out_path is None or str(out_path) == "-"):
+        render_table(s.out, result)
+        raise typer.Exit(EXIT_FINDINGS if result.has_differences else 0)
+    else:
+        from extractor.render.diff import DiffFormat
+
+        text = render(result, DiffFormat(form.value))
+    if out_path is not None:
+        api.write_bytes(out_path, [text.encode()])
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    raise typer.Exit(EXIT_FINDINGS if result.has_differences else 0)
 
 
 # -- nightly command (issue 6) goes below this line --
@@ -249,68 +226,52 @@ def diff(
 def nightly(
     out_dir: Annotated[
         Path,
-        typer.Option("--out-dir", help="Folder of datasets, changelogs, manifest.json.", show_default=False),
+        typer.Option(
+            "--out-dir",
+            metavar="DIR",
+            help="Folder of datasets, changelogs, manifest.json.",
+            show_default=False,
+        ),
     ],
     source: SourceOpt = None,
-    ref: Annotated[str, typer.Option("--ref", help="Branch, tag or commit-ish to analyse.")] = "main",
+    ref: Annotated[
+        str, typer.Option("--ref", metavar="COMMIT", help="Branch, tag or commit-ish to analyse.")
+    ] = "main",
     keep: Annotated[
-        int, typer.Option("--keep", min=1, help="Datasets kept in the folder, the new one included.")
+        int,
+        typer.Option("--keep", min=1, metavar="N", help="Datasets kept in the folder, the new one included."),
     ] = 7,
     include: IncludeOpt = None,
     exclude: ExcludeOpt = None,
-    repo: RepoOpt = DEFAULT_REPO,
+    repo: RepoOpt = None,
     jobs: JobsOpt = None,
     cache_dir: CacheDirOpt = None,
     no_cache: NoCacheOpt = False,
     wait: Annotated[
         bool, typer.Option("--wait", help="If another run holds the folder, wait for it instead of refusing.")
     ] = False,
+    fmt: Annotated[str | None, _format_opt(F.table, F.json)] = None,
+    as_json: JsonOpt = False,
 ) -> None:
-    """Regenerate the dataset of a ref into a folder: dataset, changelog, then manifest.json."""
-    from extractor.config import DEFAULT_SOURCE
-    from extractor.datasets.nightly import NightlyOptions, run_nightly
+    """Regenerate the dataset of a ref into a folder: dataset, changelog, then manifest.json.
 
-    def note(text: str) -> None:
-        err.print(text, highlight=False, markup=False, soft_wrap=True)
+    Exit 3 when another run holds the folder.
+    """
+    from extractor import api
+    from extractor.render.formats import choose, dumps
+    from extractor.render.summary import nightly_lines
 
-    try:
-        result = run_nightly(
-            NightlyOptions(
-                source=source or os.environ.get(SOURCE_ENV) or DEFAULT_SOURCE,
-                ref=ref,
-                out_dir=out_dir,
-                keep=keep,
-                cache_dir=cache_dir,
-                use_cache=not no_cache,
-                jobs=jobs,
-                wait=wait,
-                include=include,
-                exclude=exclude,
-                repo=repo,
-            ),
-            on_wait=note,
-        )
-    except ExtractorError as exc:
-        fail(exc)
-    m = result.manifest
-    files = m["files"]
-    note(f"{m['sha'][:12]} ({m['ref']}): {m['records']} record(s) -> {result.dataset_path}")
-    note(
-        f"files: {files['inScope']} in scope, {files['parsed']} parsed, {files['fromCache']} from cache, "
-        f"{files['failed']} failed; {m['extractSeconds']:.1f}s extracting, {m['totalSeconds']:.1f}s in all"
+    s = current()
+    form = choose(fmt, as_json, (F.table, F.json))
+    options = _options(source, None, include, exclude, repo, jobs, cache_dir, no_cache)
+    result = api.nightly(
+        options, ref=ref, out_dir=out_dir, keep=keep, wait=wait, progress=s.interactive, on_wait=s.say
     )
-    if result.republished:
-        note("dataset identical to the published one: republished with its changelog")
-    if result.changelog_markdown is not None:
-        since = m["previousSha"][:12]
-        note(f"changelog since {since}: {result.changelog_summary} -> {result.changelog_markdown}")
-    else:
-        note("no changelog (no earlier dataset to compare with)")
-    for text in result.notes:
-        note(f"note: {text}")
-    if result.pruned:
-        note(f"pruned {len(result.pruned)} old file(s)")
-    note(f"wrote {result.manifest_path}")
+    if form is F.json:
+        sys.stdout.write(dumps({**result.manifest, "published": not result.republished}))
+        return
+    for line in nightly_lines(result):
+        s.say(line)
 
 
 # -- match command (issue 8) goes below this line --
@@ -319,55 +280,133 @@ def nightly(
 @app.command()
 def match(
     text: Annotated[
-        str | None,
+        list[str] | None,
         typer.Argument(
-            help="Error message, `Class: message` line, traceback or log (default: stdin).",
+            help="Error message, `Class: message` line, traceback or log; `-` or nothing reads stdin. "
+            "Text that starts with `-` is text unless it is one of the options below (or put it after `--`).",
             show_default=False,
         ),
     ] = None,
     dataset: Annotated[
         Path | None,
         typer.Option(
-            "--dataset", "-d", help="Dataset to search (default: the newest *.jsonl under output/)."
+            "--dataset",
+            "-d",
+            help="Dataset file, or nightly folder (its current dataset and the older ones it keeps) "
+            "(default: output/, its newest dataset by analyzedAt).",
         ),
     ] = None,
     as_json: Annotated[
-        bool, typer.Option("--json", help='Print [{"score": s, "record": {...}}, ...] best first.')
+        bool,
+        typer.Option(
+            "--json",
+            help='Print [{"score": s, "record": {...}}, ...] best first; with several errors each row also '
+            'has "group" and "error"; with --explain, "why".',
+        ),
     ] = False,
-    top: Annotated[int, typer.Option("--top", "-n", min=1, help="How many matches to show.")] = 10,
+    top: Annotated[int, typer.Option("--top", "-n", min=1, help="How many matches to show per error.")] = 10,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Show how each candidate earned its score.")
+    ] = False,
 ) -> None:
     """Find the sites that raise a runtime error: from a message, a traceback or a server log."""
     import orjson
 
-    from extractor.config import DEFAULT_OUTPUT_DIR
-    from extractor.datasets.match import Matcher, matches_table, newest_dataset
+    from extractor import api
+    from extractor.datasets.match.render import json_rows, print_search
 
-    try:
-        if text is None and sys.stdin.isatty():
-            raise ExtractorError("input", "nothing to match: pass a message or pipe a traceback on stdin")
-        # Logs may hold stray bytes; a replacement character beats a crash.
-        query = text if text is not None else sys.stdin.buffer.read().decode("utf-8", "replace")
-        if not query.strip():
-            raise ExtractorError("input", "nothing to match: pass a message or pipe a traceback on stdin")
-        path = dataset if dataset is not None else newest_dataset(Path(DEFAULT_OUTPUT_DIR))
-        found = Matcher.from_path(path).match(query, top=top)
-    except ExtractorError as exc:
-        fail(exc)
+    s = current()
+    words = text or []
+    if (not words or words == ["-"]) and sys.stdin.isatty():
+        raise ExtractorError("input", "nothing to match: pass a message or pipe a traceback on stdin")
+    # Logs may hold stray bytes; a replacement character beats a crash.
+    query = (
+        " ".join(words) if words and words != ["-"] else sys.stdin.buffer.read().decode("utf-8", "replace")
+    )
+    if not query.strip():
+        raise ExtractorError("input", "nothing to match: pass a message or pipe a traceback on stdin")
+    result = api.match(dataset, query, top=top)
+    found = any(g.matches for g in result.groups)
     if as_json:
-        rows = [{"score": m.score, "record": m.record.model_dump(mode="json")} for m in found]
+        rows = json_rows(result, explain=explain)
         sys.stdout.write(orjson.dumps(rows, option=orjson.OPT_INDENT_2).decode() + "\n")
-    elif found:
+        print_search(s.note, result, tables=False, explain=False)
+    else:
         # A pipe gets a readable width rather than rich's 80-column default.
-        out.print(matches_table(found, title=f"matches in {path}"), width=None if out.is_terminal else 180)
+        print_search(s.out, result, tables=True, explain=explain, width=None if s.out.is_terminal else 180)
     if not found:
-        err.print(f"no match: no site in {path} fits this error", highlight=False, markup=False)
-        raise typer.Exit(1)
+        where = result.searched[0].path
+        s.alert.print(f"no match: no site in {where} fits this error", highlight=False, markup=False)
+        raise typer.Exit(EXIT_FINDINGS)
+
+
+_MATCH_OPTIONS = {"--dataset": 1, "-d": 1, "--top": 1, "-n": 1, "--json": 0, "--explain": 0, "--help": 0}
+
+
+def match_argv(argv: list[str]) -> list[str]:
+    """``match`` arguments with every text after ``--``: a message may start with ``-`` or ``--``.
+
+    Only the command's own options (exactly as spelled, or ``--opt=value``) stay options; any other
+    argument, ``-x must be >= 1`` included, is text, in the order given.
+    """
+    if not argv or argv[0] != "match":
+        return argv
+    options: list[str] = []
+    texts: list[str] = []
+    k = 1
+    while k < len(argv):
+        arg = argv[k]
+        k += 1
+        if arg == "--":
+            texts.extend(argv[k:])
+            break
+        name = arg.split("=", 1)[0] if arg.startswith("--") else arg
+        if name.startswith("-n") and name[2:].isdigit():
+            name = "-n="  # "-n5": the count attached
+        arity = 0 if name == "-n=" else _MATCH_OPTIONS.get(name)
+        if arity is None:
+            texts.append(arg)
+            continue
+        options.append(arg)
+        if arity and "=" not in arg and k < len(argv):
+            options.append(argv[k])
+            k += 1
+    return ["match", *options, "--", *texts] if texts else ["match", *options]
+
+
+@app.command()
+def site(
+    source: Annotated[
+        Path,
+        typer.Argument(
+            metavar="DATASET|NIGHTLY_DIR",
+            help="A dataset file, or a nightly folder (its manifest.json).",
+            show_default=False,
+        ),
+    ],
+    out_dir: Annotated[
+        Path,
+        typer.Option("--out", "-o", metavar="DIR", help="Folder to write the site into.", show_default=False),
+    ],
+    jobs: JobsOpt = None,
+) -> None:
+    """Write a static, browsable error catalogue: a page per error, flag, env var and kept version."""
+    from extractor import api
+
+    report = api.build_site(source, out_dir, jobs=jobs)
+    current().say(
+        f"wrote {report.out}: {report.pages} pages ({report.records} errors, {report.flags} flags, "
+        f"{report.envs} env vars, {report.versions} versions) in {report.seconds:.1f}s"
+    )
 
 
 def main() -> None:
     """Console-script entry point."""
     try:
-        app()
+        app(args=match_argv(sys.argv[1:]))
     except KeyboardInterrupt:
-        err.print("interrupted")
+        current().alert.print("interrupted", markup=False)
         sys.exit(130)
+
+
+import extractor.cli_dataset  # noqa: E402,F401  (registers show, stats, cache)

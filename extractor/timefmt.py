@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 
 from extractor.errors import ExtractorError
 
@@ -19,7 +20,16 @@ def build_time() -> datetime:
     raw = os.environ.get("SOURCE_DATE_EPOCH")
     if raw is None or raw.strip() == "":
         return datetime.now(UTC)
+    # Datasets carry milliseconds, so a fractional epoch (as a datasetVersion converts to) is
+    # accepted; Decimal keeps "…600.123" from becoming …600.122999 on the way.
     try:
-        return datetime.fromtimestamp(int(raw.strip()), UTC)
-    except (ValueError, OverflowError, OSError) as exc:
-        raise ExtractorError("SOURCE_DATE_EPOCH", f"not a Unix timestamp in seconds: {raw!r}") from exc
+        value = Decimal(raw.strip())
+        if not value.is_finite() or value < 0:
+            raise ValueError(raw)
+        whole = int(value)
+        micros = int((value - whole) * 1_000_000)
+        return datetime.fromtimestamp(whole, UTC) + timedelta(microseconds=micros)
+    except (ValueError, ArithmeticError, OverflowError, OSError) as exc:
+        raise ExtractorError(
+            "SOURCE_DATE_EPOCH", f"not a Unix timestamp in seconds (e.g. 1767225600 or 1767225600.5): {raw!r}"
+        ) from exc

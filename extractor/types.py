@@ -37,9 +37,16 @@ class Parsed:
 
     records: list[dict[str, Any]]
     sites: int
+    facts: str | None = None
+    """The file's contribution to the whole-target index (:mod:`extractor.reach`) as JSON text:
+    kept as one string inside the outcome so that a run which needs no new index (a warm run)
+    decodes it as cheaply as any string."""
 
     def to_plain(self) -> dict[str, Any]:
-        return {"status": "parsed", "records": self.records, "sites": self.sites}
+        plain = {"status": "parsed", "records": self.records, "sites": self.sites}
+        if self.facts is not None:
+            plain["facts"] = self.facts
+        return plain
 
 
 @dataclass(frozen=True)
@@ -78,7 +85,8 @@ def outcome_from_plain(plain: Any) -> FileOutcome:
             raise ValueError("parsed outcome without a list of records")
         if not isinstance(sites, int) or isinstance(sites, bool):
             raise ValueError("parsed outcome without a site count")
-        return Parsed(records, sites)
+        facts = plain.get("facts")
+        return Parsed(records, sites, facts if isinstance(facts, str) else None)
     if status in ("skipped", "failed"):
         reason, text = Reason(plain.get("code")), plain.get("reason")
         if not isinstance(text, str):

@@ -6,10 +6,11 @@ import ast
 from collections import Counter
 
 
-def census(tree: ast.Module) -> Counter[int]:
-    """Lines of every raise that makes an error and every assert with a message (a Counter: two
-    sites can share a line). A re-raise of the name an enclosing ``except ... as name`` bound is
-    not a new error and is left out."""
+def census(tree: ast.Module, *, bare: bool = True) -> Counter[int]:
+    """Lines of every raise that makes an error and every assert (a Counter: two sites can share a
+    line); without ``bare``, only the asserts with a message (the scorer's ``coverage``; ``bare`` is
+    its ``coverageAll``). A re-raise of the name an enclosing ``except ... as name`` bound is not a
+    new error and is left out."""
     bound: set[int] = set()
     for handler in ast.walk(tree):
         if isinstance(handler, ast.ExceptHandler) and handler.name:
@@ -19,6 +20,6 @@ def census(tree: ast.Module) -> Counter[int]:
     lines: Counter[int] = Counter()
     for n in ast.walk(tree):
         raises = isinstance(n, ast.Raise) and n.exc is not None and id(n) not in bound
-        if raises or (isinstance(n, ast.Assert) and n.msg is not None):
+        if raises or (isinstance(n, ast.Assert) and (bare or n.msg is not None)):
             lines[n.lineno] += 1
     return lines

@@ -11,6 +11,7 @@ import hashlib
 import re
 from pathlib import Path
 
+from extractor.records import message_pattern
 from extractor.records.jsonl import write_dataset
 from extractor.records.model import ErrorRecord
 
@@ -66,7 +67,7 @@ def make_record(
         slug=slug or slugify(message, "error"),
         errorCode=None,
         errorMessage=message,
-        messagePattern=re.escape(message),
+        messagePattern=message_pattern.escape(message),
         errorType="validation",
         errorClass=cls,
         httpStatus=None,

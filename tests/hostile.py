@@ -9,18 +9,18 @@ fuzzing behind an environment variable.
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
+from typing import Protocol
 
 from hypothesis import HealthCheck, settings
 
 from extractor.datasets.match import analyse_pattern
+from extractor.records import message_pattern
 
 ROOT = Path(__file__).resolve().parent.parent
 FUZZ = os.environ.get("SGLANG_ERRORS_FUZZ") == "1" or os.environ.get("HYPOTHESIS_PROFILE") == "long"
@@ -96,16 +96,21 @@ def _alarm(signum: int, frame: FrameType | None) -> None:
     raise _Overrun
 
 
-def bounded_fullmatch(rx: re.Pattern[str], text: str, seconds: float = MATCH_BUDGET_SECONDS) -> bool | None:
+class FullMatcher(Protocol):
+    def fullmatch(self, text: str, /) -> object: ...
+
+
+def bounded_fullmatch(rx: FullMatcher, text: str, seconds: float = MATCH_BUDGET_SECONDS) -> bool | None:
     """``rx.fullmatch(text)`` as a bool, or ``None`` if it ran longer than ``seconds``.
 
-    ``re`` checks for signals while it backtracks, so a timer interrupts a runaway match (the
-    test process must be the main thread, as pytest runs it).
+    ``rx`` is a compiled ``re`` pattern or the project's linear matcher; both let a signal in
+    while they run, so a timer interrupts a runaway match (the test process must be the main
+    thread, as pytest runs it).
     """
     previous = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-        return rx.fullmatch(text) is not None
+        return bool(rx.fullmatch(text))
     except _Overrun:
         return None
     finally:
@@ -114,8 +119,9 @@ def bounded_fullmatch(rx: re.Pattern[str], text: str, seconds: float = MATCH_BUD
 
 
 def overruns(pattern: str, extra: list[str] | None = None) -> Iterator[tuple[str, float]]:
-    """``(hostile text, seconds)`` for every hostile text on which ``pattern`` overruns the budget."""
-    rx = re.compile(pattern)
+    """``(hostile text, seconds)`` for every hostile text on which the project's matcher overruns
+    the budget with ``pattern`` (the matcher ``match`` and ``validate`` use)."""
+    rx = message_pattern.matcher_for(pattern)
     for text in [*generic_hostile(), *pattern_hostile(pattern), *(extra or [])]:
         start = time.perf_counter()
         if bounded_fullmatch(rx, text) is None:
@@ -123,25 +129,6 @@ def overruns(pattern: str, extra: list[str] | None = None) -> Iterator[tuple[str
 
 
 # --------------------------------------------------------------------------- the CLI
-
-
-def run_cli(
-    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """``python -m extractor <args>`` as a real subprocess with the repository on PYTHONPATH."""
-    full_env = dict(os.environ)
-    full_env["PYTHONPATH"] = str(ROOT)
-    full_env["NO_COLOR"] = "1"
-    full_env["COLUMNS"] = "200"
-    full_env.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "extractor", *args],
-        cwd=cwd or ROOT,
-        env=full_env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def assert_clean_failure(proc: subprocess.CompletedProcess[str], *expected: str) -> None:

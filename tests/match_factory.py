@@ -6,6 +6,7 @@ import hashlib
 import re
 from pathlib import Path
 
+from extractor.records import message_pattern
 from extractor.records.jsonl import write_dataset
 from extractor.records.model import ErrorRecord
 
@@ -16,7 +17,7 @@ VERSION = "2026-01-01T00:00:00.000Z"
 def template_pattern(template: str) -> str:
     """``"got {x} for {y}"`` -> a fullmatch regex whose placeholders match any text."""
     parts = re.split(r"\{[^{}]*\}", template)
-    return r"(?s:.*)".join(re.escape(p) for p in parts)
+    return message_pattern.WILDCARD.join(message_pattern.escape(p) for p in parts)
 
 
 def make_record(
@@ -28,12 +29,15 @@ def make_record(
     pattern: str | None = None,
     source_code: str | None = None,
     solution: str = "Fix the configuration.",
+    source_start: int | None = None,
+    documentation: str = "Raised when the check fails.",
+    sha: str = SHA,
 ) -> ErrorRecord:
     """One record at ``file_path:line`` raising ``error_class`` with a message ``template``."""
     digest = hashlib.sha256(f"{file_path}:{line}:{error_class}:{template}".encode()).hexdigest()[:16]
     code = source_code if source_code is not None else f"raise {error_class}(f{template!r})"
     n_lines = code.count("\n") + 1
-    start = line
+    start = line if source_start is None else source_start
     end = start + n_lines - 1
     slug = re.sub(r"[^a-z0-9]+", "-", template.lower()).strip("-")[:40].strip("-") or "error"
     return ErrorRecord(
@@ -52,8 +56,8 @@ def make_record(
         sourceCode=code,
         sourceCodeStart=start,
         sourceCodeEnd=end,
-        githubUrl=f"https://github.com/sgl-project/sglang/blob/{SHA}/{file_path}#L{start}-L{end}",
-        documentation="Raised when the check fails.",
+        githubUrl=f"https://github.com/sgl-project/sglang/blob/{sha}/{file_path}#L{start}-L{end}",
+        documentation=documentation,
         triggerScenarios="A bad launch option.",
         commonSituations="Copying flags between models.",
         solutions=[solution],
@@ -65,7 +69,7 @@ def make_record(
         preventionTips=[],
         tags=["test"],
         backgroundTag="invalid-value",
-        analyzedSha=SHA,
+        analyzedSha=sha,
         analyzedAt=VERSION,
         schemaVersion=2,
     )

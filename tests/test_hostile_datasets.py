@@ -19,8 +19,8 @@ from extractor import api
 from extractor.datasets.diff import diff_files
 from extractor.datasets.match import Matcher
 from extractor.errors import ExtractorError
-from tests.hostile import assert_clean_failure, run_cli
-from tests.test_models import LINE
+from tests.conftest import LINE, run_cli
+from tests.hostile import assert_clean_failure
 
 
 def line(**changes: object) -> bytes:
@@ -58,7 +58,7 @@ BAD: dict[str, tuple[bytes, int, str]] = {
     "bad-pattern": (
         line() + line(id=OTHER, messagePattern="(unclosed"),
         2,
-        "messagePattern does not compile",
+        "messagePattern is not a portable pattern",
     ),
     "window-mismatch": (line() + line(id=OTHER, sourceCodeEnd=99), 2, "source"),
     "binary": (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\n", 1, ""),

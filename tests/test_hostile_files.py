@@ -25,8 +25,8 @@ from extractor.engine.pipeline import analyse_file
 from extractor.prose.knowledge import Knowledge
 from extractor.reasons import Reason
 from extractor.types import Failed, Parsed
+from tests.conftest import run_cli
 from tests.gitrepos import Content, Symlink, make_repo
-from tests.hostile import run_cli
 
 PKG = "python/sglang/hostile"
 LINE_BREAK = re.compile(r"\r\n|\r|\n")

@@ -13,49 +13,7 @@ from pydantic import ValidationError
 
 from extractor import api
 from extractor.records.model import DatasetLine, ErrorRecord
-
-ROOT = Path(__file__).resolve().parents[1]
-SCHEMA = ROOT / "schemas" / "error-record.v2.schema.json"
-
-# A record shaped like the reference record (content written for the tests).
-LINE = {
-    "record": {
-        "id": "0123456789abcdef",
-        "repo": "sgl-project/sglang",
-        "slug": "widget-must-be-positive-012345",
-        "errorCode": None,
-        "errorMessage": "widget must be positive, got {n}",
-        "messagePattern": "widget must be positive, got (?s:.*)",
-        "errorType": "validation",
-        "errorClass": "ValueError",
-        "httpStatus": None,
-        "severity": "error",
-        "filePath": "python/sglang/srt/widget.py",
-        "lineNumber": 11,
-        "sourceCode": "    if n <= 0:\n        raise ValueError(f'widget must be positive, got {n}')",
-        "sourceCodeStart": 10,
-        "sourceCodeEnd": 11,
-        "githubUrl": "https://github.com/sgl-project/sglang/blob/"
-        + "a" * 40
-        + "/python/sglang/srt/widget.py#L10-L11",
-        "documentation": "In `Widget.make`, `n <= 0` raises.",
-        "triggerScenarios": "Passing a non-positive n.",
-        "commonSituations": "A zero default.",
-        "solutions": ["Pass n > 0"],
-        "exampleFix": "make(1)",
-        "handlingStrategy": "validation",
-        "validationCode": "n <= 0",
-        "typeGuard": None,
-        "tryCatchPattern": None,
-        "preventionTips": ["Check n first"],
-        "tags": ["widget"],
-        "backgroundTag": "invalid-value",
-        "analyzedSha": "a" * 40,
-        "analyzedAt": "2026-08-28T05:10:05.995Z",
-        "schemaVersion": 2,
-    },
-    "datasetVersion": "2026-08-28T06:17:29.519Z",
-}
+from tests.conftest import LINE, ROOT, SCHEMA
 
 
 def test_a_well_formed_line_validates() -> None:

@@ -6,7 +6,7 @@ codes, what the command prints) runs the CLI as a subprocess: ``python -m extrac
 Subprocesses import a snapshot of the package taken once per session, so the code fingerprint in
 the cache key cannot drift between two runs of one test while the checkout is being edited.
 
-Pauses at named points (see ``extractor.datasets.nightly._pause``) make "killed mid-way" and "two runs at
+Pauses at named points (see ``extractor.datasets.folder_lock.pause``) make "killed mid-way" and "two runs at
 once" deterministic: the run announces the point with a file and waits there until the test
 releases or kills it.
 """
@@ -29,6 +29,7 @@ import orjson
 import pytest
 
 from extractor import api
+from extractor.api import ExtractOptions
 from extractor.datasets.nightly import NightlyOptions, NightlyResult, run_nightly
 from extractor.errors import ExtractorError
 from tests.gitrepos import add_commit, make_repo
@@ -105,11 +106,13 @@ class Env:
 
     # -- in-process
 
-    def nightly(self, ref: str = "main", *, out: Path | None = None, **kw: Any) -> NightlyResult:
-        options = NightlyOptions(
-            source=str(self.source), ref=ref, out_dir=out or self.out, cache_dir=self.cache, jobs=1, **kw
+    def nightly(
+        self, ref: str = "main", *, out: Path | None = None, use_cache: bool = True, **kw: Any
+    ) -> NightlyResult:
+        extract = ExtractOptions.build(
+            source=str(self.source), cache_dir=self.cache, jobs=1, use_cache=use_cache
         )
-        return run_nightly(options)
+        return run_nightly(NightlyOptions(extract=extract, ref=ref, out_dir=out or self.out, **kw))
 
     # -- subprocess
 
@@ -471,7 +474,9 @@ def test_unknown_ref_is_a_clear_error(env: Env) -> None:
 
 def test_default_cache_dir_follows_xdg(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(env.tmp / "xdg"))
-    options = NightlyOptions(source=str(env.source), ref="main", out_dir=env.out, jobs=1)
+    options = NightlyOptions(
+        extract=ExtractOptions.build(source=str(env.source), jobs=1), ref="main", out_dir=env.out
+    )
     assert files(run_nightly(options).manifest) == (3, 3, 0, 0)
     assert len(list((env.tmp / "xdg" / "sglang-errors" / "results").rglob("*.bin"))) >= 3
     assert files(run_nightly(options).manifest) == (3, 0, 3, 0)
@@ -484,3 +489,53 @@ def test_output_folder_that_cannot_exist_is_a_clear_error(env: Env) -> None:
         env.nightly(out=blocker)
     with pytest.raises(ExtractorError, match="cannot create the output folder"):
         env.nightly(out=blocker / "sub")
+
+
+# -- hygiene: quiet nights, fractional epochs ---------------------------------------------------
+
+
+def test_rerun_at_another_time_with_nothing_changed_publishes_nothing_new(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env.nightly(keep=1)
+    env.commit({QUANT: CHANGED_QUANT}, "add a backend check")
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767312000")
+    changed = env.nightly(keep=1)
+    assert changed.changelog_markdown is not None
+    published = {
+        p.name: p.read_bytes() for p in env.out.iterdir() if p.name not in ("manifest.json", ".lock")
+    }
+    # A later night with nothing new upstream: only the time stamps would differ.
+    monkeypatch.delenv("SOURCE_DATE_EPOCH")
+    again = env.nightly(keep=1)
+    assert again.republished and again.pruned == []
+    assert {
+        p.name: p.read_bytes() for p in env.out.iterdir() if p.name not in ("manifest.json", ".lock")
+    } == published
+    m, before = again.manifest, changed.manifest
+    assert m["datasetFile"] == before["datasetFile"] and m["datasetVersion"] == before["datasetVersion"]
+    assert m["changelog"] == before["changelog"] and m["changelog"]["summary"]["added"] == 1
+    assert_published(env.out, m)
+
+
+def test_command_says_nothing_new_was_published(env: Env) -> None:
+    assert env.run("main").returncode == 0
+    later = {**env.environ(), "SOURCE_DATE_EPOCH": "1767312000.25"}
+    proc = subprocess.run(env.args("main"), env=later, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "nothing changed at" in proc.stderr and "nothing new written" in proc.stderr
+    as_json = subprocess.run(
+        env.args("main", "--format", "json"), env=later, capture_output=True, text=True, timeout=120
+    )
+    summary = orjson.loads(as_json.stdout)
+    assert summary["published"] is False and summary["datasetVersion"] == "2026-01-01T00:00:00.000Z"
+
+
+def test_fractional_source_date_epoch_gives_milliseconds(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600.250")
+    m = env.nightly().manifest
+    assert m["datasetVersion"] == "2026-01-01T00:00:00.250Z"
+    assert "-20260101T000000250Z.jsonl" in m["datasetFile"]
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "soon")
+    with pytest.raises(ExtractorError, match="SOURCE_DATE_EPOCH"):
+        env.nightly(out=env.tmp / "other")

@@ -157,7 +157,7 @@ def test_assemble_without_revalidation_builds_the_same_records(history: tuple[Pa
     with open_target(str(repo), shas[0]) as target:
         files = target.files(ExtractOptions.build().scope)
         knowledge = pipeline.load_knowledge(target)
-        payloads = dict(workers.analyse_all(target, files, 1, "o/r", knowledge, None, lambda: None))
+        payloads = dict(workers.analyse_all(target, files, 1, "o/r", knowledge, None, lambda key: None))
         sha = target.sha
     fast = pipeline.assemble(files, payloads, sha, "o/r", "2026-01-01T00:00:00.000Z", ExtractStats())
     slow = pipeline.assemble(

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import orjson
 
-from tests.test_extract import run_cli
-from tests.test_models import LINE
+from tests.conftest import LINE, invoke, run_cli
 
 
 def _line(**changes: object) -> bytes:
@@ -20,9 +19,9 @@ def _line(**changes: object) -> bytes:
 def test_good_file_passes(tmp_path: Path) -> None:
     path = tmp_path / "good.jsonl"
     path.write_bytes(_line() + _line(id="fedcba9876543210"))
-    proc = run_cli("validate", path)
-    assert proc.returncode == 0, proc.stderr
-    assert "2 record(s), ok" in proc.stderr
+    result = invoke("validate", path)
+    assert result.exit_code == 0, result.stderr
+    assert "2 record(s), ok" in result.stderr
 
 
 def test_each_bad_line_is_named(tmp_path: Path) -> None:
@@ -37,9 +36,9 @@ def test_each_bad_line_is_named(tmp_path: Path) -> None:
         + _line(id="3333333333333333", sourceCodeStart=9)
         + _line(id="4444444444444444")[:-40]  # truncated, no newline
     )
-    proc = run_cli("validate", path)
-    assert proc.returncode == 1
-    err = proc.stderr
+    result = invoke("validate", path)
+    assert result.exit_code == 1
+    err = result.stderr
     for number in (2, 3, 4, 5, 6, 7, 8):
         assert f"{path}:{number}:" in err, (number, err)
     assert f"{path}:1:" not in err

@@ -14,30 +14,25 @@ from typing import Any
 from extractor.analysis.conditions import guard_of
 from extractor.analysis.context import window_of
 from extractor.analysis.facts import Raised, Site
-from extractor.analysis.flow import GLOBAL_TEXT, MAY_HAVE, WALRUS_TEXT
 from extractor.analysis.http_status import error_response
 from extractor.analysis.messages.expressions import expr_parts
 from extractor.analysis.messages.patterns import make_message
 from extractor.analysis.parse import ParsedFile
-from extractor.analysis.resolver import Resolver
+from extractor.analysis.resolver import OtherModules, Resolver
 from extractor.analysis.sites import RawSite, error_response_call, find_sites
 
 
-def analyse(parsed: ParsedFile) -> list[Site]:
-    """Every site of a parsed file, resolved, in source order."""
+def analyse(parsed: ParsedFile, modules: OtherModules | None = None) -> list[Site]:
+    """Every site of a parsed file, resolved, in source order.
+
+    With ``modules``, classes and helpers the file imports from other modules of the target are
+    read from those modules; without, they resolve as classes from outside the target.
+    """
     raws = find_sites(parsed.tree)
     if not raws:
         return []  # no index of the file's scopes is needed
-    tokens = [
-        (var, var.set(any(text.search(line) for line in parsed.lines)))
-        for var, text in ((MAY_HAVE["walrus"], WALRUS_TEXT), (MAY_HAVE["global"], GLOBAL_TEXT))
-    ]
-    try:
-        resolver = Resolver(parsed)
-        return [site_of(resolver, raw) for raw in raws]
-    finally:
-        for var, token in tokens:
-            var.reset(token)
+    resolver = Resolver(parsed, modules)
+    return [site_of(resolver, raw) for raw in raws]
 
 
 def site_of(resolver: Resolver, raw: RawSite) -> Site:
@@ -45,16 +40,15 @@ def site_of(resolver: Resolver, raw: RawSite) -> Site:
     parsed = resolver.parsed
     ctx = resolver.context_at(raw.scope, raw.frames)
     node = raw.node
+    guard = guard_of(raw)
     response = error_response_call(node) if isinstance(node, ast.Return | ast.Expr) else None
     if isinstance(node, ast.Assert):
-        assert node.msg is not None
-        raised = Raised("AssertionError", make_message(expr_parts(node.msg, ctx)))
+        message = make_message(expr_parts(node.msg, ctx)) if node.msg is not None else None
+        raised = Raised("AssertionError", message)
     elif response is not None:
         raised = error_response(response, ctx)
     else:
-        assert isinstance(node, ast.Raise) and node.exc is not None
-        raised = resolver.raised(node.exc, raw.class_node, ctx)
-    guard = guard_of(raw)
+        raised = resolver.raised(raw, list(guard.atoms))
     start, end, comments = window_of(parsed, raw, guard.bindings)
     return Site(
         path=parsed.path,

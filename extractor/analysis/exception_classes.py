@@ -78,10 +78,10 @@ def from_class(
                 ictx = resolver.callee_context(init, stmt, bound)
                 bound[f"self.{target.attr}"] = (stmt.value, ictx)
                 continue
-        found = _super_init(stmt)
+        found = _super_init(stmt) if super_call is None else None
         if found is not None:
+            # Attributes set after the super call count too (a ``__str__`` may print them).
             super_call, super_stmt = found, stmt
-            break
     status = class_status
     for name in STATUS_NAMES:
         for key in (name, f"self.{name}"):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
-from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 from extractor.analysis.conditions import terminates
@@ -25,14 +25,29 @@ UNKNOWN: Any = object()
 Value = tuple[ast.expr, ast.stmt]
 State = list[Any]  # of Value or UNKNOWN; [] is "not bound yet"
 
-# Whether the file being analysed may hold a construct that only a walk of every expression finds
-# (its text is checked once; a caller that does not go through analyse() keeps the full walks).
-WALRUS_TEXT = re.compile(r":=")
-GLOBAL_TEXT = re.compile(r"\bglobal\b")  # a continuation line may follow the keyword
-MAY_HAVE: dict[str, ContextVar[bool]] = {
-    "walrus": ContextVar("may_have_walrus", default=True),
-    "global": ContextVar("may_have_global", default=True),
-}
+# Whether a file may hold a construct that only a walk of every expression finds: its text is
+# checked once, and files without a ":=" (or a ``global``) skip those walks.
+_WALRUS_TEXT = re.compile(r":=")
+_GLOBAL_TEXT = re.compile(r"\bglobal\b")  # a continuation line may follow the keyword
+
+
+@dataclass(frozen=True)
+class TextHints:
+    """What a file's text rules out: a walrus anywhere, a ``global`` statement anywhere."""
+
+    walrus: bool = True
+    global_: bool = True
+
+    @classmethod
+    def of(cls, lines: list[str]) -> TextHints:
+        return cls(
+            walrus=any(_WALRUS_TEXT.search(line) for line in lines),
+            global_=any(_GLOBAL_TEXT.search(line) for line in lines),
+        )
+
+
+FULL_WALKS = TextHints()
+"""No construct ruled out: every walk is made."""
 
 
 def target_names(target: ast.expr) -> Iterator[str]:
@@ -45,7 +60,7 @@ def target_names(target: ast.expr) -> Iterator[str]:
         yield from target_names(target.value)
 
 
-def direct_binds(stmt: ast.stmt) -> set[str]:
+def direct_binds(stmt: ast.stmt, hints: TextHints = FULL_WALKS) -> set[str]:
     """Names ``stmt`` itself binds (not counting the statements nested in its blocks)."""
     names: set[str] = set()
     if isinstance(stmt, ast.Assign):
@@ -76,7 +91,7 @@ def direct_binds(stmt: ast.stmt) -> set[str]:
                     names.add(node.rest)
     # A walrus binds in the enclosing scope, even inside a comprehension. Finding one means walking
     # every expression, so it is skipped in files whose text has no ":=" at all.
-    for child in header_expressions(stmt) if MAY_HAVE["walrus"].get() else ():
+    for child in header_expressions(stmt) if hints.walrus else ():
         for node in ast.walk(child):
             if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
                 names.add(node.target.id)
@@ -86,8 +101,11 @@ def direct_binds(stmt: ast.stmt) -> set[str]:
 class ScopeFlow:
     """Follows what a name holds along the statements that run before a point of one scope."""
 
-    def __init__(self, scope: ScopeNode, enclosing_locals: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self, scope: ScopeNode, enclosing_locals: frozenset[str] = frozenset(), hints: TextHints = FULL_WALKS
+    ) -> None:
         self.scope = scope
+        self.hints = hints
         self.params: set[str] = set()
         if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
             a = scope.args
@@ -110,7 +128,7 @@ class ScopeFlow:
     def _index(self, block: list[ast.stmt]) -> frozenset[str]:
         names: set[str] = set()
         for stmt in block:
-            direct = frozenset(direct_binds(stmt))
+            direct = frozenset(direct_binds(stmt, self.hints))
             self._direct[id(stmt)] = direct
             own = set(direct)
             if not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):

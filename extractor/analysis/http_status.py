@@ -13,6 +13,7 @@ from http import HTTPStatus
 from extractor.analysis.facts import Message, Raised
 from extractor.analysis.messages.expressions import MessageContext, expr_parts
 from extractor.analysis.messages.patterns import make_message
+from extractor.records.message_pattern import DIGIT
 
 _STATUS_ATTR = re.compile(r"HTTP_(\d{3})(?:_|$)")
 HTTP_CLASSES = ("HTTPException", "StarletteHTTPException")
@@ -111,5 +112,5 @@ def http_message(call: ast.Call, ctx: MessageContext, status: int | None) -> Mes
         return None
     msg = make_message(expr_parts(detail, ctx))
     # str() of Starlette's HTTPException is "<status>: <detail>"; a response body carries the detail alone.
-    prefix = f"(?:{status}: )?" if status is not None else "(?:\\d{3}: )?"
+    prefix = f"(?:{status}: |)" if status is not None else f"(?:{DIGIT * 3}: |)"
     return Message(template=msg.template, pattern=prefix + msg.pattern, parts=msg.parts)

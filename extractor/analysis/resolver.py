@@ -17,23 +17,27 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
 
 from extractor.analysis import exception_classes
-from extractor.analysis.facts import Raised
-from extractor.analysis.flow import MAY_HAVE, UNKNOWN, ScopeFlow, State, Value, direct_binds
+from extractor.analysis.facts import GuardAtom, Raised
+from extractor.analysis.flow import FULL_WALKS, UNKNOWN, ScopeFlow, State, TextHints, Value, direct_binds
 from extractor.analysis.http_status import HTTP_CLASSES, code_of, http_message, status_of
+from extractor.analysis.imports import TargetFiles, imports_of, module_paths
 from extractor.analysis.messages.exception_str import message_from_args
 from extractor.analysis.messages.expressions import MessageContext
 from extractor.analysis.messages.parts import Choice
 from extractor.analysis.messages.patterns import make_message
-from extractor.analysis.parse import ParsedFile
-from extractor.analysis.sites import Frame, ScopeNode
+from extractor.analysis.parse import ParsedFile, parse_source
+from extractor.analysis.raised_names import called_class, name_raised
+from extractor.analysis.sites import Frame, RawSite, ScopeNode
 from extractor.analysis.walk import FunctionNode, own_returns, own_statements
 
 _MESSAGE_KWARGS = ("message", "msg", "detail", "reason", "description")
 _EXCEPTION_NAME = re.compile(r"(Error|Exception|Exit|Interrupt|Warning|Failure|Timeout)$")
 MAX_DEPTH = 4
+_MAX_HOPS = 3  # re-exports followed from module to module
 
 
 @dataclass
@@ -45,7 +49,7 @@ class ModuleIndex:
     constants: dict[str, ast.expr] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, module: ast.Module) -> ModuleIndex:
+    def of(cls, module: ast.Module, hints: TextHints = FULL_WALKS) -> ModuleIndex:
         index = cls()
         for stmt in module.body:
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -61,9 +65,9 @@ class ModuleIndex:
         # declares it ``global``) holds no one sure value.
         counts: dict[str, int] = {}
         for stmt in own_statements(module.body):
-            for name in direct_binds(stmt):
+            for name in direct_binds(stmt, hints):
                 counts[name] = counts.get(name, 0) + 1
-        for node in ast.walk(module) if MAY_HAVE["global"].get() else ():
+        for node in ast.walk(module) if hints.global_ else ():
             if isinstance(node, ast.Global):
                 for name in node.names:
                     counts[name] = counts.get(name, 0) + 2
@@ -80,9 +84,12 @@ def _is_static(func: FunctionNode) -> bool:
 class Resolver:
     """Resolves what the raise statements of one parsed file raise, and what their names hold."""
 
-    def __init__(self, parsed: ParsedFile) -> None:
+    def __init__(self, parsed: ParsedFile, modules: OtherModules | None = None) -> None:
         self.parsed = parsed
-        self.index = ModuleIndex.of(parsed.tree)
+        self.modules = modules
+        self.imports = imports_of(parsed.tree) if modules is not None else {}
+        self.hints = TextHints.of(parsed.lines)
+        self.index = ModuleIndex.of(parsed.tree, self.hints)
         self._flows: dict[int, ScopeFlow] = {}
         self._enclosing: dict[int, frozenset[str]] = {}
         self._index_scopes(parsed.tree.body, frozenset())
@@ -96,7 +103,7 @@ class Resolver:
         for stmt in own_statements(body):
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
                 self._enclosing[id(stmt)] = outer
-                inner = outer | {n for s in own_statements(stmt.body) for n in direct_binds(s)}
+                inner = outer | {n for s in own_statements(stmt.body) for n in direct_binds(s, self.hints)}
                 a = stmt.args
                 inner |= {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
                 self._index_scopes(stmt.body, inner)
@@ -106,7 +113,7 @@ class Resolver:
     def flow(self, scope: ScopeNode) -> ScopeFlow:
         found = self._flows.get(id(scope))
         if found is None:
-            found = ScopeFlow(scope, self._enclosing.get(id(scope), frozenset()))
+            found = ScopeFlow(scope, self._enclosing.get(id(scope), frozenset()), self.hints)
             self._flows[id(scope)] = found
         return found
 
@@ -155,19 +162,27 @@ class Resolver:
 
     # -- what a raise raises ----------------------------------------------------------------
 
-    def raised(self, exc: ast.expr, class_node: ast.ClassDef | None, ctx: MessageContext) -> Raised:
-        if isinstance(exc, ast.Name):
-            resolved = ctx.resolve(exc.id)
-            if resolved is not None:
-                value, vctx = resolved
-                if isinstance(value, ast.Call) and self._class_like(value.func, vctx, class_node):
-                    return self._call(value, vctx, class_node, 0)
-            return Raised(exc.id)
+    def raised(self, raw: RawSite, atoms: list[GuardAtom]) -> Raised:
+        """What the ``raise`` statement of ``raw`` raises (``atoms``: its guard)."""
+        assert isinstance(raw.node, ast.Raise) and raw.node.exc is not None
+        exc = raw.node.exc
+        ctx = self.context_at(raw.scope, raw.frames)
         if isinstance(exc, ast.Call):
-            return self._call(exc, ctx, class_node, 0)
+            made = self.from_call(exc, ctx, raw.class_node, 0)
+            func = exc.func
+            if (
+                isinstance(func, ast.Name)
+                and made.error_class == func.id
+                and self.flow(raw.scope).is_local(func.id)
+            ):
+                # ``raise exc_type(msg)`` with a class nobody can tell: never the variable's name.
+                return replace(made, error_class=called_class(self, func, raw))
+            return made
+        if isinstance(exc, ast.Name | ast.Attribute):
+            return name_raised(self, exc, raw, atoms)
         return Raised(ctx.src(exc))
 
-    def _class_like(
+    def class_like(
         self, func: ast.expr, ctx: MessageContext, class_node: ast.ClassDef | None, strict: bool = True
     ) -> bool:
         """Whether calling ``func`` builds an exception (``strict``: its name says so)."""
@@ -176,6 +191,10 @@ class Resolver:
         text = self._class_text(func, ctx)
         if text in self.index.classes:
             return True
+        if self.modules is not None and (text[:1].isupper() or "." in text or text in self.imports):
+            found = self.foreign(text)
+            if found is not None:
+                return True
         last = text.rsplit(".", 1)[-1]
         if not last[:1].isupper():
             return False
@@ -189,12 +208,12 @@ class Resolver:
                 return resolved[1].src(resolved[0])
         return ctx.src(func)
 
-    def _call(
+    def from_call(
         self, call: ast.Call, ctx: MessageContext, class_node: ast.ClassDef | None, depth: int
     ) -> Raised:
         helper = self._helper(call.func, class_node)
         if helper is not None and depth < MAX_DEPTH:
-            built = self._from_helper(helper, call, ctx, class_node, depth)
+            built = self.from_helper(helper, call, ctx, class_node, depth)
             if built is not None:
                 return built
         cls_name = self._class_text(call.func, ctx)
@@ -203,7 +222,60 @@ class Resolver:
             made = exception_classes.from_class(self, custom, cls_name, call, ctx, depth)
             if made is not None:
                 return made
+        elif helper is None and depth < MAX_DEPTH:
+            # A class or a helper another module of the target defines, read from its own tree.
+            found = self.foreign(cls_name)
+            if found is not None:
+                other, node = found
+                if isinstance(node, ast.ClassDef):
+                    made = exception_classes.from_class(other, node, cls_name, call, ctx, depth)
+                else:
+                    made = other.from_helper(node, call, ctx, None, depth)
+                if made is not None:
+                    return made
         return self.builtin(cls_name, call, ctx)
+
+    # -- other modules ---------------------------------------------------------------------
+
+    def foreign(self, text: str, hops: int = 0) -> tuple[Resolver, ast.ClassDef | FunctionNode] | None:
+        """The class or function ``text`` (``Name`` or ``module.Name``) names in another module."""
+        if self.modules is None or hops > _MAX_HOPS:
+            return None
+        head, _, attr = text.rpartition(".")
+        if head:
+            module = self._module_named(head)
+            return module.definition(attr, hops + 1) if module is not None else None
+        imported = self.imports.get(text)
+        if imported is None or imported.name is None:
+            return None
+        module = self.modules.resolver_for(module_paths(self.parsed.path, imported.module, imported.level))
+        return module.definition(imported.name, hops + 1) if module is not None else None
+
+    def definition(self, name: str, hops: int) -> tuple[Resolver, ast.ClassDef | FunctionNode] | None:
+        """The module-level class or function ``name`` of this module, or the one it imports."""
+        node: ast.ClassDef | FunctionNode | None = self.index.classes.get(name) or self.index.functions.get(
+            name
+        )
+        if node is not None:
+            return self, node
+        return self.foreign(name, hops)
+
+    def _module_named(self, dotted: str) -> Resolver | None:
+        """The module an attribute chain's head names: ``errors`` of ``import a.errors as errors``,
+        ``from a import errors`` or ``import a.errors`` (written ``a.errors``)."""
+        assert self.modules is not None
+        first, _, rest = dotted.partition(".")
+        imported = self.imports.get(first)
+        if imported is None:
+            return None
+        if imported.name is None:
+            module = f"{imported.module}.{rest}" if rest else imported.module
+            return self.modules.resolver_for(module_paths(self.parsed.path, module, imported.level))
+        if rest:
+            return None
+        # ``from a import errors``: a submodule of ``a`` (a name ``a`` defines is no module).
+        inner = f"{imported.module}.{imported.name}" if imported.module else imported.name
+        return self.modules.resolver_for(module_paths(self.parsed.path, inner, imported.level))
 
     def builtin(self, cls_name: str, call: ast.Call, ctx: MessageContext) -> Raised:
         status = status_of(call, ctx)
@@ -274,7 +346,7 @@ class Resolver:
         base = self.context_at(func, self.flow(func).frames_to(stmt))
         return MessageContext(self.parsed, base.lookup, base.choices, dict(bound))
 
-    def _from_helper(
+    def from_helper(
         self,
         helper: FunctionNode,
         call: ast.Call,
@@ -298,11 +370,11 @@ class Resolver:
                     return None
                 value, rctx = resolved
             # Whatever a raised helper returns is an exception: any class-shaped name will do.
-            if not isinstance(value, ast.Call) or not self._class_like(
+            if not isinstance(value, ast.Call) or not self.class_like(
                 value.func, rctx, class_node, strict=False
             ):
                 return None
-            results.append(self._call(value, rctx, class_node, depth + 1))
+            results.append(self.from_call(value, rctx, class_node, depth + 1))
         if len({r.error_class for r in results}) != 1:
             return None
         first = results[0]
@@ -314,3 +386,32 @@ class Resolver:
         statuses = {r.status for r in results}
         status = first.status if len(statuses) == 1 else None
         return Raised(first.error_class, message, status, first.code or code_of(call))
+
+
+_KEPT_MODULES = 128
+
+
+class OtherModules:
+    """Resolvers of the target's other files, read through ``files`` and kept by path and blob."""
+
+    def __init__(self, files: TargetFiles) -> None:
+        self.files = files
+        self._kept: OrderedDict[tuple[str, str], Resolver | None] = OrderedDict()
+
+    def resolver_for(self, paths: list[str]) -> Resolver | None:
+        """The resolver of the first of ``paths`` that exists (``None``: none does, or it does not parse)."""
+        for path in paths:
+            blob = self.files.blob_of(path)
+            if blob is None:
+                continue
+            key = (path, blob)
+            if key in self._kept:
+                self._kept.move_to_end(key)
+                return self._kept[key]
+            parsed = parse_source(path, self.files.read_blob(blob))
+            found = Resolver(parsed, self) if isinstance(parsed, ParsedFile) else None
+            self._kept[key] = found
+            if len(self._kept) > _KEPT_MODULES:
+                self._kept.popitem(last=False)
+            return found
+        return None

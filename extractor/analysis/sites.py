@@ -5,8 +5,9 @@ scope's body down to the site (:class:`Frame`), which is all the guard analysis 
 branches and ``except`` handlers it sits in, and the statements that run before it in each block.
 
 Which sites make a record follows the census our labels use: every ``raise`` with an exception,
-except the re-raise of the name an enclosing ``except ... as name`` bound; every ``assert`` that has
-a message. Beyond the census, an error the server *returns* instead of raising is a site too:
+except the re-raise of the name an enclosing ``except ... as name`` bound; every ``assert``, with or
+without a message (a bare ``assert`` fails with an empty message: what the user sees is the asserted
+test in the traceback). Beyond the census, an error the server *returns* instead of raising is a site too:
 ``return self.create_error_response(msg, ...)`` (and the streaming form, returned or yielded), since
 that is the error an API client sees.
 """
@@ -104,8 +105,7 @@ class SiteFinder:
                     continue
                 self.sites.append(RawSite(stmt, here, qualname, scope, class_name, class_node, handlers))
             elif isinstance(stmt, ast.Assert):
-                if stmt.msg is not None:
-                    self.sites.append(RawSite(stmt, here, qualname, scope, class_name, class_node, handlers))
+                self.sites.append(RawSite(stmt, here, qualname, scope, class_name, class_node, handlers))
             elif isinstance(stmt, ast.Return | ast.Expr):
                 if error_response_call(stmt) is not None:
                     self.sites.append(RawSite(stmt, here, qualname, scope, class_name, class_node, handlers))

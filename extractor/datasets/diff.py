@@ -39,11 +39,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from extractor.errors import ExtractorError
 from extractor.records.jsonl import load_records, sort_key
 from extractor.records.model import ErrorRecord
+
+if TYPE_CHECKING:
+    from extractor.api import ExtractOptions, ExtractResult
 
 __all__ = [
     "CONTENT_FIELDS",
@@ -491,47 +494,30 @@ def diff_files(old_path: Path, new_path: Path) -> DiffResult:
 
 
 def diff_commits(
-    source: str | None,
+    options: ExtractOptions,
     from_ref: str,
     to_ref: str,
     *,
-    include: list[str] | None = None,
-    exclude: list[str] | None = None,
-    repo: str | None = None,
-    jobs: int | None = None,
-    cache_dir: Path | None = None,
-    use_cache: bool = True,
-    progress: bool = False,
+    extract: Callable[[ExtractOptions], ExtractResult],
 ) -> DiffResult:
-    """Extract the target at both commits (reusing cached per-file results) and diff them.
+    """Extract the target at both commits (``options`` with each side's sha) and diff them.
 
     Both commit-ishes are resolved before anything is extracted, so a typo fails at once.
     Renames come from git (``changed_paths`` between the two resolved shas), so a renamed file's
     records pair with their old selves; records of files git reports unchanged pair by id
     without comparing their prose (``trust_unchanged_files``).
     """
-    from extractor import api
+    import dataclasses
+
     from extractor.source.git import open_target
 
-    def options(sha: str) -> api.ExtractOptions:
-        return api.ExtractOptions.build(
-            source=source,
-            sha=sha,
-            include=include,
-            exclude=exclude,
-            repo=repo,
-            jobs=jobs,
-            cache_dir=cache_dir,
-            use_cache=use_cache,
-        )
-
-    where = options(from_ref).source
+    where, cache_dir = options.source, options.cache_dir
     with open_target(where, from_ref, cache_dir=cache_dir) as old_target:
         with open_target(where, to_ref, cache_dir=cache_dir) as new_target:
             old_sha, new_sha = old_target.sha, new_target.sha
         renames = old_target.changed_paths(new_sha)
-    old = api.extract(options(old_sha), progress=progress)
-    new = api.extract(options(new_sha), progress=progress)
+    old = extract(dataclasses.replace(options, sha=old_sha, pinned=False))
+    new = extract(dataclasses.replace(options, sha=new_sha, pinned=False))
     return diff_records(
         old.records,
         new.records,

@@ -14,27 +14,28 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import fcntl
-import functools
 import hashlib
-import os
 import re
-import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from extractor import __version__
+from extractor.datasets.folder_lock import locked, pause
+from extractor.datasets.publishing import compact, fresh_names, same_bytes, write_public, write_validated
 from extractor.engine.cache import default_cache_dir
 from extractor.errors import ExtractorError
 from extractor.records.jsonl import dumps_line, read_dataset, sort_key
-from extractor.records.model import SCHEMA_VERSION, ErrorRecord
+from extractor.records.model import SCHEMA_VERSION, ErrorRecord, schema_bytes
 from extractor.timefmt import iso_millis
+
+if TYPE_CHECKING:
+    from extractor.api import ExtractOptions, ExtractResult
 
 __all__ = [
     "MANIFEST_NAME",
@@ -45,7 +46,6 @@ __all__ = [
 ]
 
 MANIFEST_NAME = "manifest.json"
-LOCK_NAME = ".lock"
 MANIFEST_VERSION = 1
 DEFAULT_KEEP = 7
 # Result namespaces of older extractors are dropped from the cache once unused this long.
@@ -60,31 +60,17 @@ _CHANGELOG_RE = re.compile(
 _TEMP_RE = re.compile(r"^\.+(sglang-errors-|manifest\.json\.).*\.tmp$")
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 
-# Test hook: SGLANG_ERRORS_TEST_PAUSE_AT names a point (or several, comma-separated) and
-# SGLANG_ERRORS_TEST_PAUSE_DIR a folder; on reaching the point the run creates
-# "<dir>/<point>.reached" and waits for "<dir>/<point>.release", so a test can kill it (or start
-# a rival run) at an exact moment instead of guessing with sleeps.
-PAUSE_AT_ENV = "SGLANG_ERRORS_TEST_PAUSE_AT"
-PAUSE_DIR_ENV = "SGLANG_ERRORS_TEST_PAUSE_DIR"
-PAUSE_POINTS = ("locked", "extracted", "before-manifest", "before-prune")
-_PAUSE_LIMIT_SECONDS = 120.0
-
 
 @dataclass(frozen=True)
 class NightlyOptions:
-    """One nightly run. ``include``/``exclude``/``repo`` are as for ``extract``."""
+    """One nightly run: the extraction options (built once; their sha is replaced by the
+    resolved ``ref``) and what to do with the folder."""
 
-    source: str
+    extract: ExtractOptions
     ref: str
     out_dir: Path
     keep: int = DEFAULT_KEEP
-    cache_dir: Path | None = None
-    use_cache: bool = True
-    jobs: int | None = None
     wait: bool = False
-    include: list[str] | None = None
-    exclude: list[str] | None = None
-    repo: str | None = None
 
 
 @dataclass
@@ -98,12 +84,17 @@ class NightlyResult:
     changelog_json: Path | None
     changelog_summary: str | None
     republished: bool = False
-    """The run reproduced the published dataset byte for byte; it and its changelog were kept."""
+    """Nothing changed at the published sha: its dataset and changelog were kept, nothing new written."""
     pruned: list[Path] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
 
-def run_nightly(options: NightlyOptions, *, on_wait: Callable[[str], None] | None = None) -> NightlyResult:
+def run_nightly(
+    options: NightlyOptions,
+    *,
+    extract: Callable[[ExtractOptions], ExtractResult] | None = None,
+    on_wait: Callable[[str], None] | None = None,
+) -> NightlyResult:
     """Resolve, extract, validate, write dataset + changelog, replace the manifest, prune.
 
     Raises :class:`ExtractorError` when another run holds the folder (unless ``options.wait``),
@@ -112,9 +103,15 @@ def run_nightly(options: NightlyOptions, *, on_wait: Callable[[str], None] | Non
     """
     if options.keep < 1:
         raise ExtractorError("--keep", f"must be at least 1, got {options.keep}")
-    if options.cache_dir is None:
+    if options.extract.cache_dir is None:
         # One default for the clone (source), the results (pipeline) and pruning (here).
-        options = dataclasses.replace(options, cache_dir=default_cache_dir())
+        options = dataclasses.replace(
+            options, extract=dataclasses.replace(options.extract, cache_dir=default_cache_dir())
+        )
+    if extract is None:
+        from extractor.engine.pipeline import run_extraction
+
+        extract = run_extraction
     folder = options.out_dir
     if folder.exists() and not folder.is_dir():
         raise ExtractorError(str(folder), "not a directory")
@@ -123,42 +120,37 @@ def run_nightly(options: NightlyOptions, *, on_wait: Callable[[str], None] | Non
     except OSError as exc:
         raise ExtractorError(str(folder), f"cannot create the output folder ({exc.strerror or exc})") from exc
     started = time.monotonic()
-    with _locked(folder, wait=options.wait, on_wait=on_wait):
-        _pause("locked")
+    with locked(folder, wait=options.wait, on_wait=on_wait):
+        pause("locked")
         _remove_stale_temps(folder)
         previous = read_manifest(folder)
-        return _publish(options, folder, previous, started)
+        return _publish(options, folder, previous, started, extract)
 
 
 def _publish(
-    options: NightlyOptions, folder: Path, previous: dict[str, Any] | None, started: float
+    options: NightlyOptions,
+    folder: Path,
+    previous: dict[str, Any] | None,
+    started: float,
+    extract: Callable[[ExtractOptions], ExtractResult],
 ) -> NightlyResult:
-    from extractor import api
     from extractor.source.git import open_target
 
     notes: list[str] = []
-    with open_target(options.source, options.ref, cache_dir=options.cache_dir) as target:
+    base = options.extract
+    with open_target(base.source, options.ref, cache_dir=base.cache_dir) as target:
         sha = target.sha
-    extract_options = api.ExtractOptions.build(
-        source=options.source,
-        sha=sha,
-        include=options.include,
-        exclude=options.exclude,
-        repo=options.repo,
-        jobs=options.jobs,
-        cache_dir=options.cache_dir,
-        use_cache=options.use_cache,
-    )
-    result = api.extract(extract_options)
+    extract_options = dataclasses.replace(base, sha=sha, pinned=False)
+    result = extract(extract_options)
     if result.sha != sha:
         raise ExtractorError(options.ref, f"extraction ran at {result.sha}, expected {sha}")
-    _pause("extracted")
+    pause("extracted")
 
     records = sorted(result.records, key=sort_key)
     data = b"".join(dumps_line(r, result.dataset_version) for r in records)
     protected = _named_files(previous)
-    stem = f"sglang-errors-{sha[:12]}-{_compact(result.dataset_version)}"
-    [dataset_name] = _fresh_names(folder, stem, [(".jsonl", data)], protected)
+    stem = f"sglang-errors-{sha[:12]}-{compact(result.dataset_version)}"
+    [dataset_name] = fresh_names(folder, stem, [(".jsonl", data)], protected)
     dataset_path = folder / dataset_name
     # The same sha giving the very bytes already published (a rerun with nothing new upstream):
     # republish that dataset with its changelog and baseline, rather than replacing the last
@@ -167,10 +159,18 @@ def _publish(
         previous is not None
         and previous["sha"] == sha
         and previous["datasetFile"] == dataset_name
-        and _same_bytes(dataset_path, data)
+        and same_bytes(dataset_path, data)
     )
+    if not republished and previous is not None and previous["sha"] == sha:
+        # Without a fixed SOURCE_DATE_EPOCH a rerun differs from the published dataset only in its
+        # time stamps: that is nothing new either, so the published dataset stays as it is.
+        kept = _unchanged_dataset(folder / previous["datasetFile"], records)
+        if kept is not None:
+            republished, data, dataset_name = True, kept, previous["datasetFile"]
+            dataset_path = folder / dataset_name
+            result = dataclasses.replace(result, dataset_version=previous["datasetVersion"])
     if not republished:
-        _write_validated(dataset_path, data, len(records))
+        write_validated(dataset_path, data, len(records))
 
     changelog: dict[str, Any] | None = None
     md_path = json_path = None
@@ -190,11 +190,11 @@ def _publish(
         if old is not None:
             renames = _renames(options, previous["sha"], sha, notes)
             md, js, summary, summary_text = _changelog(old, records, renames, previous["sha"], sha)
-            base = dataset_name.removesuffix(".jsonl") + ".changelog"
-            md_name, json_name = _fresh_names(folder, base, [(".md", md), (".json", js)], protected)
+            log_stem = dataset_name.removesuffix(".jsonl") + ".changelog"
+            md_name, json_name = fresh_names(folder, log_stem, [(".md", md), (".json", js)], protected)
             md_path, json_path = folder / md_name, folder / json_name
-            _write_public(md_path, md)
-            _write_public(json_path, js)
+            write_public(md_path, md)
+            write_public(json_path, js)
             changelog = {"markdown": md_name, "json": json_name, "summary": summary}
 
     stats = result.stats
@@ -214,7 +214,7 @@ def _publish(
         "toolVersion": __version__,
         "codeFingerprint": _code_fingerprint(),
         "schemaVersion": SCHEMA_VERSION,
-        "schemaHash": hashlib.sha256(api.schema_bytes()).hexdigest(),
+        "schemaHash": hashlib.sha256(schema_bytes()).hexdigest(),
         "sha": sha,
         "ref": options.ref,
         "repo": extract_options.scope.repo,
@@ -242,12 +242,12 @@ def _publish(
         "generatedAt": iso_millis(datetime.now(UTC)),
     }
     manifest_path = folder / MANIFEST_NAME
-    _pause("before-manifest")
-    _write_public(manifest_path, _dump_json(manifest))
-    _pause("before-prune")
+    pause("before-manifest")
+    write_public(manifest_path, _dump_json(manifest))
+    pause("before-prune")
     pruned = _prune(folder, manifest)
-    if options.use_cache:
-        _prune_cache(options.cache_dir)
+    if base.use_cache:
+        _prune_cache(base.cache_dir)
     return NightlyResult(
         manifest=manifest,
         manifest_path=manifest_path,
@@ -259,63 +259,6 @@ def _publish(
         pruned=pruned,
         notes=notes,
     )
-
-
-# -- the lock ---------------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def _locked(folder: Path, *, wait: bool, on_wait: Callable[[str], None] | None) -> Iterator[None]:
-    path = folder / LOCK_NAME
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as exc:
-        raise ExtractorError(str(path), f"cannot open lock file ({exc.strerror or exc})") from exc
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = _lock_holder(fd)
-            if not wait:
-                raise ExtractorError(
-                    str(folder),
-                    f"another nightly run{holder} is writing here (lock {path}); "
-                    "try again later, or pass --wait to wait for it",
-                    exit_code=3,
-                ) from None
-            if on_wait is not None:
-                on_wait(f"waiting for the nightly run{holder} that holds {path}")
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        # The pid is informational (for the message above); the flock itself is the lock, and
-        # the file is never deleted, since unlinking a locked file would let two runs in.
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        yield
-    finally:
-        os.close(fd)
-
-
-def _lock_holder(fd: int) -> str:
-    try:
-        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-    except OSError:
-        return ""
-    return f" (pid {text})" if text.isdigit() else ""
-
-
-# -- test pauses ------------------------------------------------------------------------------
-
-
-def _pause(point: str) -> None:
-    wanted = os.environ.get(PAUSE_AT_ENV, "")
-    if not wanted or point not in wanted.split(","):
-        return
-    folder = Path(os.environ.get(PAUSE_DIR_ENV) or ".")
-    (folder / f"{point}.reached").write_text(f"{os.getpid()}\n")
-    release = folder / f"{point}.release"
-    deadline = time.monotonic() + _PAUSE_LIMIT_SECONDS
-    while not release.exists() and time.monotonic() < deadline:
-        time.sleep(0.02)
 
 
 # -- the manifest -----------------------------------------------------------------------------
@@ -386,116 +329,19 @@ def _dump_json(obj: object) -> bytes:
     return orjson.dumps(obj, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
 
 
-# -- writing ----------------------------------------------------------------------------------
-
-
-def _compact(dataset_version: str) -> str:
-    """``2026-08-28T06:17:29.519Z`` -> ``20260828T061729519Z``, safe in a file name."""
-    return re.sub(r"[^0-9TZ]", "", dataset_version)
-
-
-def _fresh_names(folder: Path, stem: str, parts: list[tuple[str, bytes]], protected: set[str]) -> list[str]:
-    """``stem + ext`` for each part, unless the previous manifest names such a file with other bytes.
-
-    Same sha and datasetVersion normally mean the same bytes, and rewriting identical bytes is
-    harmless; if they differ (a changed extractor under a fixed SOURCE_DATE_EPOCH), every part
-    gets one content-hash suffix so the old files stay exactly as the manifest promised.
-    """
-    names = [stem + ext for ext, _ in parts]
-    for name, (_, data) in zip(names, parts, strict=True):
-        path = folder / name
-        if name in protected and path.exists() and not _same_bytes(path, data):
-            digest = hashlib.sha256(b"".join(data for _, data in parts)).hexdigest()[:8]
-            return [f"{stem}-{digest}{ext}" for ext, _ in parts]
-    return names
-
-
-def _same_bytes(path: Path, data: bytes) -> bool:
+def _unchanged_dataset(path: Path, records: list[ErrorRecord]) -> bytes | None:
+    """The published dataset's bytes when its records equal ``records`` but for ``analyzedAt``."""
     try:
-        return path.stat().st_size == len(data) and path.read_bytes() == data
+        data = path.read_bytes()
     except OSError:
-        return False
-
-
-@functools.cache
-def _file_mode() -> int:
-    # mkstemp creates 0600 files; published files get the usual 0666 & ~umask, so a web server
-    # or another user can read the folder. Read the umask once (setting it is process-wide).
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
-def _stage(path: Path, data: bytes) -> Path:
-    """``data`` in a synced temp file beside ``path`` (a name the next run sweeps if we die)."""
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as exc:
-        raise _write_error(path, exc) from exc
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            os.fchmod(fh.fileno(), _file_mode())
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-    except BaseException as exc:
-        Path(tmp).unlink(missing_ok=True)
-        if isinstance(exc, OSError):
-            raise _write_error(path, exc) from exc
-        raise
-    return Path(tmp)
-
-
-def _write_error(path: Path, exc: OSError) -> ExtractorError:
-    return ExtractorError(
-        str(path), f"cannot write ({exc.strerror or exc}); the published files are unchanged"
-    )
-
-
-def _install(tmp: Path, path: Path) -> None:
-    try:
-        os.replace(tmp, path)
-    except BaseException as exc:
-        tmp.unlink(missing_ok=True)
-        if isinstance(exc, OSError):
-            raise _write_error(path, exc) from exc
-        raise
-    # The rename is durable only once the folder entry is on disk.
-    with contextlib.suppress(OSError):
-        fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def _write_public(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically: readers see the old file or the new, never a part."""
-    _install(_stage(path, data), path)
-
-
-def _write_validated(path: Path, data: bytes, expected: int) -> None:
-    """Stage the dataset, validate the staged file, and only then give it its final name."""
-    from extractor import api
-
-    staging = _stage(path, data)
-    try:
-        report = api.validate(staging)
-        if report.problems:
-            first = report.problems[0]
-            more = f" (and {len(report.problems) - 1} more problems)" if len(report.problems) > 1 else ""
-            raise ExtractorError(
-                f"{path.name}:{first.line}",
-                f"new dataset does not validate: {first.what}{more}; nothing was published",
-            )
-        if report.good != expected:
-            raise ExtractorError(
-                path.name, f"validated {report.good} records but extracted {expected}; nothing was published"
-            )
-    except BaseException:
-        staging.unlink(missing_ok=True)
-        raise
-    _install(staging, path)
+        return None
+    published = read_dataset(path)
+    if published.problems or len(published.lines) != len(records):
+        return None
+    for line, record in zip(published.lines, records, strict=True):
+        if line.record.model_copy(update={"analyzedAt": record.analyzedAt}) != record:
+            return None
+    return data
 
 
 def _read_previous_dataset(path: Path, notes: list[str]) -> list[ErrorRecord] | None:
@@ -517,7 +363,7 @@ def _renames(options: NightlyOptions, old_sha: str, new_sha: str, notes: list[st
     from extractor.source.git import open_target
 
     try:
-        with open_target(options.source, old_sha, cache_dir=options.cache_dir) as old:
+        with open_target(options.extract.source, old_sha, cache_dir=options.extract.cache_dir) as old:
             return old.changed_paths(new_sha)
     except ExtractorError as exc:
         # e.g. the previous sha vanished in a force-push: the changelog still pairs by content.

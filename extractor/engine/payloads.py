@@ -15,6 +15,8 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+import orjson
+
 from extractor.analysis.context import permalink
 from extractor.reasons import Reason
 from extractor.records.model import SCHEMA_VERSION, ErrorRecord
@@ -22,6 +24,7 @@ from extractor.types import Failed, FileOutcome, Parsed
 
 if TYPE_CHECKING:
     from extractor.analysis.facts import Site
+    from extractor.analysis.resolver import OtherModules
     from extractor.prose.knowledge import Knowledge
 
 Partial = dict[str, Any]
@@ -36,22 +39,30 @@ _PROBE_TIME = "2000-01-01T00:00:00.000Z"
 _TOO_DEEP = "nesting too deep to analyse"
 
 
-def analyse_file(path: str, data: bytes, repo: str, knowledge: Knowledge) -> FileOutcome:
-    """One file's records without the commit-dependent fields; never raises."""
+def analyse_file(
+    path: str, data: bytes, repo: str, knowledge: Knowledge, modules: OtherModules | None = None
+) -> FileOutcome:
+    """One file's records without the commit-dependent fields; never raises.
+
+    ``modules`` gives the other files of the target, where imported exception classes and helpers
+    are read from.
+    """
     try:
-        return _analyse_file(path, data, repo, knowledge, deep=False)
+        return _analyse_file(path, data, repo, knowledge, modules, deep=False)
     except RecursionError:
         pass
     # Code nested deeper than the recursion limit allows the parser's tree building or our walkers
     # (a 1,000-branch elif chain, a long attribute chain in an f-string) is still code: do the same
     # work again on a stack made for it rather than lose the file's sites.
     try:
-        return _on_deep_stack(lambda: _analyse_file(path, data, repo, knowledge, deep=True))
+        return _on_deep_stack(lambda: _analyse_file(path, data, repo, knowledge, modules, deep=True))
     except RecursionError:
         return Failed(Reason.TOO_DEEP, _TOO_DEEP)
 
 
-def _analyse_file(path: str, data: bytes, repo: str, knowledge: Knowledge, *, deep: bool) -> FileOutcome:
+def _analyse_file(
+    path: str, data: bytes, repo: str, knowledge: Knowledge, modules: OtherModules | None, *, deep: bool
+) -> FileOutcome:
     """:func:`analyse_file`, except that running out of recursion raises (unless ``deep``)."""
     # Imported here: a warm run (everything cached) never needs the parser stack (libcst...).
     from extractor.analysis.analyse import analyse
@@ -64,16 +75,27 @@ def _analyse_file(path: str, data: bytes, repo: str, knowledge: Knowledge, *, de
             raise RecursionError(parsed.reason)
         return Failed(parsed.code, parsed.reason)
     try:
-        sites = analyse(parsed)
+        sites = analyse(parsed, modules)
         constants = module_constants(parsed.tree) if sites else {}
         records = _records(sites, repo, knowledge, constants)
+        facts = _facts_text(path, parsed.tree)
     except RecursionError:
         if not deep:
             raise
         return Failed(Reason.TOO_DEEP, _TOO_DEEP)
     except Exception as exc:  # one odd file must never stop a run
         return Failed(Reason.ANALYSIS_ERROR, f"analysis error: {type(exc).__name__}: {exc}")
-    return Parsed(_utf8_safe(records), len(sites))
+    return Parsed(_utf8_safe(records), len(sites), facts)
+
+
+def _facts_text(path: str, tree: Any) -> str | None:
+    """The file's reach facts as JSON text; None when they cannot be written (the records stay)."""
+    from extractor.reach.file_index import file_facts
+
+    try:
+        return orjson.dumps(_utf8_safe(file_facts(path, tree).to_plain())).decode()
+    except (TypeError, ValueError):
+        return None
 
 
 # Deep enough for any tree CPython's parser builds (its own stack stops it at 6,000 levels), with

@@ -25,13 +25,16 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from extractor.config import Scope
+from extractor.engine.commit_files import commit_files
 from extractor.engine.knowledge_store import knowledge_cache, load_knowledge
 from extractor.engine.payloads import analyse_file, check_outcome, record_fields, why_invalid
+from extractor.engine.reach_store import run_reach
 from extractor.engine.reads import ReadsCheck, split_entry
 from extractor.engine.workers import MIN_PARALLEL, Workers, analyse_all, feed, file_key
 from extractor.prose.knowledge import Knowledge
@@ -58,7 +61,8 @@ __all__ = [
 
 # 2: entries hold the knowledge answers before the payload and are keyed by blob and path.
 # 3: outcomes carry a reason code.
-PAYLOAD_VERSION = 3
+# 4: parsed outcomes carry the file's reach facts.
+PAYLOAD_VERSION = 4
 
 
 def namespace(options_scope: Scope) -> str:
@@ -81,13 +85,14 @@ def run_extraction(options: RunOptions, *, progress: bool = False) -> ExtractRes
     cache_dir = options.cache_dir or default_cache_dir()
     with open_target(options.source, options.sha, cache_dir=cache_dir) as target:
         files = target.files(options.scope)
+        modules = commit_files(target)
         cache = ResultCache(cache_dir, namespace(options.scope)) if options.use_cache else None
         # A file with no cache entry at all is analysed whatever the knowledge says: when there
         # are enough of them for a pool, the workers start on them while the knowledge is built.
         absent = [f for f in files if cache is None or not os.path.exists(cache.path_for(file_key(f)))]
         workers = None
         if options.jobs > 1 and len(absent) >= MIN_PARALLEL:
-            workers = Workers(options.jobs, options.scope.repo, cache)
+            workers = Workers(options.jobs, options.scope.repo, cache, modules)
         finished = False
         try:
             early = feed(target, absent)
@@ -97,7 +102,7 @@ def run_extraction(options: RunOptions, *, progress: bool = False) -> ExtractRes
             if workers is not None:
                 workers.publish(knowledge)
                 workers.submit(early)  # the rest, before this process reads the cache entries
-            check = ReadsCheck(knowledge)
+            check = ReadsCheck(knowledge, modules.blobs)
             payloads: dict[str, bytes] = {}
             stale: list[TargetFile] = []  # entries whose knowledge answers no longer hold
             absent_keys = {file_key(f) for f in absent}
@@ -112,13 +117,20 @@ def run_extraction(options: RunOptions, *, progress: bool = False) -> ExtractRes
                 else:
                     stale.append(f)
             todo_count = len(absent) + len(stale)
-            with _progress(progress, todo_count) as tick:
+            with _progress(progress, absent + stale) as tick:
                 if workers is not None:
                     workers.submit(feed(target, stale))
                     results = workers.results(tick)
                 else:
                     results = analyse_all(
-                        target, absent + stale, options.jobs, options.scope.repo, knowledge, cache, tick
+                        target,
+                        absent + stale,
+                        options.jobs,
+                        options.scope.repo,
+                        knowledge,
+                        cache,
+                        tick,
+                        modules,
                     )
                 for key, payload in results:
                     payloads[key] = payload
@@ -126,10 +138,20 @@ def run_extraction(options: RunOptions, *, progress: bool = False) -> ExtractRes
         finally:
             if workers is not None:
                 workers.close(cancel=not finished)
+            modules.close()
         stats = ExtractStats(
             files_in_scope=len(files), files_parsed=todo_count, files_from_cache=len(files) - todo_count
         )
-        records = assemble(files, payloads, target.sha, options.scope.repo, iso_millis(moment), stats)
+        records = assemble(
+            files,
+            payloads,
+            target.sha,
+            options.scope.repo,
+            iso_millis(moment),
+            stats,
+            knowledge=knowledge,
+            cache_dir=cache_dir if options.use_cache else None,
+        )
         for path, reason, why in target.skipped(options.scope):
             stats.failures.append(FileFailure(path, f"skipped: {why}", reason))
         stats.failures.sort(key=lambda f: f.path)
@@ -146,6 +168,8 @@ def assemble(
     stats: ExtractStats,
     *,
     revalidate: bool = False,
+    knowledge: Knowledge | None = None,
+    cache_dir: Path | None = None,
 ) -> list[ErrorRecord]:
     """Records from per-file outcomes (orjson bytes keyed by :func:`file_key`), with the commit fields, sorted.
 
@@ -157,14 +181,19 @@ def assemble(
 
     records: list[ErrorRecord] = []
     probe = True
-    for f in files:
-        outcome = outcome_from_plain(orjson.loads(payloads[file_key(f)]))
+    outcomes = [(f, outcome_from_plain(orjson.loads(payloads[file_key(f)]))) for f in files]
+    # Reach is global (an edit to one file changes the reach of others): it is computed here, from
+    # every file's cached facts, and never stored in a file's payload.
+    reach = run_reach(outcomes, knowledge, cache_dir) if knowledge is not None else None
+    for f, outcome in outcomes:
         if not isinstance(outcome, Parsed):
             stats.failures.append(FileFailure(f.path, outcome.text, outcome.reason))
             continue
         built: list[ErrorRecord] = []
         try:
             for partial in outcome.records:
+                if reach is not None:
+                    partial = reach.apply(f.path, partial)
                 fields = record_fields(partial, f.path, repo, sha, analyzed_at)
                 if probe or revalidate:
                     built.append(ErrorRecord.model_validate(fields))
@@ -184,26 +213,41 @@ def assemble(
 
 
 class _progress:
-    """A rich progress bar on stderr when asked (a terminal), else nothing."""
+    """A rich progress bar on stderr when asked (a terminal), else nothing.
 
-    def __init__(self, enabled: bool, total: int) -> None:
-        self.enabled = enabled and total > 0
-        self.total = total
+    The bar and its ETA advance by bytes, not files: a few giant files take most of a run, so a
+    file count alone predicted minutes for a run of seconds. The text still counts files.
+    """
+
+    def __init__(self, enabled: bool, todo: list[TargetFile]) -> None:
+        self.enabled = enabled and bool(todo)
+        self.sizes = {file_key(f): max(f.size, 1) for f in todo}
+        self.total = len(self.sizes)
         self._bar: Any = None
         self._task: Any = None
 
-    def __enter__(self) -> Callable[[], None]:
+    def __enter__(self) -> Callable[[str], None]:
         if not self.enabled:
-            return lambda: None
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+            return lambda key: None
+        from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
         self._bar = Progress(
-            TextColumn("analysing"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), transient=True
+            TextColumn("analysing"),
+            BarColumn(),
+            TextColumn("{task.fields[done]}/{task.fields[files]} files"),
+            TimeRemainingColumn(),
+            transient=True,
         )
         self._bar.start()
-        self._task = self._bar.add_task("files", total=self.total)
-        bar, task = self._bar, self._task
-        return lambda: bar.advance(task)
+        self._task = self._bar.add_task("files", total=sum(self.sizes.values()), done=0, files=self.total)
+        bar, task, sizes = self._bar, self._task, self.sizes
+        done = [0]
+
+        def tick(key: str) -> None:
+            done[0] += 1
+            bar.update(task, advance=sizes.get(key, 1), done=done[0])
+
+        return tick
 
     def __exit__(self, *exc: object) -> None:
         if self._bar is not None:

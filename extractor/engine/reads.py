@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
+from extractor.engine.commit_files import READ_KIND
 from extractor.prose.knowledge import Knowledge
 
 if TYPE_CHECKING:
@@ -132,7 +133,9 @@ class RecordingKnowledge:
             return orjson.dumps([["*", "", "", self._k().fingerprint()]])
 
 
-def _answer(knowledge: Knowledge, kind: str, path: str, key: str) -> Any:
+def _answer(knowledge: Knowledge, kind: str, path: str, key: str, blobs: Mapping[str, str]) -> Any:
+    if kind == READ_KIND:
+        return blobs.get(path)
     if kind == "n":
         return knowledge.namespace_of(path)
     if kind == "c":
@@ -152,8 +155,9 @@ def _answer(knowledge: Knowledge, kind: str, path: str, key: str) -> Any:
 class ReadsCheck:
     """Whether recorded answers still hold for this run's knowledge (answers memoised per run)."""
 
-    def __init__(self, knowledge: Knowledge) -> None:
+    def __init__(self, knowledge: Knowledge, blobs: Mapping[str, str] | None = None) -> None:
         self._knowledge = knowledge
+        self._blobs: Mapping[str, str] = blobs or {}
         self._memo: dict[tuple[str, str, str], Any] = {}
 
     def holds(self, encoded: bytes) -> bool:
@@ -163,7 +167,7 @@ class ReadsCheck:
                 memo_key = (kind, path, key)
                 now = self._memo.get(memo_key, _MISSING)
                 if now is _MISSING:
-                    now = self._memo[memo_key] = _answer(self._knowledge, kind, path, key)
+                    now = self._memo[memo_key] = _answer(self._knowledge, kind, path, key, self._blobs)
                 if now != answer:
                     return False
         except (orjson.JSONDecodeError, TypeError, ValueError):

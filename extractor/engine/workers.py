@@ -15,6 +15,7 @@ import hashlib
 import os
 import pickle
 import shutil
+import signal
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -33,6 +34,7 @@ from extractor.types import Failed
 
 if TYPE_CHECKING:
     from extractor.engine.cache import ResultCache
+    from extractor.engine.commit_files import CommitFiles
     from extractor.source.git import Target, TargetFile
 
 # Files handed to a worker at once: few enough to balance the load at the end of a run (files
@@ -50,15 +52,27 @@ class _NoKnowledge(BaseException):  # a BaseException: analyse_file must not cat
 
 
 def _init_worker(
-    repo: str, knowledge: Knowledge | Callable[[], Knowledge], cache: ResultCache | None
+    repo: str,
+    knowledge: Knowledge | Callable[[], Knowledge],
+    cache: ResultCache | None,
+    files: CommitFiles | None = None,
 ) -> None:
+    from extractor.analysis.resolver import OtherModules
+
     _worker_state["repo"] = repo
     _worker_state["knowledge"] = knowledge
     _worker_state["cache"] = cache
+    _worker_state["files"] = files
+    _worker_state["modules"] = OtherModules(files) if files is not None else None
 
 
-def _init_forked(repo: str, cache: ResultCache | None, ready: Any, path: str) -> None:
+def _init_forked(
+    repo: str, cache: ResultCache | None, ready: Any, path: str, files: CommitFiles | None
+) -> None:
     """A pool worker: imports the analysis code; the knowledge is read when a file first needs it."""
+    # Ctrl-C reaches the whole foreground process group: the parent stops the pool and says so
+    # once; a worker's own KeyboardInterrupt traceback would only scribble over the terminal.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     known: list[Knowledge] = []
 
     def knowledge() -> Knowledge:
@@ -72,7 +86,7 @@ def _init_forked(repo: str, cache: ResultCache | None, ready: Any, path: str) ->
                 raise _NoKnowledge from None
         return known[0]
 
-    _init_worker(repo, knowledge, cache)
+    _init_worker(repo, knowledge, cache, files)
     import extractor.analysis.analyse
     import extractor.prose.enrich  # noqa: F401
 
@@ -84,7 +98,15 @@ def _init_forked(repo: str, cache: ResultCache | None, ready: Any, path: str) ->
 def _work_one(key: str, path: str, data: bytes) -> tuple[str, bytes]:
     repo: str = _worker_state["repo"]
     recorder = RecordingKnowledge(_worker_state["knowledge"])
-    outcome = check_outcome(analyse_file(path, data, repo, cast(Knowledge, recorder)), path, repo)
+    files: CommitFiles | None = _worker_state.get("files")
+    if files is not None:
+        files.reads = recorder.reads  # the other modules this file reads are part of its answers
+    try:
+        outcome = analyse_file(path, data, repo, cast(Knowledge, recorder), _worker_state.get("modules"))
+    finally:
+        if files is not None:
+            files.reads = None
+    outcome = check_outcome(outcome, path, repo)
     try:
         raw = orjson.dumps(outcome.to_plain())
     except orjson.JSONEncodeError as exc:  # e.g. a lone surrogate from a "\ud800" literal
@@ -120,7 +142,9 @@ class Workers:
     the knowledge; they wait for it only when a file's prose needs it (:meth:`publish`).
     """
 
-    def __init__(self, jobs: int, repo: str, cache: ResultCache | None) -> None:
+    def __init__(
+        self, jobs: int, repo: str, cache: ResultCache | None, files: CommitFiles | None = None
+    ) -> None:
         ctx = get_context("fork") if hasattr(os, "fork") else get_context("spawn")
         self._folder = tempfile.mkdtemp(prefix="sglang-errors-knowledge-")
         self._path = os.path.join(self._folder, "knowledge.pickle")
@@ -130,7 +154,7 @@ class Workers:
             max_workers=jobs,
             mp_context=ctx,
             initializer=_init_forked,
-            initargs=(repo, cache, self._ready, self._path),
+            initargs=(repo, cache, self._ready, self._path, files),
         )
         # Fork now (submit forks every worker when the start method is fork), before any git
         # reader process or thread exists. Frozen objects are never scanned by the workers'
@@ -159,7 +183,7 @@ class Workers:
             os.replace(tmp, self._path)
         self._ready.set()
 
-    def results(self, tick: Callable[[], None]) -> Iterator[tuple[str, bytes]]:
+    def results(self, tick: Callable[[str], None]) -> Iterator[tuple[str, bytes]]:
         """Every submitted file's ``(key, payload)`` as batches finish."""
         try:
             while self._pending:
@@ -167,7 +191,7 @@ class Workers:
                 for fut in finished:
                     for result in fut.result():
                         yield result
-                        tick()
+                        tick(result[0])
         except BrokenProcessPool as exc:
             raise ExtractorError(
                 "--jobs", f"a worker process died ({exc}); try fewer jobs or more memory"
@@ -200,21 +224,22 @@ def analyse_all(
     repo: str,
     knowledge: Knowledge,
     cache: ResultCache | None,
-    tick: Callable[[], None],
+    tick: Callable[[str], None],
+    files: CommitFiles | None = None,
 ) -> Iterator[tuple[str, bytes]]:
     """``(file key, payload)`` for each file, in ``jobs`` worker processes when that pays, else
     here; the order is not fixed."""
     if jobs <= 1 or len(todo) < MIN_PARALLEL:
-        _init_worker(repo, knowledge, cache)
+        _init_worker(repo, knowledge, cache, files)
         gc.freeze()  # as in a worker (see _init_forked)
         try:
             for key, path, data in feed(target, todo):
                 yield _work_one(key, path, data)
-                tick()
+                tick(key)
         finally:
             gc.unfreeze()
         return
-    workers = Workers(jobs, repo, cache)
+    workers = Workers(jobs, repo, cache, files)
     finished = False
     try:
         workers.publish(knowledge)

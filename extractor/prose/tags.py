@@ -11,6 +11,7 @@ from extractor.prose.commands import call_of
 from extractor.prose.constraints import AtomView
 from extractor.prose.reads import Reads
 from extractor.prose.wording import kebab, short_path
+from extractor.records.message_pattern import WILDCARD
 
 # Feature words, matched as substrings of the site's text with every run of non-alphanumerics
 # turned into one space (so ``mm_`` reads `` mm `` and a leading/trailing space marks a word
@@ -130,7 +131,7 @@ def _isinstance_arg(types: list[str]) -> str:
 def try_catch_pattern(site: Site) -> str:
     if site.kind == "response":
         # A returned error response reaches the client as an HTTP error body, not an exception.
-        pattern = site.message.pattern if site.message is not None and site.message.pattern else "(?s:.*)"
+        pattern = site.message.pattern if site.message is not None and site.message.pattern else WILDCARD
         return "\n".join(
             [
                 "import re\n",

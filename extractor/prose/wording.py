@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Sequence
 
@@ -90,6 +91,16 @@ def _message_words(site: Site) -> str:
     return f'with "{t}"'
 
 
+def _bare_assert_sentence(site: Site) -> str:
+    # A bare assert prints nothing after "AssertionError": the asserted test is all the user sees.
+    test = next((a.test for a in site.guard.atoms if a.kind == "assert" and a.test is not None), None)
+    shown = ast.unparse(test) if test is not None else site.statement.removeprefix("assert ")
+    return (
+        f"Python prints no message: the traceback ends in `assert {shown}`, "
+        f"which means the asserted condition `{shown}` was false."
+    )
+
+
 _MAX_DOC_ATOMS = 40
 
 
@@ -136,6 +147,8 @@ def documentation_of(
         what += f" {_message_words(site)}"
     cond = _condition_sentence(deciding) if deciding or not gates else "on this code path"
     out = [f"{_scope_words(site)}, line {site.line} {what} {cond}."]
+    if site.kind == "assert" and (site.message is None or not site.message.template):
+        out.append(_bare_assert_sentence(site))
     plain_gates = [v for v in gates if v.atom.kind != "except"]
     if plain_gates:
         words = "; ".join(

@@ -168,3 +168,62 @@ def render(result: DiffResult, fmt: DiffFormat, *, width: int = 160) -> str:
     buffer = io.StringIO()
     render_table(Console(file=buffer, width=width, color_system=None, force_terminal=False), result)
     return buffer.getvalue()
+
+
+def render_jsonl(result: DiffResult) -> str:
+    """One JSON object per difference: ``{"change": "added"|"removed"|"changed", ...}``."""
+    lines = []
+    for record in result.added:
+        lines.append({"change": "added", "record": record.model_dump(mode="json")})
+    for record in result.removed:
+        lines.append({"change": "removed", "record": record.model_dump(mode="json")})
+    for change in result.changed:
+        lines.append(
+            {
+                "change": "changed",
+                "fields": list(change.fields),
+                "old": change.old.model_dump(mode="json"),
+                "record": change.new.model_dump(mode="json"),
+            }
+        )
+    return "".join(orjson.dumps(line, option=orjson.OPT_APPEND_NEWLINE).decode() for line in lines)
+
+
+def render_github(result: DiffResult) -> str:
+    """Workflow notices on the target's source lines, so a pull request shows the errors it changes."""
+    from extractor.render.formats import annotation
+
+    out = []
+    for record in result.added:
+        out.append(
+            annotation(
+                "notice",
+                f"{record.errorClass}: {_one_line(record.errorMessage)}",
+                file=record.filePath,
+                line=record.lineNumber,
+                title="error added",
+            )
+        )
+    for record in result.removed:
+        out.append(
+            annotation(
+                "notice",
+                f"{record.errorClass}: {_one_line(record.errorMessage)}",
+                file=record.filePath,
+                line=record.lineNumber,
+                title="error removed",
+            )
+        )
+    for change in result.changed:
+        new = change.new
+        out.append(
+            annotation(
+                "notice",
+                f"{new.errorClass}: {_one_line(new.errorMessage)} (changed: {', '.join(change.fields)})",
+                file=new.filePath,
+                line=new.lineNumber,
+                title="error changed",
+            )
+        )
+    out.append(annotation("notice", summary_line(result), title="sglang-errors diff"))
+    return "".join(out)

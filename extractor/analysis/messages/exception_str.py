@@ -14,8 +14,9 @@ from collections.abc import Sequence
 
 from extractor.analysis.facts import Message, Placeholder
 from extractor.analysis.messages.expressions import MessageContext, expr_parts, is_stringish
-from extractor.analysis.messages.parts import Choice, Loose, Part, escape
+from extractor.analysis.messages.parts import Choice, Loose, Part
 from extractor.analysis.messages.patterns import WILDCARD, fragment_of, make_message, pattern_of
+from extractor.records.message_pattern import escape
 
 _OSERROR_FAMILY = frozenset(
     {
@@ -51,7 +52,7 @@ def message_from_args(error_class: str, args: Sequence[ast.expr], ctx: MessageCo
             parts += [": ", *_repr_template(args[2], ctx)]
             msg = make_message(parts)
             head = pattern_of(parts[: len(parts) - len(_repr_template(args[2], ctx))])
-            return Message(msg.template, unanchored(head) + _repr_body(args[2], ctx), msg.parts)
+            return Message(msg.template, head + _repr_body(args[2], ctx), msg.parts)
         return make_message(parts)
     if len(args) > 1:
         # BaseException.__str__ of several args prints the tuple's repr.
@@ -92,23 +93,6 @@ def _message_arg(args: Sequence[ast.expr], ctx: MessageContext) -> ast.expr:
         if _MESSAGE_NAME.search(name):
             return arg
     return args[0]
-
-
-def unanchored(pattern: str) -> str:
-    # Strip the leading lookaheads pattern_of adds: the fragment is followed by more pattern.
-    while pattern.startswith("(?=[\\s\\S]*"):
-        depth = 0
-        for i, ch in enumerate(pattern):
-            if ch == "(" and (i == 0 or pattern[i - 1] != "\\"):
-                depth += 1
-            elif ch == ")" and pattern[i - 1] != "\\":
-                depth -= 1
-                if depth == 0:
-                    pattern = pattern[i + 1 :]
-                    break
-        else:
-            break
-    return pattern
 
 
 def _repr_inner(text: str, quote: str) -> str:

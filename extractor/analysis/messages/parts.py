@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from extractor.analysis.facts import Placeholder
+from extractor.records.message_pattern import escape
 
 Part = str | Placeholder
 
@@ -24,23 +25,6 @@ class Choice(Placeholder):
     """
 
     options: tuple[tuple[Part, ...], ...] = ()
-
-
-_SPECIAL = frozenset("\\.^$*+?{}[]|()")
-_CONTROL = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\f": "\\f", "\v": "\\v"}
-
-
-def escape(text: str) -> str:
-    """Escape regex metacharacters only, so patterns stay readable (``re.escape`` also escapes spaces)."""
-    out = []
-    for ch in text:
-        if ch in _SPECIAL:
-            out.append("\\" + ch)
-        elif ch in _CONTROL:
-            out.append(_CONTROL[ch])
-        else:
-            out.append(ch)
-    return "".join(out)
 
 
 class Loose(str):
@@ -83,8 +67,15 @@ def normalise(parts: Sequence[Part]) -> tuple[Part, ...]:
 
 
 def template_of(parts: Sequence[Part]) -> str:
-    """The template form: literal text as is, each dynamic part as ``{source}``."""
-    return "".join(p if isinstance(p, str) else "{" + p.source + "}" for p in parts)
+    """The template form: literal text with its braces doubled (as ``str.format`` reads them), each
+    dynamic part as ``{source}``.
+
+    A name that holds a known string stays ``{name}`` here while the pattern spells its value:
+    the template says where the text comes from, the pattern what it reads at runtime.
+    """
+    return "".join(
+        p.replace("{", "{{").replace("}", "}}") if isinstance(p, str) else "{" + p.source + "}" for p in parts
+    )
 
 
 # A token of a pattern under construction: literal text, None for a wildcard, a ready-made regex

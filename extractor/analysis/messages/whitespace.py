@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from extractor.analysis.facts import Placeholder
-from extractor.analysis.messages.parts import Loose, Part, escape
+from extractor.analysis.messages.parts import Loose, Part
+from extractor.records.message_pattern import BLANK_RUN, SPACE_RUN, escape
 
 _SENTINEL_BASE = 0xF0000  # private-use plane: never in real source text
 
@@ -50,9 +51,6 @@ def dedent_parts(parts: list[Part], fn: Callable[[str], str]) -> list[Part]:
     return loose
 
 
-_BLANKS = "[ \\t]*"
-
-
 def _loose_lines(text: str, at_line_start: bool) -> str:
     lines = text.split("\n")
     out = []
@@ -61,11 +59,11 @@ def _loose_lines(text: str, at_line_start: bool) -> str:
         head = tail = ""
         if j > 0 or at_line_start:
             piece = piece.lstrip(" \t")
-            head = _BLANKS
+            head = BLANK_RUN
         if j < len(lines) - 1:
             piece = piece.rstrip(" \t")
-            tail = _BLANKS
-        out.append(head + escape(piece) + tail if piece else (_BLANKS if head or tail else ""))
+            tail = BLANK_RUN
+        out.append(head + escape(piece) + tail if piece else (BLANK_RUN if head or tail else ""))
     return "\\n".join(out)
 
 
@@ -102,6 +100,8 @@ def strip_parts(parts: list[Part], how: str) -> list[Part]:
             continue
         core = text.lstrip() if may_head[i] else text
         core = core.rstrip() if may_tail[i] else core
-        regex = ("\\s*" if may_head[i] else "") + escape(core) + ("\\s*" if may_tail[i] and core else "")
+        regex = (
+            (SPACE_RUN if may_head[i] else "") + escape(core) + (SPACE_RUN if may_tail[i] and core else "")
+        )
         out.append(Loose.of(text, regex))
     return out

@@ -5,22 +5,27 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from extractor.datasets.match.classes import ClassHierarchy, last_name
+from extractor.datasets.match.logs import (
+    ANSI_RE,
+    CHAIN_MARKERS,
+    MAX_LINE_CHARS,
+    MAX_MESSAGE_LINES,
+    TRACEBACK,
+    focus,
+    strip_prefixes,
+)
+from extractor.datasets.match.prefix import strip_ellipsis
 
-MAX_MESSAGE_LINES = 40
 MAX_INPUT_LINES = 2000
 """A longer input is read only around its tracebacks and at its end (see :func:`_focus`)."""
-FOCUS_LINES = 300
-MAX_LINE_CHARS = 200_000
 MAX_LOG_LINES = 30
 
 CHAIN_EARLIER_WEIGHT = 0.6
 EMBEDDED_WEIGHT = 0.85
-
-_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 PACKAGE_ROOTS = frozenset({"sglang", "sgl_kernel"})
 
@@ -36,6 +41,8 @@ class Frame:
     path: str
     line: int
     function: str
+    source: str = ""
+    """The source line the traceback printed under it, stripped ("" when it printed none)."""
 
 
 @dataclass
@@ -46,33 +53,13 @@ class QueryException:
     variants: list[tuple[str, float]]
     frames: list[tuple[Frame, float]] = field(default_factory=list)
     weight: float = 1.0
+    group: int = 0
+    """Which distinct error of the input this is: a chain, the exceptions quoted in it and its
+    message share one group; each further traceback or exception line of a log starts its own."""
 
 
-_LEVEL = r"(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL|EXCEPTION)"
-_TS = r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"
-# Prefixes that start a new log record (a line carrying one ends the message before it).
-_RECORD_PREFIXES = [
-    re.compile(rf"\[{_TS}[^\]\n]*\][:\s]?\s*"),  # [2026-01-01 12:00:00 TP0] (sglang)
-    re.compile(rf"{_TS}\s*(?:\|\s*|-\s+)?"),  # 2026-01-01 12:00:00,123 - ...
-    re.compile(rf"{_LEVEL}\s+\d{{2}}-\d{{2}}\s+\d{{2}}:\d{{2}}:\d{{2}}(?:\.\d+)?\s+[\w./<>-]+:\d+\]\s*"),
-    re.compile(rf"(?:[\w.]+\s+-\s+)?{_LEVEL}\s+-\s+"),  # sglang - ERROR - msg
-    re.compile(rf"{_LEVEL}:(?:[\w.]+:(?!\s))?\s*"),  # ERROR:root:msg, ERROR:    msg
-    re.compile(rf"\[{_LEVEL}\]\s*"),
-]
-# Prefixes repeated on every line (ranks, workers, containers): they do not end a message.
-_LINE_PREFIXES = [
-    re.compile(r"\[(?:rank|RANK|Rank)\s*\d+\]:?\s?"),
-    re.compile(r"\[(?:(?:TP|DP|PP|EP|CP|ATTN_TP|MOE_EP)\s*\d+\s*)+\]:?\s?"),
-    re.compile(r"\((?:[\w.-]+\s+)?pid=\d+(?:,\s*ip=[\d.:a-fA-F]+)?\)\s?"),
-    re.compile(r"[\w.-]+-\d+\s+\|\s"),  # docker compose: "sglang-1  | "
-]
-
-_TRACEBACK = "Traceback (most recent call last):"
-_CHAIN_MARKERS = (
-    "During handling of the above exception, another exception occurred:",
-    "The above exception was the direct cause of the following exception:",
-)
 _DIGITS_RE = re.compile(r"\d+")
+# Repeats of one error differ in their digits (times, ranks, ids): a shape has them all "0".
 _CARETS = re.compile(r"[\^~\s]+")
 _FRAME_RE = re.compile(r'\s*File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
 _EXC_LINE_RE = re.compile(r"(?P<cls>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?::(?:\s(?P<msg>.*))?)?\s*$", re.DOTALL)
@@ -82,27 +69,6 @@ _EMBEDDED_LINE_RE = re.compile(r"(?:^|[\s:(\[])(?P<cls>[A-Z]\w*(?:Error|Exceptio
 _JSON_MESSAGE_RE = re.compile(
     r"""(?P<q>["'])message(?P=q)\s*:\s*(?P<val>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')"""
 )
-
-
-def strip_prefixes(line: str) -> tuple[str, bool]:
-    """Remove logger prefixes from the start of a line; say whether one began a new log record."""
-    record_start = False
-    for _ in range(6):
-        for rx in _RECORD_PREFIXES:
-            m = rx.match(line)
-            if m and m.end() > 0:
-                line = line[m.end() :]
-                record_start = True
-                break
-        else:
-            for rx in _LINE_PREFIXES:
-                m = rx.match(line)
-                if m and m.end() > 0:
-                    line = line[m.end() :]
-                    break
-            else:
-                return line, record_start
-    return line, record_start
 
 
 def _unquote(text: str) -> str | None:
@@ -142,6 +108,10 @@ def message_variants(message: str, cls: str | None = None) -> list[tuple[str, fl
         add(" ".join(x for x in lines if x), 0.95)  # a terminal or logger wrapped one long line
         add("".join(lines), 0.95)
         add(lines[0], 0.85)  # trailing lines may be notes or unrelated output
+    for text in list(out):
+        cut = strip_ellipsis(text)  # "…" where the user cut a long message short
+        if cut is not None:
+            add(cut, out[text])
     for text in list(out):
         unq = _unquote(text)  # KeyError and repr() quote their message
         if unq is not None:
@@ -193,17 +163,18 @@ class _Block:
     cls: str | None = None
     message_lines: list[str] = field(default_factory=list)
     chained_to_next: bool = False
+    start: int = 0
 
 
 def parse_query(text: str, hierarchy: ClassHierarchy) -> list[QueryException]:
     """Every exception the input shows, the one that ended each chain weighing most."""
     raw_lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     if len(raw_lines) > MAX_INPUT_LINES:
-        raw_lines = _focus(raw_lines)
+        raw_lines = focus(raw_lines)
     lines: list[tuple[str, bool]] = []
     for raw in raw_lines:
-        stripped, record_start = strip_prefixes(_ANSI_RE.sub("", raw[:MAX_LINE_CHARS]))
-        idx = stripped.find(_TRACEBACK)
+        stripped, record_start = strip_prefixes(ANSI_RE.sub("", raw[:MAX_LINE_CHARS]))
+        idx = stripped.find(TRACEBACK)
         if idx > 0:
             # "Scheduler hit an exception: Traceback (...)" - the log text, then the traceback.
             lines.append((stripped[:idx], record_start))
@@ -219,15 +190,15 @@ def parse_query(text: str, hierarchy: ClassHierarchy) -> list[QueryException]:
     prev_frame = False
     for i, (line, record_start) in enumerate(lines):
         bare = line.strip()
-        if bare.startswith(_TRACEBACK):
+        if bare.startswith(TRACEBACK):
             if pending_chain and blocks:
                 blocks[-1].chained_to_next = True
             pending_chain = False
-            block = _Block()
+            block = _Block(start=i)
             blocks.append(block)
             state = "frames"
             continue
-        if bare in _CHAIN_MARKERS:
+        if bare in CHAIN_MARKERS:
             pending_chain = True
             state = "outside"
             continue
@@ -239,6 +210,9 @@ def parse_query(text: str, hierarchy: ClassHierarchy) -> list[QueryException]:
                     Frame(fm.group("path"), int(fm.group("line")), (fm.group("func") or "").strip())
                 )
                 prev_frame = True
+                continue
+            if after_frame and bare and line[:1].isspace() and block.frames and not block.frames[-1].source:
+                block.frames[-1] = replace(block.frames[-1], source=bare)
                 continue
             if (
                 not bare
@@ -266,7 +240,8 @@ def parse_query(text: str, hierarchy: ClassHierarchy) -> list[QueryException]:
                 blocks[-1].chained_to_next = True
             pending_chain = False
             block = _Block(
-                frames=[Frame(fm.group("path"), int(fm.group("line")), (fm.group("func") or "").strip())]
+                frames=[Frame(fm.group("path"), int(fm.group("line")), (fm.group("func") or "").strip())],
+                start=i,
             )
             blocks.append(block)
             state, prev_frame = "frames", True
@@ -275,22 +250,41 @@ def parse_query(text: str, hierarchy: ClassHierarchy) -> list[QueryException]:
             loose.append((bare, i, record_start))
 
     found: list[QueryException] = []
+    # A chain is one error: its tracebacks share the group of the one that ended it.
+    group_of_block: dict[int, int] = {}
+    pending: list[_Block] = []
     for blk in blocks:
-        if blk.cls is None and not blk.message_lines:
+        pending.append(blk)
+        if not blk.chained_to_next:
+            for member in pending:
+                group_of_block[id(member)] = blk.start
+            pending = []
+    for member in pending:
+        group_of_block[id(member)] = member.start
+    for blk in blocks:
+        if blk.cls is None and not blk.message_lines and not blk.frames:
             continue
         final = not blk.chained_to_next
         weight = 1.0 if final else CHAIN_EARLIER_WEIGHT
         message = "\n".join(blk.message_lines)
+        group = group_of_block[id(blk)]
+        if blk.cls is None and not blk.message_lines:
+            # Frames cut off before their exception line: only the frames can say where.
+            found.append(QueryException(None, [], _weighted_frames(blk.frames), weight, group))
+            continue
         found.append(
-            QueryException(blk.cls, message_variants(message, blk.cls), _weighted_frames(blk.frames), weight)
+            QueryException(
+                blk.cls, message_variants(message, blk.cls), _weighted_frames(blk.frames), weight, group
+            )
         )
-        found.extend(_embedded(message, hierarchy, weight * EMBEDDED_WEIGHT))
+        found.extend(_regroup(_embedded(message, hierarchy, weight * EMBEDDED_WEIGHT), group))
 
     log_found: list[QueryException] = []
     k = 0
     while k < len(loose):
-        bare = loose[k][0]
-        log_found.extend(_embedded(bare, hierarchy, EMBEDDED_WEIGHT))
+        bare, where = loose[k][0], loose[k][1]
+        embedded = _regroup(_embedded(bare, hierarchy, EMBEDDED_WEIGHT), where)
+        log_found.extend(embedded)
         parsed = _exception_from_line(bare, hierarchy, trusted=False)
         k += 1
         if parsed is None or parsed[0] is None:
@@ -305,9 +299,11 @@ def parse_query(text: str, hierarchy: ClassHierarchy) -> list[QueryException]:
             and _exception_from_line(loose[k][0], hierarchy, trusted=False) is None
         ):
             message_lines.append(loose[k][0])
-            log_found.extend(_embedded(loose[k][0], hierarchy, EMBEDDED_WEIGHT))
+            log_found.extend(_regroup(_embedded(loose[k][0], hierarchy, EMBEDDED_WEIGHT), where))
             k += 1
-        log_found.append(QueryException(parsed[0], message_variants("\n".join(message_lines), parsed[0])))
+        log_found.append(
+            QueryException(parsed[0], message_variants("\n".join(message_lines), parsed[0]), group=where)
+        )
     found.extend(log_found)
     if not found and loose:
         # Only a message, or a log with no exception line: each recent line may be the message.
@@ -326,25 +322,10 @@ def parse_query(text: str, hierarchy: ClassHierarchy) -> list[QueryException]:
     return found
 
 
-def _focus(lines: list[str]) -> list[str]:
-    """The parts of a long log worth reading: each traceback with what follows it, and the end.
-
-    Skipped stretches become one blank line, which ends any message before it.
-    """
-    keep = [False] * len(lines)
-    for k in range(max(0, len(lines) - FOCUS_LINES), len(lines)):
-        keep[k] = True
-    for k, line in enumerate(lines):
-        if _TRACEBACK in line or _CHAIN_MARKERS[0] in line or _CHAIN_MARKERS[1] in line:
-            for j in range(max(0, k - 2), min(len(lines), k + FOCUS_LINES)):
-                keep[j] = True
-    out: list[str] = []
-    for k, line in enumerate(lines):
-        if keep[k]:
-            out.append(line)
-        elif out and out[-1] != "":
-            out.append("")
-    return out
+def _regroup(found: list[QueryException], group: int) -> list[QueryException]:
+    for q in found:
+        q.group = group
+    return found
 
 
 def _weighted_frames(frames: Sequence[Frame]) -> list[tuple[Frame, float]]:

@@ -45,14 +45,16 @@ class RegexGuard:
     def fullmatch(self, rx: re.Pattern[str], text: str) -> bool:
         if not self.armed:
             return rx.fullmatch(text) is not None
-        signal.setitimer(signal.ITIMER_REAL, self.seconds)
+        # The alarm may fire at any bytecode, disarming included: the outer handler catches it there.
         try:
-            return rx.fullmatch(text) is not None
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+            try:
+                return rx.fullmatch(text) is not None
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
         except _RegexTimeout:
             self.timeouts += 1
             return False
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 class _RegexTimeout(Exception):

@@ -1,0 +1,249 @@
+"""Reach in the records' words: which user choices lead to the site, said as context.
+
+:func:`with_reach` takes a record's prose fields (as the workers built them) and the site's reach
+(:mod:`extractor.reach`) and returns them with the reach stated: a sentence in ``documentation``
+and ``triggerScenarios``, the backend, method, model and platform in ``tags``, the selecting
+flags on the command lines of ``exampleFix``, and, where the code offers other values for a
+selecting flag, "use another value" as a workaround.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from extractor.prose.knowledge import Knowledge
+from extractor.reach import SiteReach
+from extractor.reach.paths import Reach
+from extractor.reach.selectors import Selector
+from extractor.types import FileOutcome, Parsed
+
+if TYPE_CHECKING:
+    from extractor.source.git import TargetFile
+
+__all__ = ["RunReach", "reach_phrase", "site_reach", "with_reach"]
+
+_PLATFORM_WORDS = {
+    "hip": "ROCm (AMD GPUs)",
+    "rocm": "ROCm (AMD GPUs)",
+    "npu": "Ascend NPU",
+    "xpu": "Intel XPU",
+    "cpu": "CPU",
+    "cuda": "CUDA (NVIDIA GPUs)",
+    "musa": "MUSA GPUs",
+    "mps": "Apple MPS",
+    "hpu": "Gaudi HPU",
+    "mlu": "MLU",
+}
+_PLATFORM_TAGS = {"hip": "rocm", "cuda": "cuda"}
+_ARCH_SUFFIX = re.compile(
+    r"(?:For(?:CausalLM|ConditionalGeneration|SequenceClassification)\w*|Model|Pipeline)$"
+)
+_COMMAND = re.compile(r"sglang\.launch_server|sglang serve|python3? -m sglang")
+_MAX_TAGS = 10
+_LISTED_ARCHS = 4
+
+
+def _kebab(text: str) -> str:
+    text = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", text)
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def _selector_words(sel: Selector) -> str:
+    kind, name, values = sel
+    if kind == "flag":
+        if not values:
+            return f"`{name}`"
+        return " or ".join([f"`{name} {values[0]}`", *(f"`{v}`" for v in values[1:])])
+    if kind == "env":
+        return f"`{name}` set"
+    if kind == "platform":
+        return _PLATFORM_WORDS.get(name, name)
+    if kind == "arch" and values:
+        if len(values) > _LISTED_ARCHS:
+            shown = ", ".join(f"`{v}`" for v in values[:_LISTED_ARCHS])
+            return f"one of {len(values)} model architectures ({shown}, ...)"
+        return ", ".join(f"`{v}`" for v in values[:-1]) + f" or `{values[-1]}`"
+    return f"`{name}`"
+
+
+def _conj_words(conj: frozenset[Selector]) -> str:
+    ordered = sorted(conj, key=lambda s: ({"flag": 0, "env": 1, "arch": 2, "platform": 3}.get(s[0], 4), s))
+    parts = []
+    flags = [_selector_words(s) for s in ordered if s[0] in ("flag", "env")]
+    if flags:
+        parts.append("with " + " and ".join(flags))
+    archs = [_selector_words(s) for s in ordered if s[0] == "arch"]
+    if archs:
+        words = " and ".join(archs)
+        parts.append(f"for {words}" + ("" if words.startswith("one of") else " checkpoints"))
+    platforms = [_selector_words(s) for s in ordered if s[0] == "platform"]
+    if platforms:
+        parts.append("on " + " and ".join(platforms))
+    return ", ".join(parts)
+
+
+def reach_phrase(reach: Reach) -> str:
+    """``with `--attention-backend dsa` or `nsa`, for `X` checkpoints`` (empty when nothing narrows)."""
+    return "; or ".join(w for w in (_conj_words(c) for c in reach) if w)
+
+
+def _tags(reach: Reach) -> list[str]:
+    out: list[str] = []
+    for conj in reach:
+        for kind, name, values in sorted(conj):
+            if kind == "flag":
+                out.extend(_kebab(v) for v in values[:3])
+                if not values:
+                    out.append(_kebab(name))
+            elif kind == "platform":
+                out.append(_PLATFORM_TAGS.get(name, name))
+            elif kind == "arch":
+                names = [name] if name else list(values[:3])
+                out.extend(_kebab(_ARCH_SUFFIX.sub("", n) or n) for n in names)
+    return [t for t in out if t]
+
+
+def _workarounds(reach: Reach, choices: Mapping[str, Sequence[str]]) -> list[str]:
+    if len(reach) != 1:
+        return []
+    out = []
+    for kind, name, values in sorted(reach[0]):
+        if kind != "flag" or not values:
+            continue
+        others = [c for c in choices.get(name, ()) if c not in values]
+        if others:
+            what = name.removeprefix("--").replace("-", " ")
+            out.append(
+                f"This code runs only with `{name} {' / '.join(values)}`: if that {what} is not required, "
+                f"use another one, e.g. `{name} {others[0]}`"
+            )
+    return out
+
+
+def _command_args(reach: Reach) -> list[str]:
+    if len(reach) != 1:
+        return []
+    args = []
+    for kind, name, values in sorted(reach[0]):
+        if kind == "flag" and len(values) <= 1:
+            args.append(f"{name} {values[0]}" if values else name)
+    return args
+
+
+def _with_args(fix: str, args: list[str]) -> str:
+    # Only the "before" part: the "after" part may be the very change that drops a selector.
+    lines = fix.split("\n")
+    before = False
+    for i, line in enumerate(lines):
+        if line.startswith("#"):
+            before = line.lower().startswith("# before")
+            continue
+        if not before or not _COMMAND.search(line):
+            continue
+        missing = [a for a in args if a.split(" ")[0] not in line.split()]
+        if missing:
+            lines[i] = " ".join([line.rstrip(), *missing])
+    return "\n".join(lines)
+
+
+def with_reach(
+    partial: Mapping[str, Any], reach: Reach, choices: Mapping[str, Sequence[str]]
+) -> dict[str, Any]:
+    """The record fields with the reach stated; unchanged when nothing narrows the path."""
+    phrase = reach_phrase(reach)
+    if not phrase:
+        return dict(partial)
+    out = dict(partial)
+    out["documentation"] = f"{partial['documentation']} This code runs only {phrase}."
+    out["triggerScenarios"] = f"{partial['triggerScenarios']} It is reached only {phrase}."
+    tags = list(partial["tags"])
+    for tag in _tags(reach):
+        if tag not in tags and len(tags) < _MAX_TAGS:
+            tags.append(tag)
+    out["tags"] = tags
+    solutions = list(partial["solutions"])
+    for extra in _workarounds(reach, choices):
+        if extra not in solutions:
+            solutions.append(extra)
+    out["solutions"] = solutions
+    args = _command_args(reach)
+    if args and partial.get("exampleFix"):
+        out["exampleFix"] = _with_args(partial["exampleFix"], args)
+    return out
+
+
+class RunReach:
+    """The reach of every site of one run (path -> qualname -> reach), applied as records are assembled."""
+
+    def __init__(
+        self, table: Mapping[str, Mapping[str, Reach]], choices: Mapping[str, Sequence[str]]
+    ) -> None:
+        self.table = table
+        self.choices = choices
+
+    def apply(self, path: str, partial: Mapping[str, Any]) -> dict[str, Any]:
+        """``partial`` (a worker's record, its ``id`` still the site key) with its reach stated."""
+        reach = self.table.get(path, {}).get(_qualname(partial), ())
+        return with_reach(partial, reach, self.choices)
+
+    def to_plain(self) -> dict[str, Any]:
+        """JSON-ready: only sites with a reach are kept."""
+        return {
+            "table": {
+                path: {
+                    q: [sorted([k, n, list(v)] for k, n, v in c) for c in r]
+                    for q, r in sorted(by_q.items())
+                    if r
+                }
+                for path, by_q in sorted(self.table.items())
+            },
+            "choices": {k: list(v) for k, v in sorted(self.choices.items())},
+        }
+
+    @classmethod
+    def from_plain(cls, data: Any) -> RunReach | None:
+        """What :meth:`to_plain` wrote, or None for anything else."""
+        try:
+            table = {
+                str(path): {
+                    str(q): tuple(frozenset((str(k), str(n), tuple(v)) for k, n, v in c) for c in r)
+                    for q, r in by_q.items()
+                }
+                for path, by_q in data["table"].items()
+            }
+            choices = {str(k): tuple(v) for k, v in data["choices"].items()}
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return None
+        return cls(table, choices)
+
+
+def _qualname(partial: Mapping[str, Any]) -> str:
+    # The site key starts with the site's qualname (see ``payloads.site_key``).
+    return str(partial.get("id", "")).split("\x1f", 1)[0]
+
+
+def _plain(text: str) -> Any:
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None  # a file without facts only loses its part in the index
+
+
+def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Knowledge) -> RunReach:
+    """The reach of every site of the run, from the facts its outcomes carry (asked in file order)."""
+    facts = [_plain(o.facts) for _, o in outcomes if isinstance(o, Parsed) and o.facts is not None]
+    sites = SiteReach([f for f in facts if f is not None], knowledge)
+    table: dict[str, dict[str, Reach]] = {}
+    for f, outcome in outcomes:
+        if not isinstance(outcome, Parsed):
+            continue
+        for partial in outcome.records:
+            qualname = _qualname(partial)
+            by_q = table.setdefault(f.path, {})
+            if qualname not in by_q:
+                by_q[qualname] = sites.of(f.path, qualname)
+    return RunReach(table, sites.choices)

@@ -1,0 +1,50 @@
+"""Reach: which of the user's choices put a site on the path.
+
+``facts`` (one file, plain data) -> ``target_index`` (every file joined: definitions, hierarchy,
+callers) -> ``selectors`` (guards, registries, entry classes and platforms as user choices) ->
+``paths`` (the selectors on the caller chains of one definition). :class:`SiteReach` is the one
+object the pipeline builds per run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from extractor.prose.knowledge import Knowledge
+from extractor.reach.facts import FileFacts
+from extractor.reach.file_index import module_name
+from extractor.reach.paths import Reach, ReachFinder
+from extractor.reach.target_index import TargetIndex
+
+__all__ = ["Reach", "SiteReach"]
+
+
+class SiteReach:
+    """Reach and catch facts of the sites of one run, from every file's facts and the knowledge."""
+
+    def __init__(self, plain_facts: Iterable[dict[str, Any]], knowledge: Knowledge) -> None:
+        facts = [f for f in (FileFacts.from_plain(p) for p in plain_facts) if f is not None]
+        self.index = TargetIndex.build(facts)
+        self.finder = ReachFinder(self.index, knowledge)
+
+    @property
+    def choices(self) -> dict[str, tuple[str, ...]]:
+        """flag -> every value some registry of the target is keyed by."""
+        return self.finder.choices
+
+    def of(self, path: str, qualname: str) -> Reach:
+        """The alternatives of selectors that lead to code in ``qualname`` of ``path`` (``()``: anyone)."""
+        return self.finder.of_site(path, module_name(path), qualname)
+
+    def caller_catches(self, path: str, qualname: str) -> list[tuple[str, ...]] | None:
+        """What each known call of ``qualname`` catches, when every one sits in a ``try`` (else None).
+
+        One entry per call site: the handler names of its innermost ``try`` (``()`` for a bare
+        ``except``). A raise is swallowed by its callers when its class is in every entry. Only calls
+        resolved with a known receiver count; a definition nobody is known to call gives None.
+        """
+        edges = [e for e in self.index.callers(f"{module_name(path)}:{qualname}") if e.confident]
+        if not edges or any(e.catches is None for e in edges):
+            return None
+        return [tuple(e.catches or ()) for e in edges]

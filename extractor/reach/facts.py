@@ -1,0 +1,137 @@
+"""The plain data one file contributes to the whole-target index.
+
+Everything here is built from a syntax tree by :mod:`extractor.reach.file_index`, is cached per
+blob as JSON (``to_plain`` / ``from_plain``: lists, strings and ints only, never pickle) and is
+read back by :mod:`extractor.reach.target_index`. Names follow the site finder's qualnames
+(``Class.method``, ``outer.<locals>.inner``, ``<module>``), so a record's scope finds its node.
+
+A guard *atom* is the raw, knowledge-free shape of one conjunct of a test that may select code:
+
+* ``["a", name, recv]``: an attribute or name read (``server_args.enable_x``: ``enable_x``) whose
+  receiver kind ``recv`` is ``args`` (an args/config object), ``self``, ``name`` (a bare name),
+  ``other``, or ``enum`` (a value of a class named after the choice: ``MoeRunnerBackend.X``, or
+  ``backend.is_x()`` on a parameter annotated with that class);
+* ``["v", name, recv, values...]``: the same compared with string literals (``== "x"``, ``in (...)``,
+  ``get_x().is_y()``);
+* ``["i", name, recv, value]``: a value test method (``backend.is_deep_gemm()``): the value is only
+  trusted where the flag declares it among its choices;
+* ``["e", NAME]``: an environment variable read;
+* ``["p", word]``: a platform test (``is_hip()``, ``_is_npu``, ``torch.version.hip``).
+
+Which of them are user-level selectors is decided later, against the target's flag knowledge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+__all__ = ["FACTS_VERSION", "Call", "Def", "FileFacts", "Registration"]
+
+FACTS_VERSION = 4
+"""Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
+
+Atom = tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Def:
+    """A function, method or class defined in the file."""
+
+    qualname: str
+    kind: str
+    """``f`` (function or method) or ``c`` (class)."""
+    line: int
+    owner: str
+    """The class a method is defined in (its qualname), else ``""``."""
+    bases: tuple[str, ...] = ()
+    """For a class: its bases as dotted names with the file's imports applied."""
+    guards: tuple[int, ...] = ()
+    """Atoms (indexes into :attr:`FileFacts.atoms`) of the ``if`` blocks the definition sits in."""
+
+
+class Call(NamedTuple):
+    """One call site: who calls what, under which guards and inside which ``try``.
+
+    A tuple, so that the plain form (a JSON list) turns back into one without per-field work.
+    """
+
+    caller: str
+    callee: str
+    """Dotted text of the called expression with imports applied (``self.x``, ``pkg.mod.f``)."""
+    line: int
+    guards: Sequence[int] = ()
+    catches: Sequence[str] | None = None
+    """The exception names of the innermost enclosing ``try`` (``[]`` for a bare except), else None."""
+
+
+@dataclass(frozen=True)
+class Registration:
+    """A definition stored under string keys: ``@register("k")`` or ``{"k": Cls}``."""
+
+    target: str
+    """The registered definition: a qualname of this file or a dotted imported name."""
+    registry: str
+    """The decorator's or the dict's name (``register_attention_backend``, ``QUANT_METHODS``)."""
+    keys: tuple[str, ...]
+
+
+@dataclass
+class FileFacts:
+    """What one file defines, imports, calls, registers and declares as model entry classes."""
+
+    path: str
+    module: str
+    imports: dict[str, str] = field(default_factory=dict)
+    defs: list[Def] = field(default_factory=list)
+    calls: dict[str, list[Any]] = field(default_factory=dict)
+    """Call sites filed under the last name they call (``f`` for ``mod.f(...)``): each a
+    :class:`Call` when built, a plain list when read back (``Call._make`` turns it into one)."""
+    registrations: list[Registration] = field(default_factory=list)
+    atoms: list[Atom] = field(default_factory=list)
+    entry: tuple[str, ...] = ()
+    """``EntryClass`` names: the architectures (or pipelines) a checkpoint picks this file by."""
+
+    def to_plain(self) -> dict[str, Any]:
+        """JSON-ready lists and strings; :meth:`from_plain` rebuilds the same facts."""
+        return {
+            "v": FACTS_VERSION,
+            "path": self.path,
+            "module": self.module,
+            "imports": dict(sorted(self.imports.items())),
+            "defs": [[d.qualname, d.kind, d.line, d.owner, list(d.bases), list(d.guards)] for d in self.defs],
+            "calls": {
+                name: [[c[0], c[1], c[2], list(c[3]), None if c[4] is None else list(c[4])] for c in calls]
+                for name, calls in sorted(self.calls.items())
+            },
+            "regs": [[r.target, r.registry, list(r.keys)] for r in self.registrations],
+            "atoms": [list(a) for a in self.atoms],
+            "entry": list(self.entry),
+        }
+
+    @classmethod
+    def from_plain(cls, data: dict[str, Any]) -> FileFacts | None:
+        """Facts from :meth:`to_plain` output; None when the data is of another version or shape."""
+        if not isinstance(data, dict) or data.get("v") != FACTS_VERSION:
+            return None
+        try:
+            return cls(
+                path=str(data["path"]),
+                module=str(data["module"]),
+                imports={str(k): str(v) for k, v in data["imports"].items()},
+                defs=[Def(q, k, int(n), o, tuple(b), tuple(g)) for q, k, n, o, b, g in data["defs"]],
+                calls=_calls(data["calls"]),
+                registrations=[Registration(t, r, tuple(k)) for t, r, k in data["regs"]],
+                atoms=[tuple(str(x) for x in a) for a in data["atoms"]],
+                entry=tuple(data["entry"]),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return None
+
+
+def _calls(plain: Any) -> dict[str, list[Any]]:
+    # Kept plain (checked only for shape): most are never resolved, so never looked at again.
+    if not isinstance(plain, dict) or not all(isinstance(v, list) for v in plain.values()):
+        raise ValueError("calls are a mapping of lists")
+    return {str(k): v for k, v in plain.items()}

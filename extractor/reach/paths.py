@@ -1,0 +1,294 @@
+"""Reach per site: the selectors on the caller chains from a definition up to an entry point.
+
+A reach is a small set of *alternatives* (one per way in), each a conjunction of selectors met
+along one chain. A chain without any selector means anyone can get there: the whole reach is then
+empty (nothing narrows it). Chains stop after :data:`MAX_DEPTH` callers; a definition nobody calls
+is an entry point. Methods are reached like their class: through its constructions, registrations
+and ``EntryClass``, or through any subclass (whose instance runs the inherited method).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from extractor.prose.knowledge import FlagInfo, Knowledge
+from extractor.reach.selectors import Selector, atom_selector, folder_platform, registry_flag
+from extractor.reach.target_index import Edge, TargetIndex
+
+__all__ = ["MAX_DEPTH", "Reach", "ReachFinder"]
+
+MAX_DEPTH = 6
+_MAX_ALTERNATIVES = 3
+_MAX_VALUES = 6
+# A component shared by a few model families still narrows the path: up to this many are named.
+_MAX_ARCHS = 12
+
+Conj = frozenset[Selector]
+Reach = tuple[Conj, ...]
+"""Alternatives; ``()`` when nothing narrows the path."""
+
+_FREE: Reach = (frozenset(),)
+
+
+@dataclass
+class ReachFinder:
+    """Reach of definitions in one target, memoised; also the choices each registry-backed flag has."""
+
+    index: TargetIndex
+    knowledge: Knowledge
+    _memo: dict[str, Reach | None] = field(default_factory=dict)
+    _busy: set[str] = field(default_factory=set)
+    _partial: dict[str, tuple[int, Reach]] = field(default_factory=dict)
+    """Incomplete results and the depth they were computed at: reused only at that depth or deeper."""
+    _cut: bool = False
+    _own: dict[str, frozenset[Selector]] = field(default_factory=dict)
+    choices: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """flag -> every key registered for it, in registration order (what a workaround may name)."""
+
+    def __post_init__(self) -> None:
+        registered: dict[str, set[Selector]] = {}
+        # In the order the target registers them (files by path): the first is usually the main one.
+        keys: dict[str, dict[str, None]] = {}
+        for module, f in sorted(self.index.files.items()):
+            flags = self.knowledge.flags_for(f.path)
+            by_registry: dict[str, set[str]] = {}
+            for reg in f.registrations:
+                by_registry.setdefault(reg.registry, set()).update(reg.keys)
+            for reg in f.registrations:
+                info = registry_flag(reg.registry, by_registry[reg.registry], flags)
+                if info is None:
+                    continue
+                node = self.index.resolve_dotted(reg.target, f, "<module>")
+                if node is None:
+                    continue
+                registered.setdefault(node, set()).add(("flag", info.flag, tuple(sorted(reg.keys))))
+                keys.setdefault(info.flag, {}).update(dict.fromkeys(reg.keys))
+            for name in f.entry:
+                node = f"{module}:{name}"
+                if node in self.index.defs:
+                    registered.setdefault(node, set()).add(("arch", name, ()))
+        self._registered = {k: frozenset(v) for k, v in registered.items()}
+        self.choices = {flag: tuple(v) for flag, v in sorted(keys.items())}
+
+    # ----------------------------------------------------------------- selectors of one node
+
+    def _flags(self, path: str) -> Mapping[str, FlagInfo]:
+        return self.knowledge.flags_for(path)
+
+    def guard_selectors(self, guards: Iterable[tuple[str, ...]], path: str) -> frozenset[Selector]:
+        flags = self._flags(path)
+        out = set()
+        for atom in guards:
+            sel = atom_selector(atom, flags, self.knowledge)
+            if sel is not None:
+                out.add(sel)
+        return frozenset(out)
+
+    def own(self, node: str) -> frozenset[Selector]:
+        """Selectors that hold wherever ``node`` runs: the gates it is defined under, its folder."""
+        found = self._own.get(node)
+        if found is not None:
+            return found
+        d = self.index.defs.get(node)
+        module = node.partition(":")[0]
+        f = self.index.files.get(module)
+        out: set[Selector] = set()
+        if f is not None:
+            if d is not None:
+                out |= self.guard_selectors((f.atoms[i] for i in d.guards), f.path)
+            platform = folder_platform(f.path)
+            if platform is not None:
+                out.add(("platform", platform, ()))
+        self._own[node] = frozenset(out)
+        return self._own[node]
+
+    # ----------------------------------------------------------------- reach
+
+    def of_site(self, path: str, module: str, qualname: str) -> Reach:
+        """Reach of a site in ``qualname`` of ``module`` (``<module>`` for top-level code)."""
+        node = f"{module}:{qualname}"
+        if node not in self.index.defs:
+            node = f"{module}:<module>"
+        found = self.reach(node, 0)
+        return () if found is None or found == _FREE else found
+
+    def reach(self, node: str, depth: int) -> Reach | None:
+        """Alternatives of ``node``; None while it is being computed (a cycle) or too deep."""
+        # Results that met a cycle or the depth bound are incomplete; they are reused where the
+        # budget is no larger (the cost would grow without bound otherwise), so sites must be
+        # asked in a fixed order for the output to be fixed.
+        if node in self._memo:
+            return self._memo[node]
+        partial = self._partial.get(node)
+        if partial is not None and partial[0] <= depth:
+            self._cut = True
+            return partial[1]
+        if node in self._busy or depth > MAX_DEPTH:
+            self._cut = True
+            return None
+        outer_cut, self._cut = self._cut, False
+        self._busy.add(node)
+        try:
+            alts = self._alternatives(node, depth)
+        finally:
+            self._busy.discard(node)
+        # A registered definition is also reached through its registry (its key picks it).
+        registered = self._registered.get(node)
+        if registered:
+            alts = [*(alts or []), registered]
+        elif alts is None:
+            alts = list(_FREE)  # nobody calls it: an entry point
+        own = self.own(node)
+        result = _simplify([c | own for c in alts])
+        if self._cut:
+            self._partial[node] = (depth, result)
+        else:
+            self._memo[node] = result
+        self._cut = self._cut or outer_cut
+        return result
+
+    def _via_edges(self, edges: list[Edge], depth: int) -> list[Conj] | None:
+        sure = [e for e in edges if e.confident]
+        use = sure or edges
+        if not use:
+            return None
+        alts: list[Conj] = []
+        reached = False
+        for edge in use:
+            up = self.reach(edge.caller, depth + 1)
+            if up is None:
+                continue
+            reached = True
+            here = self.guard_selectors(edge.guards, edge.path)
+            alts.extend(c | here for c in up)
+            if any(not c for c in alts):
+                return list(_FREE)
+        return alts if reached else None
+
+    def _alternatives(self, node: str, depth: int) -> list[Conj] | None:
+        d = self.index.defs.get(node)
+        if d is None:  # module-level code: runs on import
+            return list(_FREE)
+        if d.kind == "c":
+            return self._class_alternatives(node, depth)
+        calls = self._via_edges(self.index.callers(node), depth)
+        if not d.owner:
+            return calls
+        cls = self.reach(f"{node.partition(':')[0]}:{d.owner}", depth + 1)
+        if calls is None or calls == list(_FREE):
+            return list(cls) if cls is not None else (calls or list(_FREE))
+        if cls is None or cls == _FREE:
+            return calls
+        return [a | b for a in calls for b in cls]
+
+    def _class_alternatives(self, node: str, depth: int) -> list[Conj] | None:
+        made = self._via_edges(self.index.callers(node), depth)
+        subs: list[Conj] = []
+        any_sub = False
+        for sub in sorted(self.index.subclasses.get(node, [])):
+            if not self._made_somehow(sub):
+                continue  # a subclass nothing builds, registers or derives from adds no way in
+            r = self.reach(sub, depth + 1)
+            if r is not None:
+                any_sub = True
+                subs.extend(r)
+        if made is None and not any_sub:
+            return None  # neither built nor subclassed here: registered, declared, or unknown
+        return (made or []) + subs
+
+    def _made_somehow(self, cls: str) -> bool:
+        return bool(self.index.callers(cls) or self._registered.get(cls) or self.index.subclasses.get(cls))
+
+
+def _simplify(alts: list[Conj]) -> Reach:
+    """Alternatives without duplicates or absorbed ones, values of one flag merged, kept small."""
+    if not alts or any(not c for c in alts):
+        return _FREE
+    unique = sorted(set(alts), key=lambda c: (len(c), sorted(c)))
+    kept: list[Conj] = []
+    for c in unique:
+        if not any(k <= c for k in kept):
+            kept.append(c)
+    merged = _merge_values([_one_architecture(c) for c in kept])
+    if len(merged) > _MAX_ALTERNATIVES:
+        common = _common(merged)
+        merged = [common] if common else []
+    out = []
+    for c in merged:
+        c = frozenset(s for s in c if len(s[2]) <= (_MAX_ARCHS if s[0] == "arch" else _MAX_VALUES))
+        if c:
+            out.append(c)
+    if not out or len(out) != len(merged):
+        return _FREE
+    return tuple(sorted(out, key=lambda c: sorted(c)))
+
+
+def _one_architecture(conj: Conj) -> Conj:
+    """Two sets of architectures on one chain: a checkpoint declares one, so it is in both."""
+    archs = [s for s in conj if s[0] == "arch"]
+    if len(archs) < 2:
+        return conj
+    names = [set(s[2]) | ({s[1]} if s[1] else set()) for s in archs]
+    common = set.intersection(*names)
+    if not common:
+        return conj  # different levels (a pipeline and the model it loads): both hold
+    values = tuple(sorted(common))
+    sel: Selector = ("arch", values[0], ()) if len(values) == 1 else ("arch", "", values)
+    return (conj - set(archs)) | {sel}
+
+
+def _merge_values(alts: list[Conj]) -> list[Conj]:
+    """``{A=x, B}`` and ``{A=y, B}`` become ``{A in (x, y), B}``; ``{arch X}`` and ``{arch Y}`` one set."""
+    groups: dict[tuple[frozenset[Selector], str, str], set[str]] = {}
+    order: list[tuple[frozenset[Selector], str, str]] = []
+    rest: list[Conj] = []
+    for c in alts:
+        valued = [s for s in c if s[0] == "flag" and s[2]]
+        archs = [s for s in c if s[0] == "arch"]
+        if len(valued) == 1:
+            one = valued[0]
+            key = (c - {one}, "flag", one[1])
+            found = set(one[2])
+        elif not valued and len(archs) == 1:
+            one = archs[0]
+            key = (c - {one}, "arch", "")
+            found = set(one[2]) | ({one[1]} if one[1] else set())
+        else:
+            rest.append(c)
+            continue
+        if key not in groups:
+            groups[key] = set()
+            order.append(key)
+        groups[key].update(found)
+    out = list(rest)
+    for key in order:
+        base, kind, name = key
+        values = tuple(sorted(groups[key]))
+        if kind == "arch":
+            sel: Selector = ("arch", values[0], ()) if len(values) == 1 else ("arch", "", values)
+        else:
+            sel = ("flag", name, values)
+        out.append(base | {sel})
+    return out
+
+
+def _common(alts: list[Conj]) -> Conj:
+    """What every alternative requires: shared selectors, and a flag all of them set (values pooled)."""
+    first, *others = alts
+    out: set[Selector] = set()
+    for sel in first:
+        kind, name, values = sel
+        pooled = set(values)
+        for c in others:
+            same = [s for s in c if s[0] == kind and s[1] == name]
+            if not same:
+                break
+            for s in same:
+                if not s[2]:
+                    pooled = set()
+                    values = ()
+                pooled.update(s[2])
+        else:
+            out.add((kind, name, tuple(sorted(pooled)) if values else ()))
+    return frozenset(out)

@@ -1,0 +1,125 @@
+"""Selectors: the user's choices that pick code, read from the target's own code and flags.
+
+A :data:`Selector` is ``(kind, name, values)``:
+
+* ``("flag", "--attention-backend", ("dsa", "nsa"))``: the flag set to one of the values; a switch
+  or a flag that only has to be set carries no values;
+* ``("env", "SGLANG_X", ())``: the environment variable set;
+* ``("platform", "hip", ())``: a platform gate (``is_hip()``) or a platform folder (``.../npu/``);
+* ``("arch", "DeepseekV3ForCausalLM", ())``: a model file's ``EntryClass``, the architecture a
+  checkpoint's ``config.json`` declares.
+
+Guard atoms become flags through the flag knowledge (``Knowledge.flags_for``); registries become
+flags by their name (``register_attention_backend`` / ``ATTENTION_BACKENDS`` ->
+``--attention-backend``, ``QUANTIZATION_METHODS`` -> ``--quantization``) or, failing that, by
+their keys being the choices a flag declares.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from extractor.prose.knowledge import FlagInfo, Knowledge
+from extractor.reach.facts import Atom
+
+__all__ = ["PLATFORM_WORDS", "Selector", "atom_selector", "folder_platform", "registry_flag"]
+
+Selector = tuple[str, str, tuple[str, ...]]
+
+PLATFORM_WORDS = ("hip", "rocm", "npu", "xpu", "cpu", "cuda", "musa", "mps", "hpu", "mlu")
+"""Hardware words that platform gates (``is_<word>()``) and platform folders are spelled with."""
+
+# A flag read from anything but an args/config object (``self.x``, ``ctx.x``, a bare name) is
+# trusted only when its name says it selects something: a switch, or a backend / algorithm /
+# mode / format choice, spelled in more than one word.
+_CHOICE_SUFFIX = ("_backend", "_algorithm", "_mode", "_format", "_method", "_impl")
+_REGISTRY_NOISE = re.compile(
+    r"^(?:_+)|^(?:register|get|add)_|_(?:registry|map|mapping|dict|table|classes|cls|choices|methods|method|fns|funcs)$"
+)
+_TOO_GENERIC = frozenset({"name", "type", "mode", "backend", "method", "format", "device", "dtype"})
+
+
+def _trusted(info: FlagInfo, recv: str) -> bool:
+    if recv == "args":
+        return True
+    dest = info.dest
+    if "_" not in dest:
+        return False
+    return info.is_bool or dest.endswith(_CHOICE_SUFFIX)
+
+
+def atom_selector(atom: Atom, flags: Mapping[str, FlagInfo], knowledge: Knowledge) -> Selector | None:
+    """The selector a guard atom means, or None when it is not a user choice."""
+    kind = atom[0]
+    if kind == "p":
+        return ("platform", atom[1], ())
+    if kind == "e":
+        name = atom[1]
+        if name in knowledge.env_vars or name.startswith("SGLANG_"):
+            return ("env", name, ())
+        return None
+    if kind not in ("a", "v", "i"):
+        return None
+    info = flags.get(atom[1])
+    if info is None or atom[1] in _TOO_GENERIC:
+        return None
+    # ``enum``: a value of a class named after the flag (``MoeRunnerBackend.DEEP_GEMM``).
+    if atom[2] == "enum" and (kind == "a" or info.is_bool):
+        return None
+    if atom[2] != "enum" and not _trusted(info, atom[2]):
+        return None
+    values: tuple[str, ...] = ()
+    if kind == "i" and not info.choices:
+        # ``is_eagle_family()`` names a group, not a value: only "the flag is set" is sure.
+        return None if info.is_bool else ("flag", info.flag, ())
+    if kind in ("v", "i"):
+        values = tuple(sorted({v for v in atom[3:] if v}))
+        if info.choices:
+            # An enum member (``Mode.PREFILL``) is spelled as the choice it stands for (``prefill``).
+            values = tuple(
+                sorted(
+                    {
+                        v if v in info.choices else v.lower()
+                        for v in values
+                        if v in info.choices or v.lower() in info.choices
+                    }
+                )
+            )
+            if not values:
+                return None
+        elif info.is_bool:
+            return None
+    return ("flag", info.flag, values)
+
+
+def registry_flag(registry: str, keys: set[str], flags: Mapping[str, FlagInfo]) -> FlagInfo | None:
+    """The flag whose values a registry is keyed by, judged by its name or else its keys."""
+    stem = registry.lower()
+    for _ in range(3):
+        stem = _REGISTRY_NOISE.sub("", stem)
+    candidates = [stem, stem.rstrip("s")] if stem else []
+    for cand in candidates:
+        info = flags.get(cand)
+        if info is not None and not info.is_bool and cand not in _TOO_GENERIC:
+            return info
+    if len(keys) < 2:
+        return None
+    best: tuple[int, int, str] | None = None
+    for dest, info in flags.items():
+        if not info.choices:
+            continue
+        overlap = len(keys & set(info.choices))
+        if overlap * 2 >= len(keys) and overlap >= 2:
+            rank = (-overlap, len(dest), dest)
+            if best is None or rank < best:
+                best = rank
+    return flags[best[2]] if best else None
+
+
+def folder_platform(path: str) -> str | None:
+    """The platform a file's folder is named after (``hardware_backend/npu/x.py`` -> ``npu``)."""
+    for part in path.split("/")[:-1]:
+        if part in PLATFORM_WORDS:
+            return part
+    return None

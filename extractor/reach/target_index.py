@@ -1,0 +1,201 @@
+"""The whole-target index: every file's facts joined into definitions, a class hierarchy and callers.
+
+Built in the parent process from the per-file facts (cheap: no parsing), once per run. Calls are
+resolved to definitions where the receiver is known (a local or imported name, ``self.`` methods
+through the class hierarchy and the overrides below it, ``super()``, constructors); otherwise a
+call is tied to the one definition of that name when exactly one exists, with lower confidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from extractor.reach.facts import Call, Def, FileFacts
+
+__all__ = ["Edge", "TargetIndex"]
+
+_MAX_REEXPORT = 3
+
+
+@dataclass(frozen=True)
+class Edge:
+    """A resolved call: ``caller`` calls the node this edge is filed under."""
+
+    caller: str
+    path: str
+    guards: tuple[tuple[str, ...], ...]
+    catches: tuple[str, ...] | None
+    confident: bool
+
+
+@dataclass
+class TargetIndex:
+    """Definitions keyed ``module:qualname``, their files, bases, subclasses and callers."""
+
+    files: dict[str, FileFacts] = field(default_factory=dict)
+    """module -> facts."""
+    defs: dict[str, Def] = field(default_factory=dict)
+    path_of: dict[str, str] = field(default_factory=dict)
+    bases: dict[str, list[str]] = field(default_factory=dict)
+    subclasses: dict[str, list[str]] = field(default_factory=dict)
+    methods: dict[str, dict[str, str]] = field(default_factory=dict)
+    by_name: dict[str, list[str]] = field(default_factory=dict)
+    _calls_by_name: dict[str, list[tuple[FileFacts, list[Any]]]] = field(default_factory=dict)
+    _callers: dict[str, list[Edge]] = field(default_factory=dict)
+    _resolved: set[str] = field(default_factory=set)
+
+    @classmethod
+    def build(cls, facts: Iterable[FileFacts]) -> TargetIndex:
+        """Join the facts (given in any order; the result depends only on their set)."""
+        index = cls()
+        for f in sorted(facts, key=lambda f: f.path):
+            if f.module in index.files:
+                continue  # two paths, one module name: the first path wins, stably
+            index.files[f.module] = f
+            for d in f.defs:
+                node = f"{f.module}:{d.qualname}"
+                index.defs[node] = d
+                index.path_of[node] = f.path
+                if d.owner:
+                    index.methods.setdefault(f"{f.module}:{d.owner}", {})[d.qualname.rpartition(".")[2]] = (
+                        node
+                    )
+                if "<locals>" not in d.qualname:
+                    index.by_name.setdefault(d.qualname.rpartition(".")[2], []).append(node)
+        for module, f in index.files.items():
+            for d in f.defs:
+                if d.kind != "c":
+                    continue
+                node = f"{module}:{d.qualname}"
+                for base in d.bases:
+                    found = index.resolve_dotted(base, f, d.owner or "<module>")
+                    if found is not None and index.defs[found].kind == "c" and found != node:
+                        index.bases.setdefault(node, []).append(found)
+                        index.subclasses.setdefault(found, []).append(node)
+        # Calls are only filed by the name they call; a name's calls are resolved the first time
+        # someone asks who calls a definition of that name (most never are).
+        for f in index.files.values():
+            for name, calls in f.calls.items():
+                index._calls_by_name.setdefault(name, []).append((f, calls))
+        return index
+
+    def callers(self, node: str) -> list[Edge]:
+        """Every resolved call of ``node`` (a function, method or class: its constructions)."""
+        name = node.rpartition(":")[2].rpartition(".")[2]
+        if name not in self._resolved:
+            self._resolved.add(name)
+            for f, calls in self._calls_by_name.get(name, ()):
+                for call in calls:
+                    self._add_call(f.module, f, Call._make(call))
+        return self._callers.get(node, [])
+
+    # ----------------------------------------------------------------- resolution
+
+    def resolve_dotted(self, dotted: str, f: FileFacts, scope: str, hops: int = 0) -> str | None:
+        """The definition a dotted name means in file ``f`` inside ``scope``, if it is in the target."""
+        module = f.module
+        if "." not in dotted:
+            inner = f"{module}:{scope}.<locals>.{dotted}"
+            if inner in self.defs:
+                return inner
+        local = f"{module}:{dotted}"
+        if local in self.defs:
+            return local
+        parts = dotted.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            target = self.files.get(".".join(parts[:cut]))
+            if target is None:
+                continue
+            rest = parts[cut:]
+            node = f"{target.module}:{'.'.join(rest)}"
+            if node in self.defs:
+                return node
+            again = target.imports.get(rest[0])
+            if again is not None and hops < _MAX_REEXPORT:
+                return self.resolve_dotted(".".join([again, *rest[1:]]), target, "<module>", hops + 1)
+            return None
+        return None
+
+    def owner_class(self, module: str, scope: str) -> str | None:
+        """The class whose method ``scope`` is (or encloses it), as a node."""
+        qual = scope
+        while qual:
+            d = self.defs.get(f"{module}:{qual}")
+            if d is not None and d.owner:
+                return f"{module}:{d.owner}"
+            if "." not in qual:
+                return None
+            qual = qual.rsplit(".<locals>.", 1)[0] if ".<locals>." in qual else ""
+        return None
+
+    def lookup_method(self, cls: str, name: str, seen: set[str] | None = None) -> str | None:
+        """``name`` on class node ``cls`` or the first base that defines it (depth first, like a simple MRO)."""
+        seen = seen if seen is not None else set()
+        if cls in seen:
+            return None
+        seen.add(cls)
+        found = self.methods.get(cls, {}).get(name)
+        if found is not None:
+            return found
+        for base in self.bases.get(cls, []):
+            found = self.lookup_method(base, name, seen)
+            if found is not None:
+                return found
+        return None
+
+    def overrides(self, cls: str, name: str) -> list[str]:
+        """Definitions of ``name`` in the classes below ``cls`` (what ``self.name()`` may also run)."""
+        out: list[str] = []
+        todo = list(self.subclasses.get(cls, []))
+        seen: set[str] = set()
+        while todo:
+            sub = todo.pop()
+            if sub in seen:
+                continue
+            seen.add(sub)
+            found = self.methods.get(sub, {}).get(name)
+            if found is not None:
+                out.append(found)
+            todo.extend(self.subclasses.get(sub, []))
+        return sorted(out)
+
+    def _targets(self, module: str, f: FileFacts, call: Call) -> tuple[list[str], bool]:
+        parts = call.callee.split(".")
+        head = parts[0]
+        if head in ("self", "cls") and len(parts) == 2:
+            cls = self.owner_class(module, call.caller)
+            if cls is not None:
+                found = self.lookup_method(cls, parts[1])
+                out = [found] if found is not None else []
+                return out + self.overrides(cls, parts[1]), True
+            return [], True
+        if head == "super()" and len(parts) == 2:
+            cls = self.owner_class(module, call.caller)
+            for base in self.bases.get(cls or "", []):
+                found = self.lookup_method(base, parts[1])
+                if found is not None:
+                    return [found], True
+            return [], True
+        if head not in ("?", "self", "cls", "super()"):
+            found = self.resolve_dotted(call.callee, f, call.caller)
+            if found is not None:
+                return [found], True
+        name = parts[-1]
+        if name.startswith("__") or (len(parts) == 1 and head in f.imports):
+            return [], False
+        candidates = self.by_name.get(name, [])
+        if len(candidates) == 1:
+            return candidates, False
+        return [], False
+
+    def _add_call(self, module: str, f: FileFacts, call: Call) -> None:
+        targets, confident = self._targets(module, f, call)
+        if not targets:
+            return
+        guards = tuple(f.atoms[i] for i in call.guards)
+        catches = None if call.catches is None else tuple(call.catches)
+        caller = f"{module}:{call.caller}"
+        for target in targets:
+            self._callers.setdefault(target, []).append(Edge(caller, f.path, guards, catches, confident))

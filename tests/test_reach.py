@@ -1,0 +1,459 @@
+"""Reach: selectors read from fixture modules shaped like the target's own patterns (a decorator
+registry of attention backends, a dict of quantization methods, if/elif dispatch on a flag's value,
+a switch guarding a constructor, model files with ``EntryClass``, platform gates and folders), the
+caller chains that carry them to a site, and the records and cache of a real extraction."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import orjson
+import pytest
+
+from extractor.api import ExtractOptions, ExtractResult, extract
+from extractor.prose.knowledge import build_knowledge
+from extractor.prose.reach import reach_phrase, with_reach
+from extractor.reach import SiteReach
+from extractor.reach.facts import FileFacts
+from extractor.reach.file_index import file_facts, module_name
+from tests.gitrepos import make_repo
+
+ARGS = "python/sglang/srt/server_args.py"
+SERVER_ARGS = """\
+from dataclasses import dataclass
+
+BACKEND_CHOICES = ["flex", "paged", "sparse", "sparse_old"]
+
+
+@dataclass
+class ServerArgs:
+    attention_backend: str = "paged"
+    quantization: str = None
+    moe_runner_backend: str = "auto"
+    enable_adapters: bool = False
+    tp_size: int = 1
+
+    @staticmethod
+    def add_cli_args(parser):
+        parser.add_argument("--attention-backend", type=str, choices=BACKEND_CHOICES)
+        parser.add_argument("--quantization", type=str, choices=["fp8", "int4"])
+        parser.add_argument("--moe-runner-backend", type=str, choices=["auto", "grouped", "tiled"])
+        parser.add_argument("--enable-adapters", action="store_true")
+        parser.add_argument("--tp-size", type=int)
+"""
+
+FILES = {
+    ARGS: SERVER_ARGS,
+    # A decorator registry keyed by the backend's name; each entry imports its class lazily.
+    "python/sglang/srt/layers/attention/registry.py": """\
+        BACKENDS = {}
+
+
+        def register_attention_backend(name):
+            def decorator(fn):
+                BACKENDS[name] = fn
+                return fn
+
+            return decorator
+
+
+        @register_attention_backend("flex")
+        def create_flex(runner):
+            from sglang.srt.layers.attention.flex_backend import FlexBackend
+
+            return FlexBackend(runner)
+
+
+        @register_attention_backend("sparse")
+        def create_sparse(runner):
+            from sglang.srt.layers.attention.sparse_backend import SparseBackend
+
+            return SparseBackend(runner)
+
+
+        @register_attention_backend("sparse_old")
+        def create_sparse_old(runner):
+            from sglang.srt.layers.attention.sparse_backend import SparseBackend
+
+            return SparseBackend(runner, legacy=True)
+        """,
+    "python/sglang/srt/layers/attention/flex_backend.py": """\
+        class FlexBackend:
+            def __init__(self, runner):
+                self.runner = runner
+
+            def forward_extend(self, q, layer):
+                if layer.is_cross_attention:
+                    raise NotImplementedError("flex backend does not support cross attention")
+                return q
+        """,
+    "python/sglang/srt/layers/attention/sparse_backend.py": """\
+        class SparseBackend:
+            def __init__(self, runner, legacy=False):
+                self.legacy = legacy
+
+            def forward_decode(self, q):
+                assert q.dim() == 3, "sparse decode wants a 3-d query"
+                return q
+        """,
+    # A dict from choice strings to classes, each with its own method.
+    "python/sglang/srt/layers/quantization/__init__.py": """\
+        from sglang.srt.layers.quantization.fp8 import Fp8Config
+        from sglang.srt.layers.quantization.int4 import Int4Config
+
+        QUANTIZATION_METHODS = {"fp8": Fp8Config, "int4": Int4Config}
+        """,
+    "python/sglang/srt/layers/quantization/fp8.py": """\
+        class Fp8Config:
+            def get_quant_method(self, layer):
+                raise ValueError("fp8 cannot quantize this layer")
+        """,
+    "python/sglang/srt/layers/quantization/int4.py": """\
+        class Int4Config:
+            def get_quant_method(self, layer):
+                raise ValueError("int4 cannot quantize this layer")
+        """,
+    # if/elif dispatch on a flag's value, and a switch guarding a constructor.
+    "python/sglang/srt/layers/moe/runner.py": """\
+        from sglang.srt.layers.moe.grouped import GroupedRunner
+        from sglang.srt.layers.moe.tiled import TiledRunner
+        from sglang.srt.adapters.manager import AdapterManager
+
+
+        def make_runner(server_args):
+            backend = server_args.moe_runner_backend
+            if backend == "grouped":
+                return GroupedRunner()
+            elif backend == "tiled":
+                return TiledRunner()
+            if server_args.enable_adapters:
+                AdapterManager(server_args)
+            return None
+        """,
+    "python/sglang/srt/layers/moe/grouped.py": """\
+        class GroupedRunner:
+            def run(self, x):
+                assert x.is_contiguous(), "grouped runner wants contiguous input"
+                return x
+        """,
+    "python/sglang/srt/layers/moe/tiled.py": """\
+        class TiledRunner:
+            def run(self, x):
+                assert x.shape[0] % 16 == 0, "tiled runner wants 16-row tiles"
+                return x
+        """,
+    "python/sglang/srt/adapters/manager.py": """\
+        class AdapterManager:
+            def __init__(self, server_args):
+                self.load(server_args)
+
+            def load(self, server_args):
+                try:
+                    self.check(server_args)
+                except KeyError:
+                    pass
+
+            def check(self, server_args):
+                raise KeyError("adapter not found")
+        """,
+    # Dispatch on an enum named after the flag: a member compared, or ``is_<value>()`` on a typed parameter.
+    "python/sglang/srt/layers/moe/core.py": """\
+        from enum import Enum
+
+
+        class MoeRunnerBackend(Enum):
+            GROUPED = "grouped"
+            TILED = "tiled"
+
+
+        class TiledCore:
+            def run(self, x):
+                assert x.ndim == 2, "tiled core wants a matrix"
+
+
+        class GroupedCore:
+            def run(self, x):
+                assert x.ndim == 3, "grouped core wants a batch of matrices"
+
+
+        def make_core(runner_backend: MoeRunnerBackend, chosen):
+            if runner_backend.is_tiled():
+                return TiledCore()
+            if chosen == MoeRunnerBackend.GROUPED:
+                return GroupedCore()
+        """,
+    # A model file: the entry class builds the model, which builds its attention.
+    "python/sglang/srt/models/toy.py": """\
+        class ToyAttention:
+            def forward(self, x):
+                assert x.shape[-1] == 64, "toy attention wants head size 64"
+                return x
+
+
+        class ToyModel:
+            def __init__(self):
+                self.attn = ToyAttention()
+
+
+        class ToyForCausalLM:
+            def __init__(self, config):
+                self.model = ToyModel()
+
+
+        EntryClass = ToyForCausalLM
+        """,
+    # Platform gates: a module-level ``if _is_hip:`` and a platform folder.
+    "python/sglang/srt/layers/activation.py": """\
+        from sglang.srt.utils import is_hip
+
+        _is_hip = is_hip()
+
+        if _is_hip:
+
+            def gelu_rocm(x, out):
+                assert x.shape == out.shape, "out must match x"
+                return out
+        """,
+    "python/sglang/srt/hardware_backend/npu/unpack.py": """\
+        def unpack(bits):
+            if bits > 8:
+                raise ValueError("at most 8 bits")
+            return bits
+        """,
+    "python/sglang/srt/utils/__init__.py": """\
+        def is_hip():
+            return False
+        """,
+}
+
+
+def _source(path: str) -> str:
+    return FILES[path] if path == ARGS else textwrap.dedent(FILES[path])
+
+
+def _site_reach(files: dict[str, str]) -> SiteReach:
+    knowledge = build_knowledge({ARGS: files[ARGS].encode()})
+    facts = [file_facts(p, ast.parse(src)).to_plain() for p, src in sorted(files.items())]
+    return SiteReach(facts, knowledge)
+
+
+@pytest.fixture(scope="module")
+def reach() -> SiteReach:
+    return _site_reach({p: _source(p) for p in FILES})
+
+
+def test_module_names_follow_the_python_folder() -> None:
+    assert module_name("python/sglang/srt/layers/moe/runner.py") == "sglang.srt.layers.moe.runner"
+    assert (
+        module_name("python/sglang/srt/layers/quantization/__init__.py") == "sglang.srt.layers.quantization"
+    )
+    assert module_name("sgl-kernel/python/sgl_kernel/elementwise.py") == "sgl_kernel.elementwise"
+
+
+def test_facts_survive_a_json_round_trip_and_refuse_other_versions() -> None:
+    path = "python/sglang/srt/layers/moe/runner.py"
+    facts = file_facts(path, ast.parse(_source(path)))
+    plain = orjson.loads(orjson.dumps(facts.to_plain()))
+    back = FileFacts.from_plain(plain)
+    assert back is not None and back.to_plain() == plain == facts.to_plain()
+    assert back.defs == facts.defs and back.registrations == facts.registrations
+    assert FileFacts.from_plain({**plain, "v": -1}) is None
+    assert FileFacts.from_plain({"v": plain["v"], "path": 3}) is None
+
+
+def test_a_decorator_registry_selects_the_backend_its_key_names(reach: SiteReach) -> None:
+    got = reach.of("python/sglang/srt/layers/attention/flex_backend.py", "FlexBackend.forward_extend")
+    assert got == (frozenset({("flag", "--attention-backend", ("flex",))}),)
+    assert "flex" in reach.choices["--attention-backend"]
+
+
+def test_two_registrations_of_one_class_are_alternatives_merged_by_value(reach: SiteReach) -> None:
+    got = reach.of("python/sglang/srt/layers/attention/sparse_backend.py", "SparseBackend.forward_decode")
+    assert got == (frozenset({("flag", "--attention-backend", ("sparse", "sparse_old"))}),)
+    assert reach_phrase(got) == "with `--attention-backend sparse` or `sparse_old`"
+
+
+def test_a_dict_of_choice_strings_selects_each_class(reach: SiteReach) -> None:
+    got = reach.of("python/sglang/srt/layers/quantization/int4.py", "Int4Config.get_quant_method")
+    assert got == (frozenset({("flag", "--quantization", ("int4",))}),)
+
+
+def test_if_elif_dispatch_on_a_flag_value_selects_each_branch(reach: SiteReach) -> None:
+    grouped = reach.of("python/sglang/srt/layers/moe/grouped.py", "GroupedRunner.run")
+    tiled = reach.of("python/sglang/srt/layers/moe/tiled.py", "TiledRunner.run")
+    assert grouped == (frozenset({("flag", "--moe-runner-backend", ("grouped",))}),)
+    assert tiled == (frozenset({("flag", "--moe-runner-backend", ("tiled",))}),)
+
+
+def test_an_enum_named_after_the_flag_selects_its_values(reach: SiteReach) -> None:
+    tiled = reach.of("python/sglang/srt/layers/moe/core.py", "TiledCore.run")
+    grouped = reach.of("python/sglang/srt/layers/moe/core.py", "GroupedCore.run")
+    assert tiled == (frozenset({("flag", "--moe-runner-backend", ("tiled",))}),)
+    assert grouped == (frozenset({("flag", "--moe-runner-backend", ("grouped",))}),)
+
+
+def test_a_switch_guarding_a_constructor_reaches_the_methods_it_calls(reach: SiteReach) -> None:
+    got = reach.of("python/sglang/srt/adapters/manager.py", "AdapterManager.check")
+    assert got == (frozenset({("flag", "--enable-adapters", ())}),)
+
+
+def test_the_entry_class_names_the_architecture_of_the_code_it_builds(reach: SiteReach) -> None:
+    got = reach.of("python/sglang/srt/models/toy.py", "ToyAttention.forward")
+    assert got == (frozenset({("arch", "ToyForCausalLM", ())}),)
+
+
+def test_platform_gates_and_platform_folders(reach: SiteReach) -> None:
+    gated = reach.of("python/sglang/srt/layers/activation.py", "gelu_rocm")
+    assert gated == (frozenset({("platform", "hip", ())}),)
+    folder = reach.of("python/sglang/srt/hardware_backend/npu/unpack.py", "unpack")
+    assert folder == (frozenset({("platform", "npu", ())}),)
+    assert "ROCm" in reach_phrase(gated)
+
+
+def test_one_unconditional_caller_means_nothing_narrows_the_path() -> None:
+    files = {p: _source(p) for p in FILES}
+    files["python/sglang/srt/layers/moe/fallback.py"] = textwrap.dedent(
+        """\
+        from sglang.srt.layers.moe.tiled import TiledRunner
+
+
+        def always():
+            return TiledRunner()
+        """
+    )
+    got = _site_reach(files).of("python/sglang/srt/layers/moe/tiled.py", "TiledRunner.run")
+    assert got == ()
+
+
+def test_catch_sites_are_exposed_for_the_swallowed_error_rule(reach: SiteReach) -> None:
+    manager = "python/sglang/srt/adapters/manager.py"
+    assert reach.caller_catches(manager, "AdapterManager.check") == [("KeyError",)]
+    assert reach.caller_catches(manager, "AdapterManager.load") is None
+
+
+def test_the_wording_states_reach_in_each_field_and_offers_another_value(reach: SiteReach) -> None:
+    partial = {
+        "documentation": "Raised when the layer is cross attention.",
+        "triggerScenarios": "A cross-attention layer.",
+        "tags": ["layers"],
+        "solutions": ["Use a backend that supports cross attention"],
+        "exampleFix": "# before\npython -m sglang.launch_server --model m\n# after\npython -m sglang.launch_server --model m",
+    }
+    got = reach.of("python/sglang/srt/layers/attention/flex_backend.py", "FlexBackend.forward_extend")
+    out = with_reach(partial, got, reach.choices)
+    assert "only with `--attention-backend flex`" in out["documentation"]
+    assert "`--attention-backend flex`" in out["triggerScenarios"]
+    assert "flex" in out["tags"]
+    assert any("e.g. `--attention-backend sparse`" in s for s in out["solutions"])
+    before, after = out["exampleFix"].split("# after")
+    assert "--attention-backend flex" in before and "--attention-backend" not in after
+    assert with_reach(partial, (), reach.choices) == partial
+
+
+# --------------------------------------------------------------------------- a real extraction
+
+
+def _run(repo: Path, sha: str, cache: Path, jobs: int = 1) -> ExtractResult:
+    return extract(ExtractOptions.build(source=str(repo), sha=sha, jobs=jobs, cache_dir=cache))
+
+
+def _lines(result: ExtractResult) -> bytes:
+    from extractor.records.jsonl import dumps_line
+
+    return b"".join(dumps_line(r, "2026-01-01T00:00:00.000Z") for r in result.records)
+
+
+def test_an_edit_to_a_caller_changes_the_reach_of_an_unchanged_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
+    first = {p: _source(p).encode() for p in FILES}
+    runner = "python/sglang/srt/layers/moe/runner.py"
+    # The edit drops the guard around the tiled runner: its file is untouched but no longer narrowed.
+    edited = (
+        _source(runner)
+        .replace('    elif backend == "tiled":\n        return TiledRunner()\n', "")
+        .replace("    return None\n", "    return TiledRunner()\n")
+    )
+    repo, shas = make_repo(tmp_path / "repo", [first, {runner: edited.encode()}])
+    cache = tmp_path / "cache"
+
+    def tiled_doc(result: ExtractResult) -> str:
+        (rec,) = [r for r in result.records if r.filePath.endswith("moe/tiled.py")]
+        return rec.documentation
+
+    old = _run(repo, shas[0], cache)
+    assert "only with `--moe-runner-backend tiled`" in tiled_doc(old)
+    new = _run(repo, shas[1], cache)
+    assert new.stats.files_parsed == 1  # only the edited file; every other outcome is reused
+    assert "only with" not in tiled_doc(new)
+    cold = _run(repo, shas[1], tmp_path / "cold", jobs=2)
+    assert _lines(cold) == _lines(new)
+    assert _lines(_run(repo, shas[1], cache, jobs=2)) == _lines(new)
+
+
+def test_a_config_field_or_a_pair_of_keys_is_not_taken_for_a_flag_choice() -> None:
+    files = {
+        ARGS: SERVER_ARGS,
+        "python/sglang/srt/loader.py": textwrap.dedent(
+            """\
+            from sglang.srt.quant import QuantConfig
+
+
+            def load(model_config):
+                if model_config.quantization:
+                    QuantConfig()
+            """
+        ),
+        "python/sglang/srt/quant.py": textwrap.dedent(
+            """\
+            FUSED = {}
+
+
+            def register_fused(a2a, runner):
+                def wrap(fn):
+                    FUSED[(a2a, runner)] = fn
+                    return fn
+
+                return wrap
+
+
+            class QuantConfig:
+                def check(self):
+                    raise ValueError("bad quant config")
+
+
+            @register_fused("flex", "sparse")
+            def fused(x):
+                assert x, "x must be set"
+            """
+        ),
+    }
+    reach = _site_reach(files)
+    assert reach.of("python/sglang/srt/quant.py", "QuantConfig.check") == ()
+    assert reach.of("python/sglang/srt/quant.py", "fused") == ()
+
+
+def test_a_value_test_outside_the_declared_choices_only_says_the_flag_is_set() -> None:
+    files = {
+        ARGS: SERVER_ARGS.replace(
+            '"--tp-size", type=int',
+            '"--tp-size", type=int)\n        parser.add_argument("--spec-algorithm", type=str',
+        ),
+        "python/sglang/srt/spec.py": textwrap.dedent(
+            """\
+            class Drafter:
+                def step(self):
+                    raise RuntimeError("draft step failed")
+
+
+            def start(server_args):
+                if server_args.spec_algorithm.is_eagle_family():
+                    Drafter()
+            """
+        ),
+    }
+    got = _site_reach(files).of("python/sglang/srt/spec.py", "Drafter.step")
+    assert got == (frozenset({("flag", "--spec-algorithm", ())}),)
