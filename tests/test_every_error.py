@@ -62,7 +62,7 @@ def test_each_bare_assert_is_a_record_with_the_empty_message(history: tuple[Path
         assert (r.errorMessage, r.messagePattern) == ("", "")
         assert re.fullmatch(r.messagePattern, str(AssertionError()))
     first = asserts[0]
-    assert first.validationCode == "not weights is not None"
+    assert first.validationCode == "weights is None"
     # What the traceback shows is the asserted test: the documentation says it in words.
     assert "`assert weights is not None`" in first.documentation
     assert "`weights is not None` was false" in first.documentation

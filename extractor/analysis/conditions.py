@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import ast
 import bisect
+import dataclasses
 from collections.abc import Iterable
 
-from extractor.analysis.facts import AtomKind, Guard, GuardAtom, LocalBinding
+from extractor.analysis.facts import AtomKind, AtomRole, Guard, GuardAtom, LocalBinding
 from extractor.analysis.sites import Frame, RawSite, ScopeNode, block_of
 from extractor.analysis.walk import branches, own_statements, statements_in
 
@@ -235,21 +236,24 @@ _ELSE_ATOM = "_sge_else_atom"
 _ABOVE_ELSE_RUN = "_sge_above_else_run"
 
 
-def _early_exits(block: list[ast.stmt]) -> tuple[list[int], list[list[GuardAtom]]]:
+def _early_exits(block: list[ast.stmt]) -> tuple[list[int], list[list[tuple[GuardAtom, str]]]]:
     """Indexes of the statements of ``block`` that give early-exit atoms, and their atoms.
 
     Computed once per block (kept on its first statement), so that the sites of a long block
     share the work instead of each re-reading every statement before it.
     """
-    memo: tuple[list[int], list[list[GuardAtom]]] | None = getattr(block[0], _EARLY_EXITS, None)
+    memo: tuple[list[int], list[list[tuple[GuardAtom, str]]]] | None = getattr(block[0], _EARLY_EXITS, None)
     if memo is None:
         indexes: list[int] = []
-        found: list[list[GuardAtom]] = []
+        found: list[list[tuple[GuardAtom, str]]] = []
         for i, stmt in enumerate(block):
             atoms = early_exit_atoms(stmt)
             if atoms:
+                raising = _raising_tests(stmt)
                 indexes.append(i)
-                found.append(atoms)
+                found.append(
+                    [(a, "raised" if a.negated and id(a.test) in raising else "exit") for a in atoms]
+                )
         memo = (indexes, found)
         setattr(block[0], _EARLY_EXITS, memo)
     return memo
@@ -274,7 +278,8 @@ def count_sites(sites: Iterable[RawSite]) -> None:
 
 
 def guard_atoms(site: RawSite) -> list[GuardAtom]:
-    """Every atom on the path to ``site`` inside its innermost scope, outermost first.
+    """Every atom on the path to ``site`` inside its innermost scope, outermost first, each with
+    its :data:`~extractor.analysis.facts.AtomRole`.
 
     Of the sibling atoms (see :data:`MAX_SIBLING_ATOMS`) only the nearest ones are kept: the
     guard is then a weaker but still necessary condition of reaching the site. The frames are
@@ -285,17 +290,19 @@ def guard_atoms(site: RawSite) -> list[GuardAtom]:
     end = len(frames) - 1
     if frames and frames[end].stmt is not site.node:
         end = next((i for i, f in enumerate(frames) if f.stmt is site.node), end)
-    kept: list[GuardAtom] = []
+    # (atom, where it came from, frame index): "exit"/"raised" for early exits (the leaving
+    # branch returned / raised), "branch" for the branch taken, "assert" for the site's test.
+    kept: list[tuple[GuardAtom, str, int]] = []
     siblings = 0
 
-    def keep(atoms: Iterable[GuardAtom]) -> None:
+    def keep(atoms: Iterable[tuple[GuardAtom, str]], fi: int) -> None:
         nonlocal siblings
-        for atom in atoms:
+        for atom, source in atoms:
             if _is_sibling(atom):
                 if siblings >= limit:
                     continue
                 siblings += 1
-            kept.append(atom)
+            kept.append((atom, source, fi))
 
     pos = end
     while pos >= 0:
@@ -307,19 +314,19 @@ def guard_atoms(site: RawSite) -> list[GuardAtom]:
             continue
         if frame.stmt is site.node:
             if isinstance(site.node, ast.Assert):
-                kept.append(_negative(site.node.test, "assert"))
+                kept.append((_negative(site.node.test, "assert"), "assert", pos))
         else:
-            keep(reversed(_branch_atoms(frame)))
+            keep(((a, "branch") for a in reversed(_branch_atoms(frame))), pos)
         if frame.index and siblings < limit:
             indexes, found = _early_exits(frame.block)
             stop = bisect.bisect_left(indexes, frame.index)
             for exits in reversed(found[max(0, stop - limit) : stop]):
-                keep(reversed(exits))
+                keep(reversed(exits), pos)
                 if siblings >= limit:
                     break
         pos -= 1
     kept.reverse()
-    return kept
+    return _with_roles(site, kept)
 
 
 def _is_else_frame(frame: Frame) -> bool:
@@ -343,6 +350,56 @@ def _skip_else_run(frames: list[Frame], pos: int) -> int:
     for stmt in passed:
         setattr(stmt, _ABOVE_ELSE_RUN, pos)
     return pos
+
+
+def _raises(block: list[ast.stmt]) -> bool:
+    if not block:
+        return False
+    last = block[-1]
+    if isinstance(last, ast.Raise):
+        return True
+    return isinstance(last, ast.If) and _raises(last.body) and _raises(last.orelse)
+
+
+def _raising_tests(stmt: ast.stmt) -> set[int]:
+    """The tests of an ``if`` chain whose branch raises."""
+    if not isinstance(stmt, ast.If):
+        return set()
+    branches, _orelse = _if_chain(stmt)
+    return {id(test) for test, body in branches if _raises(body)}
+
+
+def _with_roles(site: RawSite, tagged: list[tuple[GuardAtom, str, int]]) -> list[GuardAtom]:
+    frames = site.frames
+    # The innermost if/match holding the site, and the frames of its elif chain.
+    inner = next(
+        (k for k in range(len(frames) - 2, -1, -1) if isinstance(frames[k].stmt, ast.If | ast.Match)),
+        -1,
+    )
+    chain_start = inner
+    while (
+        chain_start > 0
+        and isinstance(frames[chain_start - 1].stmt, ast.If)
+        and frames[chain_start - 1].branch == "orelse"
+        and frames[chain_start - 1].stmt.orelse == [frames[chain_start].stmt]  # type: ignore[attr-defined]
+    ):
+        chain_start -= 1
+    out: list[GuardAtom] = []
+    for atom, source, fi in tagged:
+        role: AtomRole = "gate"
+        if source == "raised":
+            role = "survivor"
+        elif source == "assert":
+            role = "deciding"
+        elif source == "branch" and inner >= 0 and chain_start <= fi <= inner and atom.kind != "except":
+            earlier = frames[fi].stmt
+            # An elif after a branch that raised: ``not a`` only says that check passed.
+            raised = atom.negated and isinstance(earlier, ast.If) and _raises(earlier.body) and fi < inner
+            role = "survivor" if raised else "deciding"
+        elif source == "exit" and fi > inner:
+            role = "deciding"
+        out.append(dataclasses.replace(atom, role=role))
+    return out
 
 
 # --------------------------------------------------------------------------- local bindings
@@ -462,11 +519,18 @@ def local_bindings(site: RawSite, atoms: list[GuardAtom]) -> list[LocalBinding]:
                 if value is not None:
                     next_frontier.extend((n, stmt.lineno) for n in _names_read([value]))
         frontier = next_frontier
+    on_path = {id(s) for frame in site.frames for s in frame.block[: frame.index]}
     out = []
     for name, stmt in sorted(chosen.values(), key=lambda p: (p[1].lineno, p[1].col_offset)):
         value = getattr(stmt, "value", None)
         out.append(
-            LocalBinding(name, unparse(stmt), value if isinstance(value, ast.expr) else None, stmt.lineno)
+            LocalBinding(
+                name,
+                unparse(stmt),
+                value if isinstance(value, ast.expr) else None,
+                stmt.lineno,
+                always=id(stmt) in on_path,
+            )
         )
     return out
 

@@ -16,6 +16,11 @@ SiteKind = Literal["raise", "assert", "response"]
 AtomKind = Literal[
     "if", "else", "elif-negated", "early-exit", "assert", "except", "match", "while", "ternary"
 ]
+AtomRole = Literal["deciding", "gate", "survivor"]
+"""What an atom does for the site: ``deciding`` is the test of the ``if`` (with its ``elif``
+chain) or ``match`` that holds the raise, an assert's test, or, with neither, the early exits that
+dispatch away before it; a ``gate`` only selects the code path (enclosing branches, handlers);
+a ``survivor`` is the negation of an earlier check that raised (``if c: raise`` gives ``not c``)."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,7 @@ class GuardAtom:
     test: ast.expr | None
     negated: bool
     line: int
+    role: AtomRole = "deciding"
 
 
 @dataclass(frozen=True)
@@ -85,6 +91,8 @@ class LocalBinding:
     source: str
     value: ast.expr | None
     line: int
+    always: bool = True
+    """Whether the assignment runs on every path to the site (not inside a branch of its own)."""
 
 
 @dataclass(frozen=True)

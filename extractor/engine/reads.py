@@ -112,6 +112,11 @@ class RecordingKnowledge:
     def flags_for(self, path: str) -> Mapping[str, FlagInfo]:
         return _RecordingFlags(self._k().flags_for(path), self.reads, path)
 
+    def env_of(self, name: str) -> Any:
+        info = self._k().env_of(name)
+        self.reads[("e", "", name)] = [info.kind, info.default] if info is not None else None
+        return info
+
     def __getattr__(self, name: str) -> Any:
         if name in ("_source", "_resolved", "reads"):  # not set yet (a copy being made): no recursion
             raise AttributeError(name)
@@ -139,6 +144,9 @@ def _answer(knowledge: Knowledge, kind: str, path: str, key: str, blobs: Mapping
         return _flag_digest(knowledge.flags_for(path).get(key))
     if kind == "F":
         return _mapping_digest(knowledge.flags_for(path))
+    if kind == "e":
+        info = knowledge.env_of(key)
+        return [info.kind, info.default] if info is not None else None
     if kind == "*":
         return knowledge.fingerprint()
     return _MISSING  # an unknown kind never matches

@@ -1,13 +1,14 @@
-"""Classification of a site: errorType, backgroundTag, severity, handlingStrategy."""
+"""Classification of a site: errorType, backgroundTag, severity, handlingStrategy, following
+the cause (:mod:`.cause`), as a table of rules each with the example it is written for."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from extractor.analysis.facts import Site
-from extractor.prose.constraints import AtomView
-from extractor.prose.reads import Reads
+from extractor.prose.cause import Cause
 
 _DEP_RE = re.compile(
     r"pip install|not installed|is required but|please install|install (it|the)|no module named|"
@@ -78,65 +79,147 @@ class Kind:
     severity: str
 
 
-def classify(site: Site, views: list[AtomView], total: Reads) -> Kind:
-    cls = site.error_class
-    short = cls.rsplit(".", 1)[-1]
+def severity_of(site: Site) -> str:
+    short = site.error_class.rsplit(".", 1)[-1]
     msg = site.message.template if site.message else ""
-    flags_in_msg = FLAG_IN_MSG_RE.findall(msg)
-    n_flags = len(total.flags) + len({f for f in flags_in_msg if f not in {x.flag for x in total.flags}})
-    has_model = any(v.model for v in views) or bool(_MODEL_MSG_RE.search(msg))
-    has_hw = any(v.hardware for v in views) or bool(_HW_MSG_RE.search(msg))
-    severity = "error"
     if short.endswith("Warning"):
-        severity = "warning"
-    elif short in ("StopIteration", "StopAsyncIteration", "GeneratorExit", "KeyboardInterrupt"):
-        severity = "info"
-    elif short in _RES_CLASSES or re.search(r"out of memory|corrupt|deadlock|data loss", msg, re.I):
-        severity = "critical"
+        return "warning"
+    if short in ("StopIteration", "StopAsyncIteration", "GeneratorExit", "KeyboardInterrupt"):
+        return "info"
+    if short in _RES_CLASSES or re.search(r"out of memory|corrupt|deadlock|data loss", msg, re.I):
+        return "critical"
+    return "error"
 
-    if site.http_status is not None and 400 <= site.http_status < 500:
-        return Kind("bad-request", "bad-request", "validation", severity)
-    if short in _NOT_IMPL or cls in _NOT_IMPL:
-        return Kind("not-implemented", "not-implemented", "fallback", severity)
-    if short in _DEP_CLASSES or _DEP_RE.search(msg):
-        return Kind("dependency", "missing-dependency", "configuration", severity)
-    if cls in _TIMEOUT_CLASSES or short in _TIMEOUT_CLASSES or _TIMEOUT_RE.search(msg):
-        return Kind("timeout", "timeout", "retry", severity)
-    if cls in _RES_CLASSES or short in _RES_CLASSES or (_RESOURCE_RE.search(msg) and not total.flags):
-        return Kind(
-            "resource", "resource-exhausted", "configuration" if total.flags else "fail-fast", severity
-        )
-    guard_reads_config = bool(total.flags or total.envs)
-    if short in _NET_CLASSES or (
-        short not in ("ValueError", "TypeError", "AssertionError")
-        and not guard_reads_config
-        and _NET_RE.search(msg)
-    ):
-        return Kind("network", "network-error", "retry", severity)
-    if short in _IO_CLASSES or (
-        short not in ("ValueError", "TypeError", "AssertionError")
-        and not guard_reads_config
-        and _IO_RE.search(msg)
-    ):
-        return Kind("io", "io-error", "fail-fast", severity)
-    if has_hw and (any(v.hardware for v in views) or not total.flags):
-        return Kind("hardware", "hardware-unsupported", "fallback", severity)
-    if total.flags or flags_in_msg or total.envs:
-        if n_flags >= 2 or _CONFLICT_RE.search(msg):
-            if has_model and any(v.model for v in views):
-                return Kind("validation", "model-feature-mismatch", "validation", severity)
-            return Kind("configuration", "flag-conflict", "configuration", severity)
-        if has_model and any(v.model for v in views):
-            return Kind("validation", "model-feature-mismatch", "validation", severity)
-        return Kind("configuration", "invalid-value", "configuration", severity)
-    if any(v.model for v in views) and _MODEL_MSG_RE.search(msg):
-        return Kind("validation", "model-feature-mismatch", "validation", severity)
-    if any(v.request for v in views) and short in ("ValueError", "TypeError", "KeyError"):
-        return Kind("bad-request", "bad-request", "validation", severity)
-    if site.guard.handlers and short not in ("ValueError", "TypeError"):
-        return Kind("runtime", "internal-invariant", "propagate", severity)
-    if short == "AssertionError":
-        return Kind("internal-invariant", "internal-invariant", "fail-fast", severity)
-    if short in ("ValueError", "TypeError", "KeyError", "IndexError", "LookupError"):
-        return Kind("validation", "invalid-value", "validation", severity)
-    return Kind("runtime", "internal-invariant", "fail-fast", severity)
+
+@dataclass(frozen=True)
+class KindRule:
+    """``when`` holds for the site and its cause: the record gets ``(errorType, backgroundTag,
+    handlingStrategy)``. ``example`` is a site the rule is written for."""
+
+    name: str
+    example: str
+    when: Callable[[Site, Cause], bool]
+    kind: tuple[str, str, str]
+
+
+def _short(site: Site) -> str:
+    return site.error_class.rsplit(".", 1)[-1]
+
+
+def _msg(site: Site) -> str:
+    return site.message.template if site.message else ""
+
+
+def _conflict(site: Site, cause: Cause) -> bool:
+    flags = [n for n in cause.names if n.startswith("--")]
+    return len(flags) >= 2 or bool(_CONFLICT_RE.search(_msg(site)))
+
+
+KIND_RULES: tuple[KindRule, ...] = (
+    KindRule(
+        "http-4xx",
+        "return self.create_error_response(msg, status_code=400)",
+        lambda s, c: s.http_status is not None and 400 <= s.http_status < 500,
+        ("bad-request", "bad-request", "validation"),
+    ),
+    KindRule(
+        "dependency",
+        'raise ImportError("please install flashinfer")',
+        lambda s, c: c.kind == "dependency",
+        ("dependency", "missing-dependency", "configuration"),
+    ),
+    KindRule(
+        "not-implemented-setting",
+        'if server_args.attention_backend == "x": raise NotImplementedError',
+        lambda s, c: _short(s) in _NOT_IMPL and c.kind in ("flag", "env"),
+        ("not-implemented", "not-implemented", "configuration"),
+    ),
+    KindRule(
+        "not-implemented",
+        "raise NotImplementedError",
+        lambda s, c: _short(s) in _NOT_IMPL,
+        ("not-implemented", "not-implemented", "fallback"),
+    ),
+    KindRule(
+        "flag-with-model",
+        'if args.enable_x and kimi_linear_config(model_config) is None: raise ValueError("...")',
+        lambda s, c: c.kind in ("flag", "env") and c.with_model,
+        ("validation", "model-feature-mismatch", "validation"),
+    ),
+    KindRule(
+        "flag-conflict",
+        'if args.a and args.b: raise ValueError("--a is not compatible with --b")',
+        lambda s, c: c.kind in ("flag", "env") and _conflict(s, c),
+        ("configuration", "flag-conflict", "configuration"),
+    ),
+    KindRule(
+        "flag-value",
+        'if args.tp_size <= 0: raise ValueError("--tp-size must be positive")',
+        lambda s, c: c.kind in ("flag", "env"),
+        ("configuration", "invalid-value", "configuration"),
+    ),
+    KindRule(
+        "model",
+        'if hf_config.head_dim != 128: raise ValueError("head_dim must be 128")',
+        lambda s, c: c.kind == "model",
+        ("validation", "model-feature-mismatch", "validation"),
+    ),
+    KindRule(
+        "hardware",
+        'if not is_cuda(): raise RuntimeError("requires CUDA")',
+        lambda s, c: c.kind == "hardware",
+        ("hardware", "hardware-unsupported", "fallback"),
+    ),
+    KindRule(
+        "input",
+        'if request.n > 1: raise ValueError("n > 1 is not supported")',
+        lambda s, c: c.kind == "input",
+        ("bad-request", "bad-request", "validation"),
+    ),
+    KindRule(
+        "timeout",
+        'raise TimeoutError("did not respond within 30 s")',
+        lambda s, c: _short(s) in _TIMEOUT_CLASSES or bool(_TIMEOUT_RE.search(_msg(s))),
+        ("timeout", "timeout", "retry"),
+    ),
+    KindRule(
+        "resource",
+        'raise RuntimeError("Not enough memory")',
+        lambda s, c: c.kind == "resource" or _short(s) in _RES_CLASSES,
+        ("resource", "resource-exhausted", "fail-fast"),
+    ),
+    KindRule(
+        "network",
+        "raise ConnectionError(...)",
+        lambda s, c: _short(s) in _NET_CLASSES,
+        ("network", "network-error", "retry"),
+    ),
+    KindRule(
+        "io",
+        "raise FileNotFoundError(path)",
+        lambda s, c: _short(s) in _IO_CLASSES,
+        ("io", "io-error", "fail-fast"),
+    ),
+    KindRule(
+        "handler",
+        "except OSError as e: raise RuntimeError(...) from e",
+        lambda s, c: bool(s.guard.handlers),
+        ("runtime", "internal-invariant", "propagate"),
+    ),
+    KindRule(
+        "internal",
+        'assert x.shape == y.shape, "shape mismatch"',
+        lambda s, c: True,
+        ("internal-invariant", "internal-invariant", "fail-fast"),
+    ),
+)
+
+
+def classify(site: Site, cause: Cause) -> Kind:
+    """errorType, backgroundTag and handlingStrategy from the first rule of :data:`KIND_RULES`
+    that holds; the severity from the class and message."""
+    for rule in KIND_RULES:
+        if rule.when(site, cause):
+            e, b, h = rule.kind
+            return Kind(e, b, h, severity_of(site))
+    raise AssertionError("the last rule always holds")

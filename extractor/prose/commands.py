@@ -12,7 +12,7 @@ from extractor.prose.reads import Reads
 from extractor.prose.wording import constraint_words, snake
 
 
-def _launcher(site: Site, knowledge: Knowledge) -> str:
+def launcher(site: Site, knowledge: Knowledge) -> str:
     ns = knowledge.namespace_of(site.path) or site.path
     if "multimodal_gen" in ns:
         return "sglang serve --model-path <model>"
@@ -114,7 +114,7 @@ def command_fix(site: Site, knowledge: Knowledge, views: list[AtomView], total: 
     if not all_constraints:
         return None
     constraints = best_constraints(views)
-    base = _launcher(site, knowledge)
+    base = launcher(site, knowledge)
     before_flags: list[str] = []
     before_env: list[str] = []
     after_flags: list[str] = []

@@ -16,12 +16,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from extractor.analysis.facts import Site
+from extractor.prose.advice import advise, condition_code
+from extractor.prose.cause import cause_of, split_roles
 from extractor.prose.classify import classify
-from extractor.prose.commands import code_fix, command_fix
-from extractor.prose.constraints import atom_view
+from extractor.prose.constraints import AtomView, atom_view
 from extractor.prose.knowledge import Knowledge
 from extractor.prose.reads import read_context, site_reads
-from extractor.prose.solutions import common_situations, prevention_tips, solutions_of, trigger_scenarios
+from extractor.prose.solutions import prevention_tips
 from extractor.prose.tags import site_tags, try_catch_pattern, type_guard
 from extractor.prose.wording import documentation_of, kebab
 
@@ -49,32 +50,53 @@ class Prose:
     errorCode: str | None
 
 
-def enrich(site: Site, knowledge: Knowledge, constants: Mapping[str, str] | None = None) -> Prose:
+@dataclass(frozen=True)
+class Reach:
+    """Facts from outside the site's function (callers, registries) about what selects it.
+
+    ``context`` sentences join the documentation after the gates ("reached only with ...");
+    ``selectors`` are solutions that turn off what selects the path. Empty when nothing is known.
+    """
+
+    context: tuple[str, ...] = ()
+    selectors: tuple[str, ...] = ()
+
+
+def enrich(
+    site: Site,
+    knowledge: Knowledge,
+    constants: Mapping[str, str] | None = None,
+    reach: Reach | None = None,
+) -> Prose:
     """The prose fields for ``site``. ``constants`` are the module-level string constants of the
     site's file (:func:`extractor.prose.knowledge.module_constants`), used to resolve env names."""
     try:
-        return _enrich(site, knowledge, constants)
+        return _enrich(site, knowledge, constants, reach or Reach())
     except Exception:
         return _minimal(site)
 
 
-def _enrich(site: Site, knowledge: Knowledge, constants: Mapping[str, str] | None) -> Prose:
+def _enrich(site: Site, knowledge: Knowledge, constants: Mapping[str, str] | None, reach: Reach) -> Prose:
     ctx = read_context(site, knowledge, constants)
     per_atom, total = site_reads(site, ctx)
     views = [atom_view(a, r, ctx) for a, r in zip(site.guard.atoms, per_atom, strict=True)]
-    kind = classify(site, views, total)
+    roles = split_roles(views)
+    cause = cause_of(site, roles, [c for v in roles.deciding for c in v.constraints])
+    kind = classify(site, cause)
     tags = site_tags(site, views, total, kind)
-    fix = command_fix(site, knowledge, views, total) or code_fix(site, views)
+    advice = advise(site, knowledge, roles, cause, reach.selectors)
     return Prose(
         errorType=kind.error_type,
         severity=kind.severity,
-        documentation=documentation_of(site, views, total, kind),
-        triggerScenarios=trigger_scenarios(site, views, total, knowledge),
-        commonSituations=common_situations(site, views, total, kind, tags),
-        solutions=solutions_of(site, views, kind),
-        exampleFix=fix,
+        documentation=documentation_of(
+            site, roles.deciding, roles.gates, total, advice.cause_sentence, reach.context, roles.survivors
+        ),
+        triggerScenarios=advice.trigger,
+        commonSituations=advice.situations,
+        solutions=advice.solutions,
+        exampleFix=advice.example_fix,
         handlingStrategy=kind.handling,
-        validationCode=site.guard.validation_code(),
+        validationCode=validation_code(site, views),
         typeGuard=type_guard(views),
         tryCatchPattern=try_catch_pattern(site),
         preventionTips=prevention_tips(site, views, total, kind),
@@ -82,6 +104,15 @@ def _enrich(site: Site, knowledge: Knowledge, constants: Mapping[str, str] | Non
         backgroundTag=kind.background,
         errorCode=site.error_code,
     )
+
+
+def validation_code(site: Site, views: list[AtomView]) -> str:
+    """The assignments that run on every path to the site, then the guard as one condition with
+    its negations pushed in (``x is None``, ``'k' in d``, De Morgan)."""
+    lines = [f"# reached in: {h}" for h in site.guard.handler_atoms]
+    lines.extend(b.source for b in site.guard.bindings if b.always)
+    lines.append(condition_code(views) or "True")
+    return "\n".join(lines)
 
 
 def _minimal(site: Site) -> Prose:

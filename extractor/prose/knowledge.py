@@ -129,6 +129,10 @@ class Knowledge:
             return False
         return (self.namespace_of(path), class_name.split(".")[-1]) in self.arg_classes
 
+    def env_of(self, name: str) -> EnvInfo | None:
+        """What the target's env registry declares about ``name`` (type and default), if anything."""
+        return self.env_info.get(name)
+
     def fingerprint(self) -> str:
         """A stable hash of everything enrichment reads from here (part of cache keys)."""
         return self._fingerprint

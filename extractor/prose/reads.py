@@ -122,6 +122,9 @@ class ReadContext:
     attr_roots: frozenset[str]
     """First names of the dotted ``attr_bindings`` targets (``self``)."""
     module_values: Mapping[str, ast.expr]
+    named: frozenset[str] = frozenset()
+    """Multi-word flag destinations the site's message names (``kv-cache-dtype``): a read of
+    that attribute on any receiver (a resolved view, a parameter) is the flag's value."""
     """Module-level name -> its value (``FLA_CI_ENV = os.getenv("FLA_CI_ENV") == "1"``)."""
 
 
@@ -151,12 +154,12 @@ def flag_of_node(node: ast.AST, ctx: ReadContext) -> FlagInfo | None:
         # A parameter named after the field it carries: ``server_args_kv_cache_dtype``.
         if node.id.startswith("server_args_"):
             return ctx.flags.get(node.id[len("server_args_") :])
-        return None
+        return ctx.flags.get(node.id) if node.id in ctx.named else None
     if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
         info = ctx.flags.get(node.attr)
         if info is None:
             return None
-        return info if _is_args_receiver(node.value, ctx) else None
+        return info if (node.attr in ctx.named or _is_args_receiver(node.value, ctx)) else None
     if isinstance(node, ast.Subscript):
         recv = node.value
         if isinstance(recv, ast.Name | ast.Attribute) and "server_args" in (
@@ -361,18 +364,33 @@ def read_context(site: Site, knowledge: Knowledge, constants: Mapping[str, str] 
     # Not ``constants or {}``: a ModuleConstants without string entries is falsy but may
     # still carry module-level expressions.
     consts: Mapping[str, str] = constants if constants is not None else {}
+    flags = knowledge.flags_for(site.path)
     return ReadContext(
-        flags=knowledge.flags_for(site.path),
+        flags=flags,
         self_is_args=knowledge.is_arg_class(site.path, site.in_class),
         bindings=bindings,
         attr_bindings=attr_bindings,
         constants=consts,
         attr_roots=frozenset(k.split(".", 1)[0] for k in attr_bindings),
         module_values=getattr(consts, "exprs", {}),
+        named=_message_dests(site, flags),
     )
 
 
 _IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Anchored at a word start so a long run of letters is scanned once, not once per position.
+_WORD_RE = re.compile(r"(?<![a-z0-9_-])[a-z][a-z0-9]*(?:[_-][a-z0-9]+)+")
+# Flags are named near the start of a message; a generated giant is not read to its end.
+_MESSAGE_SCAN = 4000
+
+
+def _message_dests(site: Site, flags: Mapping[str, FlagInfo]) -> frozenset[str]:
+    if site.message is None:
+        return frozenset()
+    # Placeholders are the code's own names (``{fuseep_mode}``), not flags the message names.
+    text = re.sub(r"\{[^{}]*\}", " ", site.message.template[:_MESSAGE_SCAN]).lower()
+    words = {w.replace("-", "_") for w in _WORD_RE.findall(text)}
+    return frozenset(w for w in words if w in flags)
 
 
 def _may_read(text: str, ctx: ReadContext) -> bool:
@@ -384,7 +402,7 @@ def _may_read(text: str, ctx: ReadContext) -> bool:
             return True
         if ident in ctx.bindings or ident in ctx.module_values or ident in ctx.attr_roots:
             return True
-        if ident == "self" and ctx.self_is_args:
+        if (ident == "self" and ctx.self_is_args) or ident in ctx.named:
             return True
     return False
 

@@ -7,7 +7,6 @@ import re
 from collections.abc import Sequence
 
 from extractor.analysis.facts import Site
-from extractor.prose.classify import Kind
 from extractor.prose.constraints import AtomView, Constraint
 from extractor.prose.reads import Reads
 
@@ -102,7 +101,7 @@ def _bare_assert_sentence(site: Site) -> str:
     )
 
 
-_MAX_DOC_ATOMS = 8
+_MAX_DOC_ATOMS = 40
 
 
 def _condition_sentence(views: list[AtomView]) -> str:
@@ -127,7 +126,17 @@ def _condition_sentence(views: list[AtomView]) -> str:
     return "when all of these hold: " + "; ".join(parts) + tail
 
 
-def documentation_of(site: Site, views: list[AtomView], total: Reads, kind: Kind) -> str:
+def documentation_of(
+    site: Site,
+    deciding: list[AtomView],
+    gates: list[AtomView],
+    total: Reads,
+    cause_sentence: str,
+    context: Sequence[str] = (),
+    survivors: Sequence[AtomView] = (),
+) -> str:
+    """Leads with the deciding condition; gates (and ``context`` sentences from outside the
+    function) say when the check runs at all; then the cause and the code's own words."""
     what = "fails the assertion" if site.kind == "assert" else f"raises `{site.error_class}`"
     if site.kind == "response":
         status = site.http_status if site.http_status is not None else "an error"
@@ -136,11 +145,25 @@ def documentation_of(site: Site, views: list[AtomView], total: Reads, kind: Kind
         what += f" (`AssertionError` {_message_words(site)})"
     else:
         what += f" {_message_words(site)}"
-    out = [f"{_scope_words(site)}, line {site.line} {what} {_condition_sentence(views)}."]
+    cond = _condition_sentence(deciding) if deciding or not gates else "on this code path"
+    out = [f"{_scope_words(site)}, line {site.line} {what} {cond}."]
     if site.kind == "assert" and (site.message is None or not site.message.template):
         out.append(_bare_assert_sentence(site))
+    plain_gates = [v for v in gates if v.atom.kind != "except"]
+    if plain_gates:
+        words = "; ".join(
+            f"`{v.text}`" + (f" ({g})" if (g := _atom_words(v)) else "") for v in plain_gates[:40]
+        )
+        out.append(f"This check runs only when {words}.")
+    if survivors:
+        passed = "; ".join(f"`{v.text}`" for v in survivors[:40])
+        out.append(
+            f"It is reached after earlier checks of the function passed ({passed}); those are not the cause."
+        )
+    out.extend(context)
     if site.http_status is not None:
         out.append(f"The error maps to HTTP status {site.http_status}.")
+    out.append(cause_sentence)
     if total.flags:
         flag_bits = []
         for f in total.flags:
@@ -159,24 +182,7 @@ def documentation_of(site: Site, views: list[AtomView], total: Reads, kind: Kind
             if len(c) > 400:
                 c = c[:397] + "..."
             out.append(f'The code above the check says: "{c}"')
-    out.append(_BACKGROUND_SENTENCE[kind.background])
     return " ".join(out)
-
-
-_BACKGROUND_SENTENCE = {
-    "model-feature-mismatch": "The requested feature depends on a property of the loaded model that this model lacks.",
-    "flag-conflict": "The launch configuration combines options that this code path does not accept together.",
-    "invalid-value": "A configured or passed value lies outside what this code accepts.",
-    "missing-dependency": "An optional package or a compatible version of it is missing from the environment.",
-    "hardware-unsupported": "The current device or platform lacks support for this path.",
-    "not-implemented": "This path is not implemented for the given combination.",
-    "resource-exhausted": "A capacity or memory limit was reached.",
-    "internal-invariant": "It guards an internal invariant; reaching it points to a bug or an unexpected state upstream.",
-    "io-error": "A file or path this code reads or writes is missing or unreadable.",
-    "network-error": "A connection or endpoint this code talks to failed.",
-    "timeout": "An operation did not finish within its time limit.",
-    "bad-request": "The request sent by a client is malformed or asks for something unsupported.",
-}
 
 
 def kebab(name: str) -> str:

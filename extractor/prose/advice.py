@@ -1,0 +1,384 @@
+"""What the record tells the user: the condition that decides the raise, its cause, the
+solutions and the ``exampleFix``, per cause kind (see :mod:`.cause`).
+
+Survivors of earlier checks are never turned into advice: negating one trips the check above.
+Gates are stated as context ("this check runs only when ..."); a gate on a flag the user set is
+offered as the workaround of turning the optional feature off.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from extractor.analysis.facts import Site
+from extractor.prose.cause import Cause, Roles, message_text
+from extractor.prose.commands import call_of, code_fix, launcher
+from extractor.prose.constraints import AtomView, Constraint, literal, simplify, unparse
+from extractor.prose.fixes import (
+    Setting,
+    advice_sentences,
+    failing_words,
+    fixed_settings,
+    render_setting,
+    setting_words,
+)
+from extractor.prose.knowledge import EnvInfo, Knowledge
+
+__all__ = ["Advice", "advise", "condition_code", "handled_values"]
+
+
+@dataclass(frozen=True)
+class Advice:
+    solutions: list[str]
+    example_fix: str
+    trigger: str
+    situations: str
+    cause_sentence: str
+
+
+def condition_code(views: Sequence[AtomView]) -> str:
+    """The atoms as one condition, negations pushed in (``x is None``, ``'k' in d``)."""
+    parts = [v.simple for v in views if v.expr is not None and v.atom.kind != "except"]
+    return " and ".join(f"({p})" if (" or " in p and len(parts) > 1) else p for p in parts)
+
+
+def _negated(views: Sequence[AtomView]) -> str:
+    """The condition that avoids the site, simplified."""
+    exprs = [v.expr for v in views if v.expr is not None and v.atom.kind != "except"]
+    if not exprs:
+        return ""
+    whole: ast.expr = exprs[0] if len(exprs) == 1 else ast.BoolOp(op=ast.And(), values=list(exprs))
+    return unparse(simplify(ast.UnaryOp(op=ast.Not(), operand=whole)))
+
+
+def handled_values(views: Sequence[AtomView]) -> tuple[str, list[str]] | None:
+    """For an ``elif`` chain over one value (``x != 'a'``, ``x not in (...)``): the value and the
+    literals the chain accepts."""
+    groups: dict[str, list[str]] = {}
+    for v in views:
+        if v.expr is None:
+            continue
+        e = simplify(v.expr)
+        parts = e.values if isinstance(e, ast.BoolOp) and isinstance(e.op, ast.And) else [e]
+        for part in parts:
+            if not (isinstance(part, ast.Compare) and len(part.ops) == 1):
+                continue
+            if not isinstance(part.ops[0], ast.NotEq | ast.NotIn | ast.IsNot):
+                continue
+            lit = literal(part.comparators[0])
+            if lit is None or lit == ("None",):
+                continue
+            if not isinstance(part.left, ast.Name | ast.Attribute | ast.Subscript):
+                continue
+            subject = unparse(part.left)
+            if subject:
+                groups.setdefault(subject, []).extend(lit)
+    best = max(groups.items(), key=lambda kv: len(kv[1]), default=None)
+    if best is None:
+        return None
+    return best[0], list(dict.fromkeys(best[1]))[:12]
+
+
+def _where(site: Site) -> str:
+    return f"`{site.qualname}`" if site.qualname not in ("", "<module>") else f"`{site.path}`"
+
+
+def _gate_workarounds(roles: Roles, survivor_names: set[str]) -> list[str]:
+    """Turning off the optional feature that gates the path (a flag or env var set to enable it)."""
+    out = []
+    for v in roles.gates:
+        for c in v.constraints:
+            if c.name in survivor_names:
+                continue
+            if c.op == "truthy" or (c.op == "eq" and c.values and c.values[0] == "True"):
+                if c.kind == "flag":
+                    out.append(f"Or launch without `{c.name}`: this check only runs when it is given")
+                else:
+                    out.append(f"Or unset `{c.name}`: this check only runs when it is set")
+            elif c.op in ("eq", "in") and c.values and c.values[0] not in ("None", "False"):
+                vals = ", ".join(c.values)
+                if c.kind == "flag":
+                    out.append(f"Or pick a `{c.name}` other than {vals}: this check only runs with {vals}")
+    return list(dict.fromkeys(out))[:2]
+
+
+def _gate_words(roles: Roles) -> list[str]:
+    """Launch words that put the run on the gated path: only gates that need something set
+    (``--x`` given, ``--x v``); a gate an ordinary launch already passes adds nothing."""
+    words = []
+    for c in (c for v in roles.gates for c in v.constraints):
+        if c.op in ("truthy", "in") or (c.op == "eq" and c.values and c.values[0] not in ("None", "False")):
+            words.extend(failing_words(c))
+    return words
+
+
+def _command(site: Site, knowledge: Knowledge, before: list[str], after: list[str]) -> str:
+    base = launcher(site, knowledge)
+    if "--model-path" in before or "--model-path" in after:
+        base = base.replace(" --model-path <model>", "")
+    env_b = [w for w in before if "=" in w and not w.startswith("-")]
+    env_a = [w for w in after if "=" in w and not w.startswith("-")]
+    fl_b = [w for w in before if w not in env_b]
+    fl_a = [w for w in after if w not in env_a]
+    return "\n".join(
+        ["# before", " ".join([*env_b, base, *fl_b]), "# after", " ".join([*env_a, base, *fl_a])]
+    )
+
+
+def _settings_fix(
+    site: Site, knowledge: Knowledge, roles: Roles, chosen: list[Setting], deciding: list[Constraint]
+) -> str:
+    """Before: a launch that trips the check (gates and every deciding flag/env at a failing
+    value); after: the same launch with one of them changed, preferring a concrete value."""
+    pick = next((s for s in chosen if isinstance(s.value, str) and not s.value.startswith("<")), chosen[0])
+    gate = _gate_words(roles)
+    before, after = list(gate), list(gate)
+    for c in best_constraints_of(deciding):
+        words = failing_words(c if c.name != pick.constraint.name else pick.constraint)
+        before += words
+        after += render_setting(pick) if c.name == pick.constraint.name else words
+    return _command(site, knowledge, before, after)
+
+
+def best_constraints_of(cs: Sequence[Constraint]) -> list[Constraint]:
+    """One constraint per name, keeping the first that carries values."""
+    best: dict[str, Constraint] = {}
+    for c in cs:
+        if c.name not in best or (c.values and not best[c.name].values):
+            best[c.name] = c
+    return list(best.values())
+
+
+def advise(
+    site: Site,
+    knowledge: Knowledge,
+    roles: Roles,
+    cause: Cause,
+    selectors: Sequence[str] = (),
+) -> Advice:
+    """Solutions, exampleFix, triggerScenarios and commonSituations for ``cause``. ``selectors``
+    are extra fixes from outside the function (turning off what selects the site's path)."""
+    deciding = [c for v in roles.deciding for c in v.constraints]
+    survivors = [c for v in roles.survivors for c in v.constraints]
+    survivor_names = {c.name for c in survivors} | {f.flag for v in roles.survivors for f in v.reads.flags}
+    envs: dict[str, EnvInfo] = {}
+    for c in deciding:
+        if c.kind == "env":
+            info = knowledge.env_of(c.name)
+            if info is not None:
+                envs[c.name] = info
+    fixed = fixed_settings(deciding, survivors, envs)
+    msg = message_text(site)
+    advice = [f"The message says: {s}" for s in advice_sentences(msg)] if cause.kind != "internal" else []
+    where = _where(site)
+    cond = condition_code(roles.deciding)
+    avoid = _negated(roles.deciding)
+    workaround = [w for w in _gate_workarounds(roles, survivor_names)]
+    sols: list[str] = []
+    fix = ""
+    kind = cause.kind
+    if kind in ("flag", "env"):
+        sols.extend(setting_words(opts) for opts in fixed)
+        if fixed:
+            fix = _settings_fix(site, knowledge, roles, fixed[0], deciding)
+        named = [n for n in cause.names if n.startswith("--") or n.isupper()]
+        if not fixed and named:
+            shown = ", ".join(f"`{n}`" for n in named[:3])
+            target = f" so that `{avoid}`" if avoid else ""
+            sols.append(f"Change {shown} in the launch command{target}")
+            fix = _command(site, knowledge, [named[0], "<current-value>"], [named[0], "<accepted-value>"])
+        for v in roles.deciding:
+            typed = v.isinstance_
+            if typed is not None and not typed[2] and v.reads.flags:
+                flag = v.reads.flags[0].flag
+                sample = _TYPE_SAMPLES.get(typed[1][0].rsplit(".", 1)[-1])
+                if sample is not None:
+                    sols.insert(0, f"Give `{flag}` a {typed[1][0]} value, e.g. `{flag} {sample}`")
+            if v.model and not v.reads.flags and v.neg:
+                sols.append(f"Or use a model for which `{v.neg}`: the check needs all of its conditions")
+        sols[:0] = advice
+        sols.extend(workaround)
+    elif kind == "model":
+        hv = handled_values(roles.deciding)
+        keys = [n for n in cause.names if n != "checkpoint"]
+        if hv is not None and len(hv[1]) >= 1:
+            subject, values = hv
+            key = subject.rsplit(".", 1)[-1]
+            sols.append(
+                f"Use a model whose `{key}` is one of {', '.join(values)}: only those are supported here"
+            )
+        elif keys:
+            sols.append(
+                f"Use a checkpoint whose config.json sets {', '.join(f'`{k}`' for k in keys[:3])} so that `{avoid}`"
+                if avoid
+                else f"Use a checkpoint whose config provides {', '.join(f'`{k}`' for k in keys[:3])}"
+            )
+        elif cause.rule == "weights":
+            arch = (site.in_class or "this model").rsplit(".", 1)[-1]
+            sols.append(
+                f"Use a checkpoint made for `{arch}`: its weight names do not match what `{arch}` "
+                "defines (another variant, a partial download or a wrong --model-path)"
+            )
+        else:
+            sols.append(f"Use a checkpoint this code supports (the check is `{cond}`)")
+        gate_avoid = _negated(roles.gates)
+        if keys and gate_avoid and cause.rule == "config-class":
+            sols.append(
+                f"Or change the checkpoint's config so that `{gate_avoid}` (the check only runs otherwise)"
+            )
+        sols[:0] = advice
+        sols.extend(workaround)
+        fix = _command(
+            site,
+            knowledge,
+            ["--model-path", "<this-checkpoint>"],
+            ["--model-path", "<a-supported-checkpoint>"],
+        )
+    elif kind == "hardware":
+        hw = ", ".join(cause.names)
+        sols.append(f"Run on {hw} hardware: this path needs it")
+        sols[:0] = advice
+        sols.extend(workaround)
+        fix = _command(site, knowledge, _gate_words(roles), []) if roles.gates else ""
+    elif kind == "dependency":
+        pkgs = list(cause.names)
+        line = "pip install " + " ".join(f"'{p}'" if any(ch in p for ch in "<>=") else p for p in pkgs[:3])
+        if pkgs:
+            sols.append(f"Install the missing package: `{line}`, then restart")
+        else:
+            sols.append(f"Install the package that {where} imports, then restart")
+        sols[:0] = advice
+        base = launcher(site, knowledge)
+        fix = f"# before\n{base}\n# after\n{line if pkgs else 'pip install <package>'}\n{base}"
+    elif kind == "input":
+        fields = [n for n in cause.names if n != "request"]
+        subject = ", ".join(f"`{f}`" for f in fields[:3]) or "the request"
+        if avoid:
+            sols.append(f"Send {subject} so that `{avoid}` (this check rejects it otherwise)")
+        else:
+            sols.append(f"Fix {subject} in the request")
+        sols[:0] = advice
+        call = call_of(site)
+        fix = f"# before: a request/call for which `{cond}`\n{call}\n# after: the same call with {subject} fixed so that `{avoid or 'the check passes'}`\n{call}"
+    elif kind == "resource":
+        sols.extend(advice)
+        sols.append(
+            f"Free or add capacity for {where} ({', '.join(cause.names)}): fewer concurrent requests, a smaller batch or context, or more devices"
+        )
+        fix = (
+            _command(site, knowledge, ["--mem-fraction-static", "0.9"], ["--mem-fraction-static", "0.8"])
+            if "memory" in cause.names
+            else ""
+        )
+    else:
+        sols.append(
+            f"This is an internal check of {where}: nothing in the launch command, environment or request is "
+            "expected to trip it. Report it to sglang as a bug with the full message and traceback, "
+            "the launch command, the model and the output of `python3 -m sglang.check_env`"
+        )
+        for h in site.guard.handlers[:1]:
+            sols.insert(
+                0,
+                f"Look at the `{h}` that {where} caught and turned into this error: it is chained as the "
+                "cause in the traceback and says what failed underneath",
+            )
+        sols.extend(workaround)
+        sols.extend(selectors)
+        fix = (
+            f"# before: {call_of(site)} reaches an internal state the code does not expect\n"
+            "# after: collect what a bug report needs\npython3 -m sglang.check_env"
+        )
+    if kind == "internal" and site.error_class.endswith("NotImplementedError") and not roles.deciding:
+        fix = code_fix(site, [])
+    if kind != "internal":
+        sols.extend(selectors)
+    if not fix:
+        fix = f"# before\n{call_of(site)}\n# after\n# apply: {sols[0] if sols else 'see solutions'}"
+    trigger = _trigger(site, roles, cause, fixed, cond)
+    situations = _situations(site, roles, cause, cond)
+    return Advice(
+        solutions=list(dict.fromkeys(sols))[:8],
+        example_fix=fix,
+        trigger=trigger,
+        situations=situations,
+        cause_sentence=_cause_sentence(cause, site),
+    )
+
+
+# A value of each type as a command line writes it, for a check ``isinstance(flag_value, T)``.
+_TYPE_SAMPLES = {
+    "dict": """'{"key": "value"}'""",
+    "list": """'["a", "b"]'""",
+    "int": "1",
+    "float": "1.0",
+    "str": "<text>",
+}
+
+
+_KIND_WORDS = {
+    "flag": "a launch flag",
+    "env": "an environment variable",
+    "model": "the model (its checkpoint or config)",
+    "hardware": "the hardware or platform",
+    "dependency": "an installed package",
+    "input": "the request or call input",
+    "resource": "a resource limit",
+}
+
+
+def _cause_sentence(cause: Cause, site: Site) -> str:
+    if cause.kind == "internal":
+        return "Cause: an internal invariant, not a setting the user controls; reaching it is a bug."
+    names = ", ".join(f"`{n}`" for n in cause.names[:6])
+    return f"Cause: {_KIND_WORDS[cause.kind]}" + (f" ({names})." if names else ".")
+
+
+def _trigger(site: Site, roles: Roles, cause: Cause, fixed: list[list[Setting]], cond: str) -> str:
+    deciding = [c for v in roles.deciding for c in v.constraints]
+    gates = " ".join(_gate_words(roles))
+    where = site.qualname if site.qualname not in ("", "<module>") else site.path
+    if cause.kind in ("flag", "env") and deciding:
+        words = " ".join(w for c in deciding[:3] for w in failing_words(c))
+        ctx = f" together with `{gates}`" if gates else ""
+        return f"Launching with `{words}`{ctx} makes {where} raise it (the check is `{cond}`)."
+    if cause.kind in ("flag", "env"):
+        return f"Launching with {', '.join(cause.names[:4])} such that `{cond}` holds in {where}."
+    if cause.kind == "model":
+        return f"Loading a model for which `{cond}` holds in {where} (it reads {', '.join(cause.names[:4])})."
+    if cause.kind == "hardware":
+        return f"Running on a platform without {', '.join(cause.names)} support, so `{cond or 'the device check'}` holds in {where}."
+    if cause.kind == "dependency":
+        pk = ", ".join(cause.names) or "a package it imports"
+        return f"Running {where} in an environment without {pk} (or with a version it does not accept)."
+    if cause.kind == "input":
+        return f"A request or call to {where} for which `{cond or 'the input check'}` holds ({', '.join(cause.names[:3])})."
+    if cause.kind == "resource":
+        return f"{where} runs out of {', '.join(cause.names)}."
+    if not cond:
+        return (
+            f"Any call that reaches {where} on this path raises; it marks a state the code does not expect."
+        )
+    return (
+        f"Internal state in {where} for which `{cond}` holds; it should not happen with any launch setting."
+    )
+
+
+def _situations(site: Site, roles: Roles, cause: Cause, cond: str) -> str:
+    where = site.qualname if site.qualname not in ("", "<module>") else site.path
+    gate = condition_code(roles.gates)
+    ctx = f" on the path where `{gate}`" if gate else ""
+    if cause.kind in ("flag", "env"):
+        return f"A launch command or deployment script that sets {', '.join(cause.names[:4])} to a value {where} rejects{ctx}."
+    if cause.kind == "model":
+        return f"Loading a checkpoint whose config differs from what {where} supports ({', '.join(cause.names[:3])}){ctx}."
+    if cause.kind == "hardware":
+        return f"Running {where} on a device without {', '.join(cause.names)}{ctx}."
+    if cause.kind == "dependency":
+        return f"A fresh or upgraded environment missing {', '.join(cause.names) or 'the package'} that {where} imports."
+    if cause.kind == "input":
+        return f"A client sending {', '.join(cause.names[:3])} that {where} cannot accept{ctx}."
+    if cause.kind == "resource":
+        return f"Load or sizes beyond the capacity {where} was given{ctx}."
+    return f"A code path of {where} reached with state it does not expect (`{cond or site.error_class}`){ctx}; seen after upstream changes or in unusual combinations, not from user input."

@@ -1,0 +1,327 @@
+"""The cause of a site, in the user's terms.
+
+The guard's atoms are split by role (:data:`extractor.analysis.facts.AtomRole`): the *deciding*
+condition (the test of the ``if`` holding the raise, an assert's test), the *gates* that only
+select the code path, and the *survivors* of earlier checks. The cause is read from the deciding
+condition first, then from the message, and only then from the gates: a gate that reads a flag
+makes the flag the way to reach the path, not the reason the check fails.
+
+Each rule of :data:`RULES` carries an example of the code it recognises; the first rule that
+matches gives the kind (``flag``, ``env``, ``model``, ``hardware``, ``dependency``, ``input``,
+``resource``, ``internal``).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from extractor.analysis.facts import Site
+from extractor.prose.constraints import AtomView, Constraint, unparse
+from extractor.prose.knowledge import FlagInfo
+
+__all__ = ["RULES", "Cause", "CauseRule", "cause_of", "message_flags", "split_roles"]
+
+FLAG_RE = re.compile(r"(?<![\w-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+_DEP_MSG_RE = re.compile(
+    r"pip install|not installed|is required but|please install|no module named|"
+    r"requires? (the )?[\w.-]+ (package|library)|failed to import|cannot import|"
+    r"version of [\w.-]+ (is|must)|[\w.-]+ ?>= ?\d+\.\d+",
+    re.I,
+)
+_PKG_RES = (
+    re.compile(r"pip install (?:-U |--upgrade )?['\"]?([A-Za-z0-9_.\-\[\]]+(?:[<>=!~]=?[\w.]+)?)"),
+    re.compile(r"no module named ['\"]?([A-Za-z0-9_.\-]+)", re.I),
+    re.compile(r"(?:please )?install ([A-Za-z0-9_.\-]+(?:[<>=!~]=?[\w.]+)?)", re.I),
+    re.compile(r"\b([a-z][a-z0-9_\-]+) ?(>=|==) ?(\d+(?:\.\d+)+)", re.I),
+    re.compile(r"requires? (?:the )?([A-Za-z0-9_.\-]+) (?:package|library)", re.I),
+)
+_NOT_PACKAGES = frozenset({"it", "the", "a", "an", "them", "this", "that", "version", "python", "sglang"})
+_RESOURCE_MSG_RE = re.compile(
+    r"out of memory|\boom\b|not enough (memory|space|blocks|slots|pages)|insufficient (memory|space)|"
+    r"no (free|available) (port|memory|blocks|slots|pages)|address already in use|disk|memory pool|run out",
+    re.I,
+)
+_HW_WORDS = (
+    (re.compile(r"\b_?is_(hip|rocm)\b|\bhip\b|rocm", re.I), "ROCm"),
+    (re.compile(r"\b_?is_npu\b|\bnpu\b|ascend", re.I), "NPU"),
+    (re.compile(r"\b_?is_xpu\b|\bxpu\b", re.I), "XPU"),
+    (re.compile(r"\b_?is_cpu\b", re.I), "CPU"),
+    (re.compile(r"\b_?is_musa\b", re.I), "MUSA"),
+    (re.compile(r"\bis_blackwell\b|blackwell|sm ?10\d", re.I), "SM100 (Blackwell)"),
+    (re.compile(r"\bis_hopper\b|hopper|sm ?90", re.I), "SM90 (Hopper)"),
+    (re.compile(r"\b_?is_cuda\w*\b|\.is_cuda\b|\bcuda\b", re.I), "CUDA"),
+)
+_CONFIG_RECV_RE = re.compile(r"(?:^|[\s(.])((?:hf_|text_|vision_|model_|self\.)?config)\.([a-z_][a-z0-9_]*)")
+_ARCH_RE = re.compile(r"\b[A-Z][A-Za-z0-9]+For(?:CausalLM|ConditionalGeneration|Generation)\w*\b")
+_REQUEST_FIELD_RE = re.compile(
+    r"\b(?:request|req|sampling_params|body|payload|obj|recv_req)\.([a-z_][a-z0-9_]*)"
+)
+
+
+@dataclass(frozen=True)
+class Cause:
+    """What the user controls that makes the deciding condition true."""
+
+    kind: str
+    """``flag`` ``env`` ``model`` ``hardware`` ``dependency`` ``input`` ``resource`` ``internal``."""
+    names: tuple[str, ...]
+    """Flags, env vars, config keys, packages, hardware words, request fields, as written."""
+    rule: str
+    """The name of the rule in :data:`RULES` that decided."""
+    with_model: bool = False
+    """A deciding atom is also about the model (a flag combination this model does not support)."""
+
+
+@dataclass(frozen=True)
+class Roles:
+    deciding: list[AtomView]
+    gates: list[AtomView]
+    survivors: list[AtomView]
+
+
+def split_roles(views: list[AtomView]) -> Roles:
+    deciding = [v for v in views if v.atom.role == "deciding"]
+    gates = [v for v in views if v.atom.role == "gate"]
+    survivors = [v for v in views if v.atom.role == "survivor"]
+    return Roles(deciding, gates, survivors)
+
+
+# What of a message the rules read: flags, packages and advice sit near its start, and a cap keeps
+# every pattern linear on a generated giant.
+MESSAGE_SCAN = 4000
+
+
+def message_text(site: Site) -> str:
+    return site.message.template[:MESSAGE_SCAN] if site.message is not None else ""
+
+
+def message_flags(site: Site) -> list[str]:
+    """Flags the message itself names (``--x``), in order."""
+    return list(dict.fromkeys(FLAG_RE.findall(message_text(site))))
+
+
+def deciding_flags(views: list[AtomView]) -> list[FlagInfo]:
+    out: list[FlagInfo] = []
+    for v in views:
+        for f in v.reads.flags:
+            if f not in out:
+                out.append(f)
+    return out
+
+
+def deciding_envs(views: list[AtomView]) -> list[str]:
+    return list(dict.fromkeys(e for v in views for e in v.reads.envs))
+
+
+def packages(site: Site) -> list[str]:
+    """Package names (with a version bound when the message states one) the message asks for."""
+    msg = message_text(site)
+    out: list[str] = []
+    versioned = re.search(r"install|upgrade|version|package", msg, re.I)
+    for rx in _PKG_RES:
+        if rx is _PKG_RES[3] and not versioned:
+            continue
+        for m in rx.finditer(msg):
+            if m.lastindex and m.lastindex >= 3:
+                name = f"{m.group(1)}>={m.group(3)}"
+            else:
+                name = m.group(1).rstrip(".,;:")
+            base = re.split(r"[<>=!~\[]", name, maxsplit=1)[0].lower()
+            if base and base not in _NOT_PACKAGES and not base.startswith("{") and len(base) > 1:
+                out.append(name)
+    if not out and site.error_class.rsplit(".", 1)[-1] in ("ImportError", "ModuleNotFoundError"):
+        imported = re.search(r"import ([A-Za-z0-9_]+)", site.statement)
+        if imported:
+            out.append(imported.group(1))
+    return list(dict.fromkeys(out))
+
+
+def hardware_words(text: str) -> list[str]:
+    out = []
+    for rx, word in _HW_WORDS:
+        if rx.search(text):
+            out.append(word)
+    return out
+
+
+def config_keys(views: list[AtomView]) -> list[str]:
+    """Config attributes the deciding atoms read (``hf_config.head_dim`` gives ``head_dim``)."""
+    out: list[str] = []
+    for v in views:
+        for m in _CONFIG_RECV_RE.finditer(" " + v.text):
+            key = m.group(2)
+            if key not in ("get", "items", "keys", "values") and key not in out:
+                out.append(key)
+        if not out and v.expr is not None:
+            for node in ast.walk(v.expr):
+                if (
+                    isinstance(node, ast.Attribute)
+                    and re.search(r"config|arch|model_type", unparse(node.value))
+                    and node.attr not in out
+                ):
+                    out.append(node.attr)
+    return out
+
+
+def request_fields(views: list[AtomView]) -> list[str]:
+    return list(dict.fromkeys(m.group(1) for v in views for m in _REQUEST_FIELD_RE.finditer(v.text)))
+
+
+@dataclass(frozen=True)
+class CauseRule:
+    """One rule: ``example`` is a site it recognises, ``test`` gives the names or ``None``."""
+
+    name: str
+    kind: str
+    example: str
+    test: Callable[[Site, Roles, Constraints], tuple[str, ...] | None]
+
+
+@dataclass(frozen=True)
+class Constraints:
+    deciding: list[Constraint]
+
+
+def _dependency(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
+    short = site.error_class.rsplit(".", 1)[-1]
+    msg = message_text(site)
+    # A version bound alone ("compute capability >= 10.0") is not about a package.
+    packaged = re.search(r"install|no module|package|librar|import|version of|upgrade", msg, re.I)
+    if short in ("ImportError", "ModuleNotFoundError") or (packaged and _DEP_MSG_RE.search(msg)):
+        pkgs = packages(site)
+        if pkgs or short in ("ImportError", "ModuleNotFoundError"):
+            return tuple(pkgs)
+    return None
+
+
+def _flag(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
+    flags = [f.flag for f in deciding_flags(roles.deciding)]
+    if flags:
+        envs = deciding_envs(roles.deciding)
+        return (*flags, *[f for f in message_flags(site) if f not in flags], *envs)
+    return None
+
+
+def _env(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
+    envs = deciding_envs(roles.deciding)
+    return tuple(envs) if envs else None
+
+
+def _message_flag(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
+    # The message names the flag the check is about ("--x requires --y"): the guard reads it
+    # through a helper or a value computed from it.
+    flags = message_flags(site)
+    return tuple(flags) if flags else None
+
+
+def _hardware(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
+    if any(v.hardware for v in roles.deciding):
+        words = hardware_words(" ".join(v.text for v in roles.deciding))
+        return tuple(words or ["GPU"])
+    return None
+
+
+def _model(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
+    if any(v.model for v in roles.deciding):
+        keys = config_keys(roles.deciding)
+        archs = _ARCH_RE.findall(message_text(site))
+        return tuple(dict.fromkeys([*keys, *archs])) or ("checkpoint",)
+    return None
+
+
+def _config_class(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
+    # A model config class (``NemotronHConfig.__init__``) checks the checkpoint's config.json.
+    cls = (site.in_class or "").rsplit(".", 1)[-1]
+    if not (
+        cls.endswith("Config") and ("/configs/" in site.path or "config" in site.path.rsplit("/", 1)[-1])
+    ):
+        return None
+    names: list[str] = []
+    for v in [*roles.deciding, *roles.gates]:
+        if v.expr is None:
+            continue
+        for node in ast.walk(v.expr):
+            name = (
+                node.attr
+                if isinstance(node, ast.Attribute) and unparse(node.value) == "self"
+                else (
+                    node.id
+                    if isinstance(node, ast.Name) and node.id not in ("self", "None", "True", "False")
+                    else ""
+                )
+            )
+            if name and "_" in name and name not in names:
+                names.append(name)
+    return tuple(names) or ("config.json",)
+
+
+def _weights(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
+    # A model class's ``load_weights`` checks the checkpoint's tensors against its parameters.
+    if site.qualname.rsplit(".", 1)[-1] in ("load_weights", "load_weight") and site.in_class:
+        return ("checkpoint", site.in_class.rsplit(".", 1)[-1])
+    return None
+
+
+def _input(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
+    if (site.http_status is not None and 400 <= site.http_status < 500) or any(
+        v.request for v in roles.deciding
+    ):
+        return tuple(request_fields(roles.deciding)) or ("request",)
+    return None
+
+
+def _resource(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
+    short = site.error_class.rsplit(".", 1)[-1]
+    if short in ("MemoryError", "OutOfMemoryError") or _RESOURCE_MSG_RE.search(message_text(site)):
+        return ("memory",) if re.search(r"memor|oom", message_text(site) + short, re.I) else ("resource",)
+    return None
+
+
+def _hardware_message(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
+    if not roles.deciding and any(v.hardware for v in roles.gates):
+        return None
+    msg = message_text(site)
+    if re.search(
+        r"(not |un)supported on|requires? (an? )?(nvidia |amd )?(gpu|cuda|rocm|npu|sm ?\d)|"
+        r"compute capability|only (supported|available) on",
+        msg,
+        re.I,
+    ):
+        words = hardware_words(msg)
+        return tuple(words) if words else None
+    return None
+
+
+RULES: tuple[CauseRule, ...] = (
+    CauseRule("dependency", "dependency", 'raise ImportError("please install flashinfer>=0.2")', _dependency),
+    CauseRule("deciding-flag", "flag", 'if server_args.tp_size > 8: raise ValueError("...")', _flag),
+    CauseRule("deciding-env", "env", 'if envs.SGLANG_X.get(): raise ValueError("...")', _env),
+    CauseRule("deciding-hardware", "hardware", 'if not is_cuda(): raise RuntimeError("...")', _hardware),
+    CauseRule("deciding-model", "model", 'if hf_config.head_dim != 128: raise ValueError("...")', _model),
+    CauseRule(
+        "config-class", "model", "class FooConfig: ... if mtp_layers is None: raise ValueError", _config_class
+    ),
+    CauseRule("weights", "model", "def load_weights(self, weights): ... raise KeyError(name)", _weights),
+    CauseRule("message-flag", "flag", 'if self._n > 1: raise ValueError("--x needs --y")', _message_flag),
+    CauseRule(
+        "message-hardware", "hardware", 'raise RuntimeError("only supported on CUDA")', _hardware_message
+    ),
+    CauseRule("request", "input", 'if request.n > 1: raise ValueError("...")', _input),
+    CauseRule("resource", "resource", 'raise RuntimeError("Not enough memory ...")', _resource),
+)
+
+
+def cause_of(site: Site, roles: Roles, constraints: list[Constraint]) -> Cause:
+    """The first rule of :data:`RULES` that matches; ``internal`` when none does."""
+    cs = Constraints(constraints)
+    for rule in RULES:
+        names = rule.test(site, roles, cs)
+        if names is not None:
+            with_model = rule.kind in ("flag", "env") and any(
+                v.model and not v.reads.flags for v in roles.deciding
+            )
+            return Cause(rule.kind, names, rule.name, with_model)
+    return Cause("internal", (), "internal")

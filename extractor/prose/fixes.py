@@ -1,0 +1,250 @@
+"""Fixes a user can act on: concrete flag values and env settings computed from the deciding
+condition, checked against the survivors of earlier checks on the same flag (so following a fix
+does not trip the check above it), and the message's own advice.
+
+A value is written as the fixed command line would hold it: ``None`` for a flag left out (or an
+env var unset), ``True`` for a switch given, a string for a value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from extractor.prose.constraints import FLIP, Constraint
+from extractor.prose.knowledge import EnvInfo
+
+__all__ = ["Setting", "advice_sentences", "fixed_settings", "holds", "render_setting"]
+
+Value = str | bool | None
+
+_ADVICE_RE = re.compile(
+    r"(?<![\w-])(try|please|use|set|consider|increase|decrease|reduce|lower|raise|disable|enable|specify|"
+    r"pass|add|remove|install|upgrade|switch|make sure|must be|should be)(?![\w-])",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One flag or env var and the value the fixed launch gives it."""
+
+    constraint: Constraint
+    value: Value
+
+
+def _num(s: str) -> float | None:
+    try:
+        return float(s)
+    except ValueError:
+        return None
+
+
+def _fmt(x: float, like: str) -> str:
+    return repr(x) if ("." in like or "e" in like.lower()) else str(int(x))
+
+
+def _truthy(value: Value) -> bool:
+    return value not in (None, False, "", "0", "false", "False")
+
+
+def holds(c: Constraint, value: Value) -> bool | None:
+    """Whether ``c`` holds for ``value`` (``None`` when it cannot be told)."""
+    v0 = c.values[0] if c.values else ""
+    if c.op == "truthy":
+        return _truthy(value)
+    if c.op == "falsy":
+        return not _truthy(value)
+    if c.op == "is-none":
+        return value is None
+    if c.op == "not-none":
+        return value is not None
+    if isinstance(value, bool) or value is None:
+        word = {True: "True", False: "False", None: "None"}[value]
+        if c.op in ("eq", "ne") and v0 in ("True", "False", "None"):
+            return (word == v0) == (c.op == "eq")
+        return None
+    if c.op in ("eq", "ne"):
+        return (value == v0) == (c.op == "eq")
+    if c.op in ("in", "not-in"):
+        return (value in c.values) == (c.op == "in")
+    a, b = _num(value), _num(v0)
+    if a is None or b is None:
+        return None
+    return {"lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b}.get(c.op)
+
+
+def _candidates(c: Constraint, choices: Sequence[str], is_bool: bool) -> list[Value]:
+    """Values that make ``c`` false, best first."""
+    v0 = c.values[0] if c.values else ""
+    op = c.op
+    if op == "truthy":
+        return [None]
+    if op == "falsy":
+        return [True] if is_bool or c.kind == "env" else []
+    if op == "not-none":
+        return [None]
+    if op == "is-none":
+        return ["<value>"]
+    if op == "not-in":
+        return [v for v in c.values if v != "None"]
+    if op == "ne":
+        if v0 == "True":
+            return [True]
+        if v0 in ("False", "None"):
+            return [None]
+        return [v0]
+    if op in ("in", "eq"):
+        if v0 == "True":
+            return [None]
+        if v0 in ("False", "None"):
+            return [True] if is_bool else []
+        low = {x.lower() for x in c.values}
+        others: list[Value] = [x for x in choices[:32] if x.lower() not in low]
+        others = others[:3]
+        n = _num(v0)
+        if not others and n is not None and op == "eq":
+            others = [_fmt(n + 1, v0)]
+        return others
+    n = _num(v0)
+    if n is None:
+        return []
+    pick = {"lt": n, "le": n + 1, "gt": n, "ge": n - 1}[op]
+    return [_fmt(pick, v0)]
+
+
+def fixed_settings(
+    deciding: Sequence[Constraint], survivors: Sequence[Constraint], envs: dict[str, EnvInfo]
+) -> list[list[Setting]]:
+    """For each flag/env the deciding condition constrains, the settings that avoid the site and
+    keep every survivor constraint on the same name true. Constraints on one name that only
+    together decide (an ``elif`` chain of ``!=``) are pooled: any accepted value fixes it."""
+    by_name: dict[str, list[Constraint]] = {}
+    for c in deciding:
+        by_name.setdefault(c.name, []).append(c)
+    out: list[list[Setting]] = []
+    for name, cs in by_name.items():
+        keep = [s for s in survivors if s.name == name]
+        options: list[Setting] = []
+        for c in cs:
+            info = c.info
+            is_bool = bool(info and info.is_bool)
+            env = envs.get(name)
+            if c.kind == "env" and env is not None and env.kind.startswith("bool"):
+                is_bool = True
+            for value in _candidates(c, info.choices if info else (), is_bool):
+                if c.kind == "env" and value is True:
+                    value = "1"
+                if c.kind == "env" and value is None and env is not None and env.kind.startswith("bool"):
+                    # Unsetting a bool variable restores its default, which may be the failing one.
+                    if env.default.strip() == "True" and c.op == "falsy":
+                        value = None
+                    elif env.default.strip() == "True":
+                        value = "0"
+                if any(holds(s, value) is False for s in keep):
+                    continue
+                if any(holds(o, value) is False for o in cs if o is not c and o.op not in ("ne", "not-in")):
+                    continue
+                options.append(Setting(c, value))
+        if options:
+            out.append(list({(s.constraint.name, str(s.value)): s for s in options}.values()))
+    return out
+
+
+def render_setting(s: Setting) -> list[str]:
+    """Command-line words (flag) or one ``NAME=value`` word (env) for the fixed launch."""
+    c = s.constraint
+    if c.kind == "env":
+        return [] if s.value is None else [f"{c.name}={s.value}"]
+    if s.value is None:
+        return []
+    if s.value is True:
+        return [c.name] if (c.info is None or c.info.is_bool) else [c.name, "true"]
+    return [c.name, str(s.value)]
+
+
+def failing_words(c: Constraint) -> list[str]:
+    """Words of a launch that makes ``c`` hold (the ``before`` command)."""
+    info = c.info
+    is_bool = bool(info and info.is_bool)
+    v0 = c.values[0] if c.values else ""
+    op = c.op
+    if c.kind == "env":
+        if op == "truthy":
+            return [f"{c.name}=1"]
+        if op in ("falsy", "is-none"):
+            return [f"{c.name}=0"] if op == "falsy" else []
+        if op in ("eq", "in") and v0 not in ("None", "False", "True"):
+            return [f"{c.name}={v0}"]
+        if op in ("lt", "le", "gt", "ge") and _num(v0) is not None:
+            n = _num(v0) or 0.0
+            return [f"{c.name}={_fmt({'lt': n - 1, 'le': n, 'gt': n + 1, 'ge': n}[op], v0)}"]
+        return [f"{c.name}=<value>"]
+    if op == "truthy" or (op == "eq" and v0 == "True") or (op == "ne" and v0 in ("False", "None")):
+        return [c.name] if is_bool else [c.name, "<value>"]
+    if op in ("falsy", "is-none") or (op == "eq" and v0 in ("False", "None")):
+        return []
+    if op == "not-none":
+        return [c.name] if is_bool else [c.name, "<value>"]
+    if op in ("eq", "in") and v0:
+        return [c.name, v0]
+    if op in ("ne", "not-in"):
+        low = {x.lower() for x in c.values}
+        other = [x for x in (info.choices if info else ()) if x.lower() not in low]
+        n0 = _num(v0)
+        if not other and op == "ne" and n0 is not None:
+            other = [_fmt(n0 + 1, v0)]
+        return [c.name, other[0] if other else "<unsupported-value>"]
+    m = _num(v0)
+    if m is not None:
+        n = m
+        return [c.name, _fmt({"lt": n - 1, "le": n, "gt": n + 1, "ge": n}[op], v0)]
+    return [c.name, "<value>"]
+
+
+def setting_words(options: Sequence[Setting]) -> str:
+    """One solution sentence for the settings that fix one flag or env var."""
+    c = options[0].constraint
+    name = f"`{c.name}`"
+    values = [s.value for s in options]
+    if c.kind == "flag":
+        if values == [None]:
+            if c.op == "not-none":
+                return f"Leave {name} out of the launch command so its default applies"
+            return f"Launch without {name}"
+        if values == [True]:
+            return f"Add {name} to the launch command"
+        shown = [str(v) for v in values if isinstance(v, str)]
+        if len(shown) == 1:
+            return f"Launch with `{c.name} {shown[0]}`"
+        return f"Set {name} to one of {', '.join(shown)} (for example `{c.name} {shown[0]}`)"
+    if values == [None]:
+        return f"Unset the environment variable {name}"
+    shown = [str(v) for v in values if isinstance(v, str)]
+    if len(shown) == 1:
+        return f"Set the environment variable `{c.name}={shown[0]}`"
+    return f"Set the environment variable {name} to one of {', '.join(shown)} (for example `{c.name}={shown[0]}`)"
+
+
+def flip_words(c: Constraint) -> str:
+    """``c`` reversed, in words (used when no concrete value is known)."""
+    return FLIP.get(c.op, c.op)
+
+
+def advice_sentences(message: str) -> list[str]:
+    """Sentences of the message that tell the user what to do ("try reducing --x")."""
+    text = " ".join(message.split())
+    out = []
+    for sentence in re.split(r"(?<=[.!?;])\s+|\n", text):
+        s = sentence.strip()
+        if len(s) < 8 or ("{" in s and "}" in s and s.count("{") > 2):
+            continue
+        imperative = re.match(
+            r"(please |try |use |set |consider |install |upgrade |switch |disable |enable |specify |pass |add |remove |increase |reduce |lower |decrease )",
+            s,
+            re.I,
+        )
+        if imperative or ("--" in s and _ADVICE_RE.search(s)):
+            out.append(s.rstrip(".") + ".")
+    return out[:2]
