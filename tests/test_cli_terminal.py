@@ -7,6 +7,7 @@ terminal exactly as a user's is, and Ctrl-C is a real SIGINT sent to the whole p
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pty
 import select
@@ -66,9 +67,22 @@ def in_terminal(
             if interrupt_on is not None and not sent and interrupt_on in out:
                 os.killpg(pid, signal.SIGINT)
                 sent = True
+        # Closing the terminal hangs up its session: wait for the child first (still draining what
+        # it prints), so a slow exit on a loaded machine is not read as a SIGHUP death.
+        status = None
+        while status is None and time.monotonic() < deadline + 30:
+            done, raw = os.waitpid(pid, os.WNOHANG)
+            if done:
+                status = raw
+                break
+            ready, _, _ = select.select([fd], [], [], 0.1)
+            if ready:
+                with contextlib.suppress(OSError):
+                    out += os.read(fd, 65536)
     finally:
         os.close(fd)
-    _, status = os.waitpid(pid, 0)
+    if status is None:
+        _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status), out.decode("utf-8", "replace"), sent
 
 
