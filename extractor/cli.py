@@ -306,6 +306,7 @@ def match(
             'has "group" and "error"; with --explain, "why".',
         ),
     ] = False,
+    fmt: Annotated[str | None, _format_opt(F.table, F.json)] = None,
     top: Annotated[int, typer.Option("--top", "-n", min=1, help="How many matches to show per error.")] = 10,
     explain: Annotated[
         bool, typer.Option("--explain", help="Show how each candidate earned its score.")
@@ -316,6 +317,7 @@ def match(
 
     from extractor import api
     from extractor.datasets.match.render import json_rows, print_search
+    from extractor.render.formats import choose
 
     s = current()
     words = text or []
@@ -327,9 +329,10 @@ def match(
     )
     if not query.strip():
         raise ExtractorError("input", "nothing to match: pass a message or pipe a traceback on stdin")
+    form = choose(fmt, as_json, (F.table, F.json))
     result = api.match(dataset, query, top=top)
     found = any(g.matches for g in result.groups)
-    if as_json:
+    if form is F.json:
         rows = json_rows(result, explain=explain)
         sys.stdout.write(orjson.dumps(rows, option=orjson.OPT_INDENT_2).decode() + "\n")
         print_search(s.note, result, tables=False, explain=False)
@@ -342,7 +345,24 @@ def match(
         raise typer.Exit(EXIT_FINDINGS)
 
 
-_MATCH_OPTIONS = {"--dataset": 1, "-d": 1, "--top": 1, "-n": 1, "--json": 0, "--explain": 0, "--help": 0}
+_MATCH_OPTIONS = {
+    "--dataset": 1,
+    "-d": 1,
+    "--top": 1,
+    "-n": 1,
+    "--format": 1,
+    "-f": 1,
+    "--json": 0,
+    "--explain": 0,
+    # The options every command takes (see extractor.cliapp).
+    "--help": 0,
+    "-h": 0,
+    "--quiet": 0,
+    "-q": 0,
+    "--verbose": 0,
+    "-v": 0,
+    "--color": 1,
+}
 
 
 def match_argv(argv: list[str]) -> list[str]:

@@ -560,3 +560,15 @@ def test_cli_empty_input_exits_2(dataset: Path) -> None:
     proc = cli("--dataset", dataset, stdin="   \n")
     assert proc.returncode == 2
     assert "nothing to match" in proc.stderr
+
+
+def test_cli_format_json_is_the_json_alias_and_common_options_stay_options(dataset: Path) -> None:
+    text = "ValueError: --enable-foo requires --bar"
+    aliased = cli(text, "--dataset", dataset, "--json")
+    formatted = cli("-q", text, "--dataset", dataset, "--format", "json")
+    assert formatted.returncode == 0, formatted.stderr
+    assert orjson.loads(formatted.stdout) == orjson.loads(aliased.stdout)
+    # "-q" was read as the option, not as part of the message
+    assert orjson.loads(formatted.stdout)[0]["record"]["lineNumber"] == 100
+    clash = cli(text, "--dataset", dataset, "--json", "--format", "table")
+    assert clash.returncode == 2 and "--format" in clash.stderr
