@@ -203,15 +203,16 @@ def test_nightly_folder_missing_a_named_file_is_an_error(nightly: Path, tmp_path
 )
 def test_pages_group_by_the_changelogs_subsystems(path: str) -> None:
     from extractor.datasets.diff import subsystem as changelog_subsystem
-    from extractor.site.paths import subsystem
+    from extractor.site import catalogue, versions
 
-    assert subsystem(path) == changelog_subsystem(path)
+    assert catalogue.subsystem is changelog_subsystem and versions.subsystem is changelog_subsystem
+    assert catalogue.subsystem(path) == changelog_subsystem(path)
 
 
 def test_index_charts_the_count_of_every_subsystem(nightly: Path, site: Path) -> None:
     from collections import Counter
 
-    from extractor.site.paths import subsystem
+    from extractor.records.subsystem import subsystem
 
     counts = Counter(subsystem(str(r["filePath"])) for r in dataset_records(current_dataset(nightly)))
     html = (site / "index.html").read_text(encoding="utf-8")

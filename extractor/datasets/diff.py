@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 from extractor.errors import ExtractorError
 from extractor.records.jsonl import load_records, sort_key
 from extractor.records.model import ErrorRecord
+from extractor.records.subsystem import subsystem
 
 if TYPE_CHECKING:
     from extractor.api import ExtractOptions, ExtractResult
@@ -200,25 +201,6 @@ def _path_forms(path: str) -> list[str]:
         if path.startswith(prefix) and path.count("/") > prefix.count("/"):
             forms.append(path[len(prefix) :])
     return sorted(forms, key=len, reverse=True)
-
-
-def subsystem(file_path: str) -> str:
-    """The part of sglang a file belongs to: ``python/sglang/srt/mem_cache/x.py`` -> ``srt/mem_cache``.
-
-    At most two folders below the package root; a file directly in the package root gives the
-    package's name (``sglang``, ``sgl_kernel``).
-    """
-    parts = file_path.split("/")
-    if parts[:2] == ["python", "sglang"]:
-        parts = parts[1:]
-    elif parts[:2] == ["sgl-kernel", "python"]:
-        parts = parts[2:]
-    else:
-        folders = parts[:-1]
-        return "/".join(folders[:2]) if folders else "(top level)"
-    # parts now starts with the package folder (sglang or sgl_kernel).
-    folders = parts[1:-1]
-    return "/".join(folders[:2]) if folders else parts[0]
 
 
 # -- pairing ---------------------------------------------------------------------------------

@@ -14,8 +14,8 @@ from pathlib import Path
 from extractor.errors import ExtractorError
 from extractor.records.jsonl import read_dataset
 from extractor.records.model import ErrorRecord
+from extractor.records.subsystem import subsystem
 from extractor.site.mentions import Mentions, env_names_read, read_mentions, scope_of
-from extractor.site.paths import subsystem
 from extractor.site.versions import Version, read_nightly
 
 __all__ = ["Catalogue", "Entry", "Knob", "build_catalogue", "load_catalogue", "page_name"]

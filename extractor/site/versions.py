@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from extractor.errors import ExtractorError
 from extractor.records.model import ErrorRecord
-from extractor.site.paths import subsystem
+from extractor.records.subsystem import subsystem
 
 __all__ = ["Changed", "Changelog", "Nightly", "Version", "read_nightly"]
 
