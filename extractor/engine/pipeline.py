@@ -35,6 +35,7 @@ from extractor.engine.commit_files import commit_files
 from extractor.engine.knowledge_store import knowledge_cache, load_knowledge
 from extractor.engine.payloads import analyse_file, check_outcome, record_fields, why_invalid
 from extractor.engine.reach_store import run_reach
+from extractor.reach.handled import RunHandling
 from extractor.engine.reads import ReadsCheck, split_entry
 from extractor.engine.workers import MIN_PARALLEL, Workers, analyse_all, feed, file_key
 from extractor.prose.knowledge import Knowledge
@@ -185,6 +186,7 @@ def assemble(
     # Reach is global (an edit to one file changes the reach of others): it is computed here, from
     # every file's cached facts, and never stored in a file's payload.
     reach = run_reach(outcomes, knowledge, cache_dir) if knowledge is not None else None
+    handling = RunHandling(o.facts for _, o in outcomes if isinstance(o, Parsed) and o.facts is not None)
     for f, outcome in outcomes:
         if not isinstance(outcome, Parsed):
             stats.failures.append(FileFailure(f.path, outcome.text, outcome.reason))
@@ -194,6 +196,7 @@ def assemble(
             for partial in outcome.records:
                 if reach is not None:
                     partial = reach.apply(f.path, partial)
+                partial = handling.apply(f.path, partial)
                 fields = record_fields(partial, f.path, repo, sha, analyzed_at)
                 if probe or revalidate:
                     built.append(ErrorRecord.model_validate(fields))
