@@ -92,7 +92,9 @@ def site_of(resolver: Resolver, raw: RawSite) -> Site:
         error_code=raised.code,
         is_async=isinstance(raw.scope, ast.AsyncFunctionDef),
         in_class=raw.class_name,
-        handled=None if response is not None else site_handling(resolver, raw.frames, raised.error_class, raw.qualname),
+        handled=None
+        if response is not None
+        else site_handling(resolver, raw.frames, raised.error_class, raw.qualname),
     )
 
 

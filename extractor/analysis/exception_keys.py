@@ -128,9 +128,10 @@ def key_of(resolver: Resolver, text: str) -> tuple[str, tuple[Resolver, ast.Clas
             return f"builtins:{text}", None
         return f"ext:{text}", None
     found = resolver.definition(text, 0) if "." not in text else resolver.foreign(text)
-    if found is not None and isinstance(found[1], ast.ClassDef):
+    if found is not None:
         owner, node = found
-        return f"{owner.parsed.path}:{node.name}", (owner, node)
+        if isinstance(node, ast.ClassDef):
+            return f"{owner.parsed.path}:{node.name}", (owner, node)
     return _external(resolver, text), None
 
 
@@ -173,7 +174,9 @@ def handler_keys(resolver: Resolver, node: ast.expr | None) -> tuple[str, ...] |
     """The keys an ``except`` clause names (``()`` for a bare ``except``); None when one is not a class name."""
     if node is None:
         return ()
-    if isinstance(node, ast.Name) and not isinstance(resolver.index.constants.get(node.id), ast.Name | ast.Attribute):
+    if isinstance(node, ast.Name) and not isinstance(
+        resolver.index.constants.get(node.id), ast.Name | ast.Attribute
+    ):
         value = resolver.index.constants.get(node.id)
         if isinstance(value, ast.Tuple):
             node = value  # ``except RETRYABLE:`` with ``RETRYABLE = (A, B)`` at module level

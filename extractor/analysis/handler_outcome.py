@@ -36,7 +36,7 @@ _LOG_LEVELS = {
 }
 _LOG_METHOD = re.compile(r"^(debug|info|warning|warn|error|exception|critical|fatal)(?:_once)?$")
 _LOG_RECEIVER = re.compile(r"(?:^|\.)_?(?:logger|logging|log|LOGGER|LOG|_logger)$|logger$", re.I)
-_EXITS = frozenset({"sys.exit", "os._exit", "exit", "quit"})
+_EXITS = frozenset({"sys.exit", "os._exit", "exit", "quit", "os.kill", "os.killpg", "signal.raise_signal"})
 _MAX_MESSAGE = 300
 
 KeyOf = Callable[[str], str]
@@ -62,14 +62,26 @@ class Outcome:
     """For ``convert``: that class's key (:mod:`extractor.analysis.exception_keys`)."""
     line: int = 0
     """The line of the ``except`` clause."""
+    bound: str = ""
+    """The name ``except ... as name`` binds, if any."""
+    passed: str = ""
+    """A call (not a log line) the handler hands the caught error to (``errors.append(e)``)."""
+
+    @property
+    def carries(self) -> bool:
+        """Whether what runs after hands the caught error on (``return error_response(str(e))``)."""
+        return bool(self.bound) and re.search(rf"\b{re.escape(self.bound)}\b", self.then) is not None
 
     def to_plain(self) -> list[object]:
-        return [self.kind, self.level, self.logged, self.then, self.raised, self.raised_key, self.line]
+        return [
+            self.kind, self.level, self.logged, self.then, self.raised, self.raised_key, self.line, self.bound,
+            self.passed,
+        ]  # fmt: skip
 
     @classmethod
     def from_plain(cls, data: list[object]) -> Outcome:
-        kind, level, logged, then, raised, raised_key, line = data
-        return cls(str(kind), str(level), str(logged), str(then), str(raised), str(raised_key), int(str(line)))
+        kind, level, logged, then, raised, raised_key, line, bound, passed = (str(x) for x in data)
+        return cls(kind, level, logged, then, raised, raised_key, int(line), bound, passed)
 
 
 def _call_name(node: ast.expr) -> str:
@@ -172,7 +184,18 @@ def outcome_of(
                 break
         if level:
             break
-    return Outcome("swallow", level=level, logged=logged, then=_then(body), line=line)
+    bound = handler.name or ""
+    return Outcome("swallow", level, logged, _then(body), line=line, bound=bound, passed=_passed(body, bound))
+
+
+def _passed(body: list[ast.stmt], bound: str) -> str:
+    if not bound:
+        return ""
+    for stmt in body:
+        for call in _calls(stmt):
+            if _log_call(call) is None and any(isinstance(a, ast.Name) and a.id == bound for a in call.args):
+                return _call_name(call)
+    return ""
 
 
 def _calls(stmt: ast.stmt) -> list[ast.Call]:

@@ -26,7 +26,15 @@ from extractor.analysis.resolver import OtherModules, Resolver
 from extractor.analysis.sites import Frame
 from extractor.analysis.walk import header_expressions
 
-__all__ = ["Caught", "Handled", "call_handling", "catches_in", "escape_plain", "file_call_handling", "site_handling"]
+__all__ = [
+    "Caught",
+    "Handled",
+    "call_handling",
+    "catches_in",
+    "escape_plain",
+    "file_call_handling",
+    "site_handling",
+]
 
 # One ``except`` clause as plain data: its keys (None: unreadable), bare (0/1), what it does.
 PlainClause = list[object]
@@ -187,13 +195,13 @@ def call_handling(resolver: Resolver) -> dict[str, dict[str, list[list[list[Plai
                 cache[id(stmt)] = _plain_try(stmt, resolver)
             clauses = cache[id(stmt)]
             if isinstance(stmt, ast.Try | ast.TryStar):
-                walk(stmt.body, qual, prefix, stack + [clauses] if clauses else stack)
+                walk(stmt.body, qual, prefix, [*stack, clauses] if clauses else stack)
                 for handler in stmt.handlers:
                     walk(handler.body, qual, prefix, stack)
                 walk(stmt.orelse, qual, prefix, stack)
                 walk(stmt.finalbody, qual, prefix, stack)
             elif isinstance(stmt, ast.With | ast.AsyncWith):
-                walk(stmt.body, qual, prefix, stack + [clauses] if clauses else stack)
+                walk(stmt.body, qual, prefix, [*stack, clauses] if clauses else stack)
             elif isinstance(stmt, ast.If | ast.For | ast.AsyncFor | ast.While):
                 walk(stmt.body, qual, prefix, stack)
                 walk(stmt.orelse, qual, prefix, stack)

@@ -35,10 +35,10 @@ from extractor.engine.commit_files import commit_files
 from extractor.engine.knowledge_store import knowledge_cache, load_knowledge
 from extractor.engine.payloads import analyse_file, check_outcome, record_fields, why_invalid
 from extractor.engine.reach_store import run_reach
-from extractor.reach.handled import RunHandling
 from extractor.engine.reads import ReadsCheck, split_entry
 from extractor.engine.workers import MIN_PARALLEL, Workers, analyse_all, feed, file_key
 from extractor.prose.knowledge import Knowledge
+from extractor.reach.handled import RunHandling
 from extractor.reasons import Reason
 from extractor.records.model import ErrorRecord
 from extractor.timefmt import build_time, iso_millis

@@ -43,16 +43,18 @@ def _code(text: str) -> str:
     return f"`{text}`"
 
 
-def _then_words(then: str) -> str:
+def _then_words(then: str, carries: bool = False) -> str:
     if then.startswith("return"):
         value = then.removeprefix("return").strip()
         return f"returns {_code(value)}" if value else "returns"
+    if carries:
+        return f"keeps it ({_code(then)}) and goes on"
     if then == "continue":
         return "goes on with the next iteration of its loop"
     if then == "break":
         return "leaves its loop"
     if then:
-        return f"falls back to {_code(then)}"
+        return f"goes on with its fallback ({_code(then)})"
     return "goes on after the `try`"
 
 
@@ -66,7 +68,13 @@ def does(outcome: Outcome) -> str:
         return f"raises `{outcome.raised}` in its place"
     if outcome.kind == "exit":
         return f"ends the process ({_code(outcome.then)})"
-    then = _then_words(outcome.then)
+    then = _then_words(outcome.then, outcome.carries)
+    if outcome.passed:
+        then = f"hands it to {_code(outcome.passed)}" + (
+            "" if then.startswith("goes on after") else f", then {then}"
+        )
+    if (outcome.carries or outcome.passed) and not outcome.logged:
+        return then
     if outcome.logged:
         return f'{_level_words(outcome.level)} "{outcome.logged}", then {then}'
     if outcome.level:
@@ -82,6 +90,11 @@ def sees(outcome: Outcome) -> str:
         return f"a `{outcome.raised}` raised from it"
     if outcome.kind == "exit":
         return "the process ending"
+    if outcome.carries and outcome.then.startswith("return"):
+        value = outcome.then.removeprefix("return").strip()
+        return f"its message handed back as a result or response ({_code(value)}), not as an exception"
+    if outcome.passed and not outcome.logged:
+        return f"no exception here: the error is handed to {_code(outcome.passed)}, which decides what is reported"
     if outcome.logged:
         article = "an" if outcome.level[:1] in "aeiou" else "a"
         where = "printed" if outcome.level == "print" else f"{article} {outcome.level} line in the log"
@@ -94,7 +107,8 @@ def sees(outcome: Outcome) -> str:
 def _strategy(outcomes: Sequence[Outcome]) -> str:
     kinds = {o.kind for o in outcomes}
     if kinds == {"swallow"}:
-        return "fallback"
+        handed_on = any(o.carries and o.then.startswith("return") for o in outcomes)
+        return "propagate" if handed_on else "fallback"
     if "exit" in kinds:
         return "fail-fast"
     return "propagate"
@@ -123,7 +137,9 @@ def with_handling(fields: Mapping[str, Any], catchers: Sequence[Catcher], own: b
     else:
         parts = [f"`{c.scope}` ({c.path}, `{c.clause}`) {does(c.outcome)}" for c in catchers[:_MAX_CALLERS]]
         more = len(catchers) - _MAX_CALLERS
-        where = "every known caller catches it: " + "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
+        where = (
+            "every known caller catches it: " + "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
+        )
         lead = "It does not reach the user" if swallowed else "It does not reach the user as it is"
     out["documentation"] = f"{fields['documentation']} {lead}: {where}."
     seen = list(dict.fromkeys(sees(o) for o in outcomes))
@@ -155,7 +171,9 @@ def handled_by_own_function(fields: dict[str, Any], site: Site) -> dict[str, Any
         return fields
     if handled.caught is not None:
         caught = handled.caught
-        return with_handling(fields, [Catcher(caught.scope, site.path, caught.clause, caught.outcome)], own=True)
+        return with_handling(
+            fields, [Catcher(caught.scope, site.path, caught.clause, caught.outcome)], own=True
+        )
     if handled.escapes is not None:
         return {**fields, "_escapes": escape_plain(handled.key, handled.escapes)}
     return fields

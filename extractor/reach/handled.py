@@ -71,7 +71,9 @@ class RunHandling:
         own_key, keys, is_open = escape
         memo = (path, qualname, orjson.dumps(escape).decode())
         if memo not in self._memo:
-            self._memo[memo] = self._catchers(path, qualname, own_key, Ancestry(frozenset(keys), bool(is_open)))
+            self._memo[memo] = self._catchers(
+                path, qualname, own_key, Ancestry(frozenset(keys), bool(is_open))
+            )
         catchers = self._memo[memo]
         return with_handling(out, catchers, own=False) if catchers else out
 
