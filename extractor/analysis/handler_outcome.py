@@ -173,8 +173,6 @@ def outcome_of(
         if isinstance(exc, ast.Call) and exc.args:
             message = _message(exc.args[0], [], ctx)
         return Outcome("convert", logged=message, raised=text, raised_key=key_of_text(text), line=line)
-    if exit_call:
-        return Outcome("exit", then=exit_call, line=line)
     level, logged = "", ""
     for stmt in own_statements(body):
         for node in _calls(stmt):
@@ -184,6 +182,8 @@ def outcome_of(
                 break
         if level:
             break
+    if exit_call:
+        return Outcome("exit", level, logged, then=exit_call, line=line)
     bound = handler.name or ""
     return Outcome("swallow", level, logged, _then(body), line=line, bound=bound, passed=_passed(body, bound))
 

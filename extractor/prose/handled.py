@@ -67,7 +67,8 @@ def does(outcome: Outcome) -> str:
     if outcome.kind == "convert":
         return f"raises `{outcome.raised}` in its place"
     if outcome.kind == "exit":
-        return f"ends the process ({_code(outcome.then)})"
+        ends = f"ends the process ({_code(outcome.then)})"
+        return f'{_level_words(outcome.level)} "{outcome.logged}", then {ends}' if outcome.logged else ends
     then = _then_words(outcome.then, outcome.carries)
     if outcome.passed:
         then = f"hands it to {_code(outcome.passed)}" + (
@@ -89,7 +90,11 @@ def sees(outcome: Outcome) -> str:
             return f'a `{outcome.raised}` raised from it: "{outcome.logged}"'
         return f"a `{outcome.raised}` raised from it"
     if outcome.kind == "exit":
-        return "the process ending"
+        return (
+            f'"{outcome.logged}" in the log, then the process ending'
+            if outcome.logged
+            else "the process ending"
+        )
     if outcome.carries and outcome.then.startswith("return"):
         value = outcome.then.removeprefix("return").strip()
         return f"its message handed back as a result or response ({_code(value)}), not as an exception"
