@@ -16,19 +16,13 @@ or a bare ``except``, never by a named class it was not written as.
 from __future__ import annotations
 
 import ast
-import builtins
-from dataclasses import dataclass
 
+from extractor.analysis.handled_facts import BUILTIN_EXC, Ancestry
 from extractor.analysis.imports import Imported, imports_of
 from extractor.analysis.resolver import Resolver
 
 __all__ = ["Ancestry", "ancestry_of", "handler_keys", "key_of"]
 
-_BUILTIN_EXC = {
-    name: cls
-    for name, cls in vars(builtins).items()
-    if isinstance(cls, type) and issubclass(cls, BaseException) and name[:1].isupper()
-}
 # Standard-library classes the target names through their module, with the built-in they are.
 _STDLIB = {
     "asyncio.TimeoutError": "TimeoutError",
@@ -50,55 +44,25 @@ _STDLIB = {
     "struct.error": "Exception",
 }
 _MAX_DEPTH = 12
-EXCEPTION = "builtins:Exception"
-BASE = "builtins:BaseException"
-
-
-@dataclass(frozen=True)
-class Ancestry:
-    """The keys of a class and of every class it derives from; ``open`` when some base is unknown."""
-
-    keys: frozenset[str]
-    open: bool
-
-    def caught_by(self, keys: tuple[str, ...] | None, bare: bool) -> bool | None:
-        """Whether an ``except`` clause with ``keys`` (None: an expression nobody can read) catches it.
-
-        None means "cannot tell": the clause names something that is not a readable class.
-        """
-        if bare:
-            return True
-        if keys is None:
-            return None
-        for key in keys:
-            if key in self.keys or key == BASE:
-                return True
-            if key == EXCEPTION and self.open and not self.keys & _BASE_ONLY:
-                return True
-        return False
-
-
-_BASE_ONLY = frozenset(
-    f"builtins:{n}" for n, c in _BUILTIN_EXC.items() if not issubclass(c, Exception) and n != "BaseException"
-)
 
 
 def _builtin_keys(name: str) -> frozenset[str]:
-    cls = _BUILTIN_EXC[name]
-    return frozenset(f"builtins:{k.__name__}" for k in cls.__mro__ if k.__name__ in _BUILTIN_EXC)
+    cls = BUILTIN_EXC[name]
+    return frozenset(f"builtins:{k.__name__}" for k in cls.__mro__ if k.__name__ in BUILTIN_EXC)
 
 
-_IMPORTS: dict[int, dict[str, Imported]] = {}
+_IMPORTS: list[tuple[object, dict[str, Imported]]] = []
 
 
 def _imports(resolver: Resolver) -> dict[str, Imported]:
     if resolver.imports:
         return resolver.imports
-    found = _IMPORTS.get(id(resolver.parsed))
-    if found is None:
-        found = imports_of(resolver.parsed.tree)
-        _IMPORTS.clear()  # one file at a time: never a stale id
-        _IMPORTS[id(resolver.parsed)] = found
+    # Resolvers built without the other modules keep no imports; the last file's are kept here
+    # (holding the parsed file itself, so that its identity cannot be taken by another one).
+    if _IMPORTS and _IMPORTS[0][0] is resolver.parsed:
+        return _IMPORTS[0][1]
+    found = imports_of(resolver.parsed.tree)
+    _IMPORTS[:] = [(resolver.parsed, found)]
     return found
 
 
@@ -124,7 +88,7 @@ def key_of(resolver: Resolver, text: str) -> tuple[str, tuple[Resolver, ast.Clas
         alias = resolver.index.constants.get(text)
         if isinstance(alias, ast.Name | ast.Attribute) and ast.unparse(alias) != text:
             return key_of(resolver, ast.unparse(alias))
-        if text in _BUILTIN_EXC:
+        if text in BUILTIN_EXC:
             return f"builtins:{text}", None
         return f"ext:{text}", None
     found = resolver.definition(text, 0) if "." not in text else resolver.foreign(text)

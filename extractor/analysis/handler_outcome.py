@@ -16,8 +16,8 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from extractor.analysis.handled_facts import Outcome
 from extractor.analysis.messages.expressions import MessageContext, expr_parts
 from extractor.analysis.messages.patterns import make_message
 from extractor.analysis.walk import NEW_SCOPE, own_statements
@@ -41,47 +41,6 @@ _MAX_MESSAGE = 300
 
 KeyOf = Callable[[str], str]
 """The key (:mod:`extractor.analysis.exception_keys`) of a class written in the handler's file."""
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What a handler does, in plain data (JSON-ready through :meth:`to_plain`)."""
-
-    kind: str
-    """``reraise`` ``convert`` ``exit`` ``swallow`` ``mixed``."""
-    level: str = ""
-    """For a handler that logs: ``debug`` ``info`` ``warning`` ``error`` or ``print``."""
-    logged: str = ""
-    """The logged message as a template (``{e}`` for the caught error), when one is logged; for
-    ``convert``, the message of the error raised instead."""
-    then: str = ""
-    """What runs after: ``return <value>``, ``continue``, ``break``, ``<name> = <value>``, or empty."""
-    raised: str = ""
-    """For ``convert``: the class raised instead, as written."""
-    raised_key: str = ""
-    """For ``convert``: that class's key (:mod:`extractor.analysis.exception_keys`)."""
-    line: int = 0
-    """The line of the ``except`` clause."""
-    bound: str = ""
-    """The name ``except ... as name`` binds, if any."""
-    passed: str = ""
-    """A call (not a log line) the handler hands the caught error to (``errors.append(e)``)."""
-
-    @property
-    def carries(self) -> bool:
-        """Whether what runs after hands the caught error on (``return error_response(str(e))``)."""
-        return bool(self.bound) and re.search(rf"\b{re.escape(self.bound)}\b", self.then) is not None
-
-    def to_plain(self) -> list[object]:
-        return [
-            self.kind, self.level, self.logged, self.then, self.raised, self.raised_key, self.line, self.bound,
-            self.passed,
-        ]  # fmt: skip
-
-    @classmethod
-    def from_plain(cls, data: list[object]) -> Outcome:
-        kind, level, logged, then, raised, raised_key, line, bound, passed = (str(x) for x in data)
-        return cls(kind, level, logged, then, raised, raised_key, int(line), bound, passed)
 
 
 def _call_name(node: ast.expr) -> str:

@@ -19,8 +19,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from extractor.analysis.exception_keys import Ancestry, ancestry_of, handler_keys, key_of
-from extractor.analysis.handler_outcome import Outcome, outcome_of
+from extractor.analysis.exception_keys import ancestry_of, handler_keys, key_of
+from extractor.analysis.handled_facts import Ancestry, Outcome
+from extractor.analysis.handler_outcome import outcome_of
 from extractor.analysis.parse import ParsedFile
 from extractor.analysis.resolver import OtherModules, Resolver
 from extractor.analysis.sites import Frame
@@ -31,7 +32,6 @@ __all__ = [
     "Handled",
     "call_handling",
     "catches_in",
-    "escape_plain",
     "file_call_handling",
     "site_handling",
 ]
@@ -222,8 +222,3 @@ def file_call_handling(parsed: ParsedFile, modules: OtherModules | None) -> dict
     if not any(isinstance(n, ast.Try | ast.With | ast.AsyncWith) for n in ast.walk(parsed.tree)):
         return {}
     return call_handling(Resolver(parsed, modules))
-
-
-def escape_plain(site_class_key: str, ancestry: Ancestry) -> list[Any]:
-    """What the whole-target step needs of a raise that leaves its function: its key, its ancestry."""
-    return [site_class_key, sorted(ancestry.keys), int(ancestry.open)]

@@ -32,13 +32,13 @@ import orjson
 
 from extractor.config import Scope
 from extractor.engine.commit_files import commit_files
+from extractor.engine.handled_store import stored_handling
 from extractor.engine.knowledge_store import knowledge_cache, load_knowledge
 from extractor.engine.payloads import analyse_file, check_outcome, record_fields, why_invalid
 from extractor.engine.reach_store import run_reach
 from extractor.engine.reads import ReadsCheck, split_entry
 from extractor.engine.workers import MIN_PARALLEL, Workers, analyse_all, feed, file_key
 from extractor.prose.knowledge import Knowledge
-from extractor.reach.handled import RunHandling
 from extractor.reasons import Reason
 from extractor.records.model import ErrorRecord
 from extractor.timefmt import build_time, iso_millis
@@ -186,7 +186,7 @@ def assemble(
     # Reach is global (an edit to one file changes the reach of others): it is computed here, from
     # every file's cached facts, and never stored in a file's payload.
     reach = run_reach(outcomes, knowledge, cache_dir) if knowledge is not None else None
-    handling = RunHandling(o.facts for _, o in outcomes if isinstance(o, Parsed) and o.facts is not None)
+    handling = stored_handling(outcomes, cache_dir)
     for f, outcome in outcomes:
         if not isinstance(outcome, Parsed):
             stats.failures.append(FileFailure(f.path, outcome.text, outcome.reason))

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from extractor.analysis.facts import Site
-from extractor.analysis.handler_outcome import Outcome
-from extractor.analysis.handling import escape_plain
+from extractor.analysis.handled_facts import Outcome, escape_plain
 
 __all__ = ["Catcher", "handled_by_own_function", "with_handling"]
 

@@ -18,19 +18,19 @@ the record as the worker wrote it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import orjson
 
-from extractor.analysis.exception_keys import Ancestry
-from extractor.analysis.handler_outcome import Outcome
+from extractor.analysis.handled_facts import Ancestry, Outcome
 from extractor.prose.handled import Catcher, with_handling
 from extractor.reach.facts import Call, FileFacts
 from extractor.reach.file_index import module_name
 from extractor.reach.target_index import TargetIndex
+from extractor.types import FileOutcome, Parsed
 
-__all__ = ["ESCAPES", "RunHandling"]
+__all__ = ["ESCAPES", "RunHandling", "run_handling"]
 
 ESCAPES = "_escapes"
 """The private field of a worker's record that :class:`RunHandling` reads and drops."""
@@ -40,6 +40,81 @@ _MAX_CALLS = 400  # a name called more often than this is too common to account 
 
 class RunHandling:
     """The callers' handling of every escaping raise of one run, applied as records are assembled."""
+
+    def __init__(self, table: Mapping[str, Mapping[str, list[Catcher]]]) -> None:
+        self.table = table
+        """path -> site key (qualname and escape) -> the callers that handle it."""
+
+    def apply(self, path: str, partial: Mapping[str, Any]) -> dict[str, Any]:
+        """``partial`` without its private field, described as handled when every caller handles it."""
+        out = dict(partial)
+        escape = out.pop(ESCAPES, None)
+        catchers = self.table.get(path, {}).get(_site_key(out, escape)) if escape is not None else None
+        return with_handling(out, catchers, own=False) if catchers else out
+
+    def to_plain(self) -> dict[str, Any]:
+        """JSON-ready: only handled sites are kept."""
+        return {
+            path: {
+                k: [[c.scope, c.path, c.clause, c.outcome.to_plain()] for c in cs]
+                for k, cs in sorted(by.items())
+            }
+            for path, by in sorted(self.table.items())
+        }
+
+    @classmethod
+    def from_plain(cls, data: Any) -> RunHandling | None:
+        """What :meth:`to_plain` wrote, or None for anything else."""
+        try:
+            return cls(
+                {
+                    str(path): {
+                        str(k): [Catcher(str(a), str(b), str(c), Outcome.from_plain(o)) for a, b, c, o in cs]
+                        for k, cs in by.items()
+                    }
+                    for path, by in data.items()
+                }
+            )
+        except (TypeError, ValueError, AttributeError):
+            return None
+
+
+def _site_key(partial: Mapping[str, Any], escape: Any) -> str:
+    qualname = str(partial.get("id", "")).split("\x1f", 1)[0]
+    return f"{qualname}\x1f{orjson.dumps(escape).decode()}"
+
+
+def run_handling(outcomes: Sequence[tuple[object, FileOutcome]]) -> RunHandling:
+    """Which escaping raises of the run every caller handles, from the records and facts of ``outcomes``."""
+    parsed = [(f, o) for f, o in outcomes if isinstance(o, Parsed)]
+    escaping = [(o, p) for _, o in parsed for p in o.records if isinstance(p.get(ESCAPES), list)]
+    if not escaping:
+        return RunHandling({})
+    finder = _CallerFinder(o.facts for _, o in parsed if o.facts is not None)
+    table: dict[str, dict[str, list[Catcher]]] = {}
+    memo: dict[tuple[str, str], list[Catcher] | None] = {}
+    for f, o in parsed:
+        path = str(getattr(f, "path", ""))
+        for partial in o.records:
+            escape = partial.get(ESCAPES)
+            if not isinstance(escape, list) or len(escape) != 3:
+                continue
+            qualname = str(partial.get("id", "")).split("\x1f", 1)[0]
+            if qualname == "<module>":
+                continue
+            key = _site_key(partial, escape)
+            if (path, key) not in memo:
+                own_key, keys, is_open = escape
+                ancestry = Ancestry(frozenset(keys), bool(is_open))
+                memo[(path, key)] = finder.catchers(path, qualname, str(own_key), ancestry)
+            catchers = memo[(path, key)]
+            if catchers:
+                table.setdefault(path, {})[key] = catchers
+    return RunHandling(table)
+
+
+class _CallerFinder:
+    """The whole-target index with each file's handling facts beside it."""
 
     def __init__(self, plain_facts: Iterable[str]) -> None:
         facts: list[FileFacts] = []
@@ -57,25 +132,6 @@ class RunHandling:
             if isinstance(found, dict):
                 self.handling[f.path] = found
         self.index = TargetIndex.build(facts)
-        self._memo: dict[tuple[str, str, str], list[Catcher] | None] = {}
-
-    def apply(self, path: str, partial: Mapping[str, Any]) -> dict[str, Any]:
-        """``partial`` without its private field, described as handled when every caller handles it."""
-        out = dict(partial)
-        escape = out.pop(ESCAPES, None)
-        if not isinstance(escape, list) or len(escape) != 3:
-            return out
-        qualname = str(out.get("id", "")).split("\x1f", 1)[0]
-        if qualname == "<module>":
-            return out
-        own_key, keys, is_open = escape
-        memo = (path, qualname, orjson.dumps(escape).decode())
-        if memo not in self._memo:
-            self._memo[memo] = self._catchers(
-                path, qualname, own_key, Ancestry(frozenset(keys), bool(is_open))
-            )
-        catchers = self._memo[memo]
-        return with_handling(out, catchers, own=False) if catchers else out
 
     def _all_resolved(self, name: str) -> bool:
         count = 0
@@ -90,7 +146,7 @@ class RunHandling:
                     return False
         return True
 
-    def _catchers(self, path: str, qualname: str, own_key: str, ancestry: Ancestry) -> list[Catcher] | None:
+    def catchers(self, path: str, qualname: str, own_key: str, ancestry: Ancestry) -> list[Catcher] | None:
         node = f"{module_name(path)}:{qualname}"
         name = qualname.rpartition(".")[2]
         edges = self.index.callers(node)
