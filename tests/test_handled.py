@@ -78,3 +78,5 @@ def test_what_is_and_is_not_swallowed(tmp_path: Path, monkeypatch: pytest.Monkey
     converted = one("scheduler.py", "BackendError")
     assert converted["handled"] == "re-raised-as-other" and converted["handlingStrategy"] == "propagate"
     assert "`ClientError` raised from it" in str(converted["triggerScenarios"])
+    # A route is called by its framework too: its one caller in the tree does not make it swallowed.
+    assert one("scheduler.py", "LookupError")["handled"] is None

@@ -94,7 +94,7 @@ def site_of(resolver: Resolver, raw: RawSite) -> Site:
         in_class=raw.class_name,
         handled=None
         if response is not None
-        else site_handling(resolver, raw.frames, raised.error_class, raw.qualname),
+        else site_handling(resolver, raw.frames, raised.error_class, raw.qualname, raw.scope),
     )
 
 

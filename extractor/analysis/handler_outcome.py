@@ -148,12 +148,18 @@ def outcome_of(
 
 
 def _passed(body: list[ast.stmt], bound: str) -> str:
+    """The first statement that hands the caught error on: a call with it as an argument, or an
+    assignment of something made from it (``record["error"] = repr(exc)``)."""
     if not bound:
         return ""
     for stmt in body:
         for call in _calls(stmt):
             if _log_call(call) is None and any(isinstance(a, ast.Name) and a.id == bound for a in call.args):
                 return _call_name(call)
+        if isinstance(stmt, ast.Assign) and any(
+            isinstance(n, ast.Name) and n.id == bound for n in ast.walk(stmt.value)
+        ):
+            return ast.unparse(stmt)
     return ""
 
 

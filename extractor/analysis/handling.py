@@ -121,12 +121,37 @@ def catches_in(
     return Handled(escapes=ancestry)
 
 
-def site_handling(resolver: Resolver, frames: list[Frame], error_class: str, scope: str) -> Handled:
-    """What becomes of the raise of ``error_class`` at the end of ``frames`` in ``scope``."""
+def site_handling(
+    resolver: Resolver, frames: list[Frame], error_class: str, scope: str, node: ast.AST | None = None
+) -> Handled:
+    """What becomes of the raise of ``error_class`` at the end of ``frames`` in ``scope`` (``node``:
+    the function or module that is the scope)."""
     ancestry = ancestry_of(resolver, error_class)
     own_key = key_of(resolver, error_class)[0]
     found = catches_in([(f.stmt, f.branch) for f in frames], ancestry, resolver, scope, own_key)
-    return Handled(found.caught, found.escapes, own_key)
+    escapes = found.escapes if found.escapes is not None and _called_by_name(scope, node) else None
+    return Handled(found.caught, escapes, own_key)
+
+
+# Decorators that leave a function called the way it is written; any other one (a route, a
+# registration, a hook) may have it called by a framework nobody here sees.
+_PLAIN_DECORATORS = frozenset(
+    {"staticmethod", "classmethod", "property", "cached_property", "lru_cache", "cache", "wraps",
+     "no_grad", "inference_mode", "override", "abstractmethod", "torch.compile"}
+)  # fmt: skip
+
+
+def _called_by_name(scope: str, node: ast.AST | None) -> bool:
+    """Whether the function's callers can all be found as calls of its name: not a nested function
+    (those are handed around as callbacks and thread targets) and not behind another decorator."""
+    if "<locals>" in scope or not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return False
+    for deco in node.decorator_list:
+        target = deco.func if isinstance(deco, ast.Call) else deco
+        text = ast.unparse(target)
+        if text not in _PLAIN_DECORATORS and text.rsplit(".", 1)[-1] not in _PLAIN_DECORATORS:
+            return False
+    return True
 
 
 # ---------------------------------------------------------------------------- calls in a ``try``

@@ -70,7 +70,8 @@ def does(outcome: Outcome) -> str:
         return f'{_level_words(outcome.level)} "{outcome.logged}", then {ends}' if outcome.logged else ends
     then = _then_words(outcome.then, outcome.carries)
     if outcome.passed:
-        then = f"hands it to {_code(outcome.passed)}" + (
+        verb = "keeps it in" if " = " in outcome.passed else "hands it to"
+        then = f"{verb} {_code(outcome.passed)}" + (
             "" if then.startswith("goes on after") else f", then {then}"
         )
     if (outcome.carries or outcome.passed) and not outcome.logged:
@@ -98,7 +99,7 @@ def sees(outcome: Outcome) -> str:
         value = outcome.then.removeprefix("return").strip()
         return f"its message handed back as a result or response ({_code(value)}), not as an exception"
     if outcome.passed and not outcome.logged:
-        return f"no exception here: the error is handed to {_code(outcome.passed)}, which decides what is reported"
+        return f"no exception here: the error is kept ({_code(outcome.passed)}) for the code that reports it"
     if outcome.logged:
         article = "an" if outcome.level[:1] in "aeiou" else "a"
         where = "printed" if outcome.level == "print" else f"{article} {outcome.level} line in the log"
@@ -126,9 +127,11 @@ def _severity(outcomes: Sequence[Outcome], current: str) -> str:
     return worst if order.index(worst) < order.index(current) else current
 
 
-def with_handling(fields: Mapping[str, Any], catchers: Sequence[Catcher], own: bool) -> dict[str, Any]:
+def with_handling(
+    fields: Mapping[str, Any], catchers: Sequence[Catcher], own: bool, callee: str = ""
+) -> dict[str, Any]:
     """``fields`` (a record's prose fields) for a raise handled by ``catchers``: its own function
-    (``own``) or every caller."""
+    (``own``) or every caller of ``callee`` (its qualname)."""
     out = dict(fields)
     if not catchers:
         return out
@@ -144,6 +147,10 @@ def with_handling(fields: Mapping[str, Any], catchers: Sequence[Catcher], own: b
         where = (
             "every known caller catches it: " + "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
         )
+        name = callee.rpartition(".")[2]
+        if name and not name.startswith("_"):
+            # A public function may also be called by code outside the analysed tree (a plugin).
+            where += f" (code outside this tree that calls `{name}` itself still meets the error)"
         lead = "It does not reach the user" if swallowed else "It does not reach the user as it is"
     out["documentation"] = f"{fields['documentation']} {lead}: {where}."
     seen = list(dict.fromkeys(sees(o) for o in outcomes))

@@ -49,8 +49,11 @@ class RunHandling:
         """``partial`` without its private field, described as handled when every caller handles it."""
         out = dict(partial)
         escape = out.pop(ESCAPES, None)
-        catchers = self.table.get(path, {}).get(_site_key(out, escape)) if escape is not None else None
-        return with_handling(out, catchers, own=False) if catchers else out
+        by_key = self.table.get(path) if escape is not None else None
+        catchers = by_key.get(_site_key(out, escape)) if by_key else None
+        if not catchers:
+            return out
+        return with_handling(out, catchers, own=False, callee=str(out.get("id", "")).split("\x1f", 1)[0])
 
     def to_plain(self) -> dict[str, Any]:
         """JSON-ready: only handled sites are kept."""
