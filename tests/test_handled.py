@@ -80,3 +80,6 @@ def test_what_is_and_is_not_swallowed(tmp_path: Path, monkeypatch: pytest.Monkey
     assert "`ClientError` raised from it" in str(converted["triggerScenarios"])
     # A route is called by its framework too: its one caller in the tree does not make it swallowed.
     assert one("scheduler.py", "LookupError")["handled"] is None
+    # OverflowError is an ArithmeticError: logged, kept for later, said once.
+    kept = one("scheduler.py", "OverflowError")
+    assert kept["handled"] == "swallowed" and str(kept["documentation"]).count("failures[job.id] = exc") == 1

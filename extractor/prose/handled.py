@@ -69,6 +69,8 @@ def does(outcome: Outcome) -> str:
         ends = f"ends the process ({_code(outcome.then)})"
         return f'{_level_words(outcome.level)} "{outcome.logged}", then {ends}' if outcome.logged else ends
     then = _then_words(outcome.then, outcome.carries)
+    if outcome.passed and " ".join(outcome.passed.split()) == " ".join(outcome.then.split()):
+        then = "goes on after the `try`"  # the statement that keeps the error is said once, below
     if outcome.passed:
         verb = "keeps it in" if " = " in outcome.passed else "hands it to"
         then = f"{verb} {_code(outcome.passed)}" + (
