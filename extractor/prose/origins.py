@@ -1,0 +1,275 @@
+"""Where the values a check tests come from, when it is not a flag or an env var: the
+checkpoint's config (a parameter its callers fill from ``hf_config.x``, a ``getattr(config,
+"x")``), the caller's data (a parser handed text or bytes, an id that must be unique), and the
+module's own string constants (``dsml_token = "｜DSML｜"``), so the cause can name them.
+
+:func:`refine` takes the cause :mod:`.cause` found and, for the kinds this module knows (model,
+input), names what the user controls more precisely; flag and env causes pass through unchanged.
+Each rule of :data:`ORIGIN_RULES` carries the code it is written for.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from extractor.analysis.facts import Param, Site
+from extractor.prose.cause import Cause, Roles, message_text
+from extractor.prose.constraints import AtomView, unparse
+
+__all__ = ["ORIGIN_RULES", "accepted_types", "constant_values", "data_param", "refine"]
+
+# Config objects the checkpoint's config.json is read into; a key is named from below them.
+_CONFIG_ROOTS = frozenset({"config", "hf_config", "model_config", "hf_text_config", "text_config", "self"})
+_LOADER_RE = re.compile(r"^_*(parse|load|decode|read|normali[sz]e|deseriali[sz]e|from|convert)(_|$)")
+_DATA_TYPES_RE = re.compile(r"\b(str|bytes|bytearray)\b")
+_DUPLICATE_RE = re.compile(
+    r"\bduplicate|\balready (exists|registered|in use|tracked|submitted|added|present)", re.I
+)
+_BINDING_DEPTH = 3
+
+
+def _names_in(expr: ast.AST | None) -> set[str]:
+    if expr is None:
+        return set()
+    return {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
+
+
+def _targets(source: str) -> set[str]:
+    """Every name a binding statement assigns (``a, _, b = f()`` binds ``a``, ``_`` and ``b``)."""
+    try:
+        stmt = ast.parse(source).body[0]
+    except (SyntaxError, IndexError):
+        return set()
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else []
+    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+
+
+def _read_names(site: Site, views: Sequence[AtomView]) -> set[str]:
+    """The names the atoms read, followed through the function's local bindings."""
+    names: set[str] = set()
+    for v in views:
+        names |= _names_in(v.expr)
+    by_name: dict[str, list[ast.expr]] = {}
+    for b in site.guard.bindings:
+        if b.value is not None:
+            for target in {b.name, *_targets(b.source)}:
+                by_name.setdefault(target, []).append(b.value)
+    frontier = set(names)
+    for _ in range(_BINDING_DEPTH):
+        new: set[str] = set()
+        for n in frontier:
+            for value in by_name.get(n, ()):
+                new |= _names_in(value)
+        frontier = new - names
+        names |= new
+        if not frontier:
+            break
+    return names
+
+
+def config_path(text: str) -> str:
+    """The config key a caller's argument reads (``getattr(self.vision_config, "model_type")``
+    gives ``vision_config.model_type``; ``hf_config.head_dim`` gives ``head_dim``), or ``""``."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return ""
+    tail: list[str] = []
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "getattr"
+        and len(node.args) >= 2
+        and isinstance(node.args[1], ast.Constant)
+        and isinstance(node.args[1].value, str)
+    ):
+        tail = [node.args[1].value]
+        node = node.args[0]
+    chain: list[str] = []
+    while isinstance(node, ast.Attribute):
+        chain.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        chain.append(node.id)
+    chain.reverse()
+    chain += tail
+    if not any("config" in part for part in chain[:-1]):
+        return ""
+    while len(chain) > 1 and chain[0] in _CONFIG_ROOTS:
+        chain = chain[1:]
+    return ".".join(chain)
+
+
+def _getattr_keys(views: Sequence[AtomView]) -> list[str]:
+    keys: list[str] = []
+    for v in views:
+        if v.expr is None:
+            continue
+        for node in ast.walk(v.expr):
+            if isinstance(node, ast.Call) and unparse(node.func) in ("getattr", "hasattr"):
+                key = config_path(unparse(node)) if unparse(node.func) == "getattr" else ""
+                arg = node.args[1] if len(node.args) >= 2 else None
+                if (
+                    not key
+                    and isinstance(arg, ast.Constant)
+                    and isinstance(arg.value, str)
+                    and "config" in unparse(node.args[0])
+                ):
+                    key = arg.value
+                if key and key not in keys:
+                    keys.append(key)
+    return keys
+
+
+def _params_read(site: Site, views: Sequence[AtomView]) -> list[Param]:
+    names = _read_names(site, views)
+    return [p for p in site.params if p.name in names]
+
+
+def _caller_config(site: Site, roles: Roles, cause: Cause) -> Cause | None:
+    if cause.kind not in ("internal", "model"):
+        return None
+    keys = [k for p in _params_read(site, roles.deciding) for t in p.passed if (k := config_path(t))]
+    keys += _getattr_keys(roles.deciding) if cause.kind == "model" or not keys else []
+    if not keys:
+        return None
+    kept = [n for n in cause.names if n != "checkpoint" and not any(n in k.split(".") for k in keys)]
+    return Cause("model", tuple(dict.fromkeys([*keys, *kept])), "caller-config")
+
+
+def _duplicate_id(site: Site, roles: Roles, cause: Cause) -> Cause | None:
+    if cause.kind != "internal" or not _DUPLICATE_RE.search(_literal_text(site)):
+        return None
+    params = {p.name for p in site.params}
+    for v in roles.deciding:
+        e = v.expr
+        if (
+            isinstance(e, ast.Compare)
+            and len(e.ops) == 1
+            and isinstance(e.ops[0], ast.In)
+            and isinstance(e.left, ast.Name)
+            and e.left.id in params
+        ):
+            return Cause("input", (e.left.id,), "duplicate-id")
+    return None
+
+
+def data_param(site: Site, views: Sequence[AtomView]) -> Param | None:
+    """The text/bytes parameter of a parser or loader that the atoms read (through bindings)."""
+    name = site.qualname.rsplit(".", 1)[-1]
+    if not _LOADER_RE.match(name):
+        return None
+    return next((p for p in _params_read(site, views) if _DATA_TYPES_RE.search(p.annotation)), None)
+
+
+def _caller_data(site: Site, roles: Roles, cause: Cause) -> Cause | None:
+    if cause.kind != "internal" or not roles.deciding:
+        return None
+    p = data_param(site, roles.deciding)
+    return Cause("input", (p.name,), "caller-data") if p is not None else None
+
+
+@dataclass(frozen=True)
+class OriginRule:
+    """``refine`` gives a better cause or ``None``; ``example`` is the code it is written for."""
+
+    name: str
+    example: str
+    refine: Callable[[Site, Roles, Cause], Cause | None]
+
+
+ORIGIN_RULES: tuple[OriginRule, ...] = (
+    OriginRule(
+        "caller-config",
+        'def _pick(self, model_type): if model_type != "clip": raise ...  # self._pick(self.vision_config.model_type)',
+        _caller_config,
+    ),
+    OriginRule(
+        "duplicate-id",
+        'def submit(self, request_id): if request_id in self._requests: raise ValueError("Duplicate ...")',
+        _duplicate_id,
+    ),
+    OriginRule(
+        "caller-data",
+        "def parse_calls(text: str): ... if stop is None: raise ValueError(...)",
+        _caller_data,
+    ),
+)
+
+
+def refine(site: Site, roles: Roles, cause: Cause) -> Cause:
+    """The first rule of :data:`ORIGIN_RULES` that names the cause better, else ``cause``."""
+    for rule in ORIGIN_RULES:
+        better = rule.refine(site, roles, cause)
+        if better is not None:
+            return replace(better, with_model=cause.with_model)
+    return cause
+
+
+def _literal_text(site: Site) -> str:
+    if site.message is None:
+        return ""
+    return "".join(p for p in site.message.parts if isinstance(p, str)) or message_text(site)
+
+
+def accepted_types(param: Param, gates: Iterable[AtomView]) -> list[str]:
+    """The types a parameter's annotation admits, then those an earlier ``isinstance`` branch
+    already handled (a gate ``not isinstance(x, (list, tuple))`` means lists were accepted)."""
+    out: list[str] = []
+    for t in re.findall(r"[A-Za-z_][\w.]*", param.annotation):
+        if (
+            t not in ("Union", "Optional", "None", "typing", "List", "Dict", "Tuple", "Sequence")
+            and t not in out
+        ):
+            out.append(t)
+    for v in gates:
+        typed = v.isinstance_
+        if typed is not None and not typed[2] and typed[0] == param.name:
+            out.extend(t for t in typed[1] if t not in out)
+    return out
+
+
+def constant_values(
+    site: Site, views: Sequence[AtomView], constants: Mapping[str, str]
+) -> list[tuple[str, str]]:
+    """``(name, value)`` for the module string constants the atoms read, and for the local
+    bindings on every path that only join such constants (``end = f"</{tok}{block}>"``)."""
+    if not constants:
+        return []
+    names = _read_names(site, views)
+    out: list[tuple[str, str]] = []
+    for name in sorted(names):
+        if name in constants:
+            out.append((name, constants[name]))
+    for b in site.guard.bindings:
+        if not b.always or b.name not in names or b.value is None:
+            continue
+        value = _render(b.value, constants)
+        if value is not None:
+            out.append((b.name, value))
+    return [(n, v) for n, v in dict.fromkeys(out) if 0 < len(v) <= 120][:6]
+
+
+def _render(node: ast.expr, constants: Mapping[str, str]) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return None  # a literal is already in the shown code
+    if isinstance(node, ast.JoinedStr):
+        parts: list[str] = []
+        for v in node.values:
+            if isinstance(v, ast.Constant) and isinstance(v.value, str):
+                parts.append(v.value)
+            elif (
+                isinstance(v, ast.FormattedValue)
+                and isinstance(v.value, ast.Name)
+                and v.value.id in constants
+                and v.format_spec is None
+                and v.conversion == -1
+            ):
+                parts.append(constants[v.value.id])
+            else:
+                return None
+        return "".join(parts)
+    return None
