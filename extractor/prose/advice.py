@@ -25,7 +25,8 @@ from extractor.prose.fixes import (
     setting_words,
 )
 from extractor.prose.knowledge import EnvInfo, Knowledge
-from extractor.prose.origins import accepted_types, data_param
+from extractor.prose.origins import accepted_types, config_key_of, data_param
+from extractor.prose.platforms import alternatives
 from extractor.prose.why import situations as situations_of
 
 __all__ = ["Advice", "advise", "condition_code", "handled_values"]
@@ -211,7 +212,9 @@ def advise(
             subject, values = hv
             key = subject.rsplit(".", 1)[-1]
             # A parameter the callers fill from the config is named by its config key.
-            key = next((k for k in keys if k == key or k.endswith("." + key)), key)
+            key = config_key_of(site, subject) or next(
+                (k for k in keys if k == key or k.endswith("." + key)), key
+            )
             sols.append(
                 f"Use a model whose `{key}` is one of {', '.join(values)}: only those are supported here"
             )
@@ -245,9 +248,25 @@ def advise(
     elif kind == "hardware":
         hw = ", ".join(cause.names)
         sols.append(f"Run on {hw} hardware: this path needs it")
+        alts = alternatives(site, knowledge, roles)
+        for alt in alts[:2]:
+            now = f" instead of {'/'.join(alt.current)}" if alt.current else ""
+            sols.append(
+                f"Or pick another `{alt.flag}`{now}, one this device supports: it accepts {', '.join(alt.others)}"
+            )
         sols[:0] = advice
-        sols.extend(workaround)
+        # The declared choices say more than "pick another value" for the same flag.
+        sols.extend(w for w in workaround if not any(f"`{a.flag}`" in w for a in alts))
         fix = _command(site, knowledge, _gate_words(roles), []) if roles.gates else ""
+        if alts:
+            alt = alts[0]
+            before = [w for w in _gate_words(roles) if w not in alt.current and w != alt.flag]
+            fix = _command(
+                site,
+                knowledge,
+                [*before, alt.flag, alt.current[0] if alt.current else "<current>"],
+                [*before, alt.flag, alt.others[0]],
+            )
     elif kind == "dependency":
         pkgs = list(cause.names)
         line = "pip install " + " ".join(f"'{p}'" if any(ch in p for ch in "<>=") else p for p in pkgs[:3])

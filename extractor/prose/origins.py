@@ -18,8 +18,9 @@ from dataclasses import dataclass, replace
 from extractor.analysis.facts import Param, Site
 from extractor.prose.cause import Cause, Roles, message_text
 from extractor.prose.constraints import AtomView, unparse
+from extractor.prose.platforms import required_packages
 
-__all__ = ["ORIGIN_RULES", "accepted_types", "constant_values", "data_param", "refine"]
+__all__ = ["ORIGIN_RULES", "accepted_types", "config_key_of", "constant_values", "data_param", "refine"]
 
 # Config objects the checkpoint's config.json is read into; a key is named from below them.
 _CONFIG_ROOTS = frozenset({"config", "hf_config", "model_config", "hf_text_config", "text_config", "self"})
@@ -103,6 +104,14 @@ def config_path(text: str) -> str:
     return ".".join(chain)
 
 
+def config_key_of(site: Site, subject: str) -> str:
+    """The config key a parameter stands for, when its callers fill it from the config."""
+    for p in site.params:
+        if p.name == subject:
+            return next((k for t in p.passed if (k := config_path(t))), "")
+    return ""
+
+
 def _getattr_keys(views: Sequence[AtomView]) -> list[str]:
     keys: list[str] = []
     for v in views:
@@ -165,6 +174,13 @@ def data_param(site: Site, views: Sequence[AtomView]) -> Param | None:
     return next((p for p in _params_read(site, views) if _DATA_TYPES_RE.search(p.annotation)), None)
 
 
+def _packages(site: Site, roles: Roles, cause: Cause) -> Cause | None:
+    if cause.kind != "dependency":
+        return None
+    names = tuple(required_packages(site, cause.names))
+    return Cause("dependency", names, cause.rule) if names != cause.names else None
+
+
 def _caller_data(site: Site, roles: Roles, cause: Cause) -> Cause | None:
     if cause.kind != "internal" or not roles.deciding:
         return None
@@ -182,6 +198,11 @@ class OriginRule:
 
 
 ORIGIN_RULES: tuple[OriginRule, ...] = (
+    OriginRule(
+        "required-package",
+        'raise ImportError("aiter is required when SGLANG_USE_AITER is set")',
+        _packages,
+    ),
     OriginRule(
         "caller-config",
         'def _pick(self, model_type): if model_type != "clip": raise ...  # self._pick(self.vision_config.model_type)',

@@ -35,12 +35,12 @@ def _where(site: Site) -> str:
 
 
 def _explaining_message(site: Site) -> str:
-    """The message's literal text when it says more than a name or two (``"head_dim must be a
-    power of 2"`` does; ``"{x} != {y}"`` does not)."""
+    """The message's literal text when it has words of its own (``"head_dim must be a power of
+    2"`` has; ``"{x} != {y}"`` and ``"TODO"`` have not)."""
     if site.message is None:
         return ""
     literal = " ".join("".join(p if isinstance(p, str) else " " for p in site.message.parts).split())
-    if len(_WORD_RE.findall(literal)) < 4:
+    if len(_WORD_RE.findall(literal)) < 2:
         return ""
     return _clip(site.message.template)
 
@@ -56,7 +56,7 @@ def code_words(site: Site) -> str:
         return f'`{site.in_class}` is documented as: "{_clip(site.class_doc)}"'
     msg = _explaining_message(site)
     if msg:
-        return f'The message states the rule: "{msg}"'
+        return f'The message says: "{msg}"'
     return ""
 
 
