@@ -56,6 +56,12 @@ def _text(row: dict[str, object], *fields: str) -> str:
     return " ".join(" ".join(v) if isinstance(v, list) else str(v) for f in fields if (v := row[f]))
 
 
+def _solutions(row: dict[str, object]) -> list[str]:
+    sols = row["solutions"]
+    assert isinstance(sols, list)
+    return [str(s) for s in sols]
+
+
 def test_a_parameter_filled_from_the_config_is_named_by_its_key() -> None:
     row = rows()[_line_of("No handler registered")]
     assert row["errorType"] == "validation"
@@ -92,7 +98,7 @@ def test_the_why_is_the_codes_own_words_or_nothing() -> None:
 def test_hardware_causes_offer_the_other_declared_backends() -> None:
     row = rows()[_line_of("only runs on Blackwell")]
     assert row["errorType"] == "hardware"
-    other = [s for s in row["solutions"] if "--gemm-backend" in s]  # type: ignore[union-attr]
+    other = [s for s in _solutions(row) if "--gemm-backend" in s]
     # The choices come from the constant the declaration names; the selecting value is left out.
     assert len(other) == 1 and other[0].endswith("it accepts auto, portable")
 
@@ -100,5 +106,5 @@ def test_hardware_causes_offer_the_other_declared_backends() -> None:
 def test_dependency_causes_name_each_package_once() -> None:
     row = rows()[_line_of("pyyaml is required")]
     assert row["errorType"] == "dependency"
-    install = [s for s in row["solutions"] if "pip install" in s]  # type: ignore[union-attr]
+    install = [s for s in _solutions(row) if "pip install" in s]
     assert install and install[0].lower().count("pyyaml") == 1
