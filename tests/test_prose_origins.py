@@ -108,3 +108,11 @@ def test_dependency_causes_name_each_package_once() -> None:
     assert row["errorType"] == "dependency"
     install = [s for s in _solutions(row) if "pip install" in s]
     assert install and install[0].lower().count("pyyaml") == 1
+
+
+def test_capability_tests_name_the_sm_version_and_availability_tests_the_package() -> None:
+    got = rows()
+    sm = got[_line_of("needs a newer GPU")]
+    assert sm["errorType"] == "hardware" and "SM90" in _text(sm, "documentation", "solutions")
+    lib = got[_line_of("fast path cannot run here")]
+    assert lib["errorType"] == "dependency" and "pip install fastlib" in _text(lib, "solutions")

@@ -135,6 +135,24 @@ KIND_RULES: tuple[KindRule, ...] = (
         ("not-implemented", "not-implemented", "configuration"),
     ),
     KindRule(
+        "not-implemented-model",
+        'if layer.attn_type == AttentionType.ENCODER_ONLY: raise NotImplementedError("...")',
+        lambda s, c: _short(s) in _NOT_IMPL and c.kind == "model",
+        ("not-implemented", "model-feature-mismatch", "validation"),
+    ),
+    KindRule(
+        "not-implemented-hardware",
+        'if not is_cuda(): raise NotImplementedError("only CUDA")',
+        lambda s, c: _short(s) in _NOT_IMPL and c.kind == "hardware",
+        ("not-implemented", "hardware-unsupported", "fallback"),
+    ),
+    KindRule(
+        "not-implemented-input",
+        'if request.n > 1: raise NotImplementedError("n > 1")',
+        lambda s, c: _short(s) in _NOT_IMPL and c.kind == "input",
+        ("not-implemented", "bad-request", "validation"),
+    ),
+    KindRule(
         "not-implemented",
         "raise NotImplementedError",
         lambda s, c: _short(s) in _NOT_IMPL,

@@ -181,6 +181,41 @@ def _packages(site: Site, roles: Roles, cause: Cause) -> Cause | None:
     return Cause("dependency", names, cause.rule) if names != cause.names else None
 
 
+_SM_CALL_RE = re.compile(r"\bis_sm(\d{2,3})\w*\(")
+_SM_CMP_RE = re.compile(
+    r"(?:get_device_sm\(\)|sm_version|(?:device|compute)_capability(?:\(\))?(?:\[0\])?|"
+    r"get_device_capability\(\)\[0\])\s*(?:<=?|>=?|==|!=|not in|in)\s*[\[(]?([\d, ]+)"
+)
+_AVAILABLE_RE = re.compile(r"^(?:not )?_?is_([a-z][a-z0-9_]*?)_available\(\)$")
+
+
+def _sm_words(text: str) -> list[str]:
+    out = [f"SM{n}" for n in _SM_CALL_RE.findall(text)]
+    for group in _SM_CMP_RE.findall(text):
+        for v in re.findall(r"\d+", group):
+            n = int(v)
+            out.append(f"SM{n * 10 if n < 20 else n}")
+    return list(dict.fromkeys(out))
+
+
+def _device_capability(site: Site, roles: Roles, cause: Cause) -> Cause | None:
+    """A hardware cause read off a compute-capability test names the SM versions it compares
+    with; one that only asks whether a package is available is a dependency."""
+    if cause.kind not in ("hardware", "internal"):
+        return None
+    texts = [v.simple for v in roles.deciding if v.expr is not None]
+    avail = [m.group(1) for t in texts if (m := _AVAILABLE_RE.match(t))]
+    if avail and len(avail) == len(texts) and all(t.startswith("not ") for t in texts):
+        return Cause("dependency", tuple(dict.fromkeys(avail)), "package-available")
+    if cause.kind != "hardware":
+        return None
+    words = _sm_words(" ".join(texts))
+    if not words:
+        return None
+    kept = [n for n in cause.names if n != "GPU" and not any(w in n for w in words)]
+    return Cause("hardware", (*words, *kept), cause.rule)
+
+
 def _caller_data(site: Site, roles: Roles, cause: Cause) -> Cause | None:
     if cause.kind != "internal" or not roles.deciding:
         return None
@@ -198,6 +233,11 @@ class OriginRule:
 
 
 ORIGIN_RULES: tuple[OriginRule, ...] = (
+    OriginRule(
+        "device-capability",
+        'if get_device_sm() < 90: raise RuntimeError("needs Hopper")',
+        _device_capability,
+    ),
     OriginRule(
         "required-package",
         'raise ImportError("aiter is required when SGLANG_USE_AITER is set")',
