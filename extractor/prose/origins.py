@@ -18,13 +18,14 @@ from dataclasses import dataclass, replace
 from extractor.analysis.facts import Param, Site
 from extractor.prose.cause import Cause, Roles, message_text
 from extractor.prose.constraints import AtomView, unparse
+from extractor.prose.knowledge import is_knowledge_path
 from extractor.prose.platforms import required_packages
 
 __all__ = ["ORIGIN_RULES", "accepted_types", "config_key_of", "constant_values", "data_param", "refine"]
 
 # Config objects the checkpoint's config.json is read into; a key is named from below them.
 _CONFIG_ROOTS = frozenset({"config", "hf_config", "model_config", "hf_text_config", "text_config", "self"})
-_LOADER_RE = re.compile(r"^_*(parse|load|decode|read|normali[sz]e|deseriali[sz]e|from|convert)(_|$)")
+_LOADER_RE = re.compile(r"^(parse|load|decode|read|normali[sz]e|deseriali[sz]e|from|convert)(_|$)", re.I)
 _DATA_TYPES_RE = re.compile(r"\b(str|bytes|bytearray)\b")
 _DUPLICATE_RE = re.compile(
     r"\bduplicate|\balready (exists|registered|in use|tracked|submitted|added|present)", re.I
@@ -166,12 +167,50 @@ def _duplicate_id(site: Site, roles: Roles, cause: Cause) -> Cause | None:
     return None
 
 
+def _data_annotation(annotation: str) -> bool:
+    """Whether the annotation admits text or bytes itself (``str``, ``Union[str, bytes, X]``,
+    ``Optional[str]``), not inside a container (``Dict[str, Any]`` is a mapping)."""
+    try:
+        node = ast.parse(annotation, mode="eval").body
+    except SyntaxError:
+        return False
+    members: list[ast.expr] = [node]
+    while members:
+        m = members.pop()
+        if isinstance(m, ast.Name) and _DATA_TYPES_RE.fullmatch(m.id):
+            return True
+        if isinstance(m, ast.BinOp) and isinstance(m.op, ast.BitOr):
+            members += [m.left, m.right]
+        elif isinstance(m, ast.Subscript) and unparse(m.value).rsplit(".", 1)[-1] in ("Union", "Optional"):
+            members += list(m.slice.elts) if isinstance(m.slice, ast.Tuple) else [m.slice]
+    return False
+
+
+def _choice_test(views: Sequence[AtomView], param: str) -> bool:
+    """Every atom compares the parameter itself with literals (``mode not in ("K", "V")``): a
+    mode argument the code passes, not data from outside."""
+    for v in views:
+        e = v.expr
+        while isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
+            e = e.operand
+        if not (
+            isinstance(e, ast.Compare)
+            and isinstance(e.left, ast.Name)
+            and e.left.id == param
+            and all(isinstance(c, ast.Constant | ast.Tuple | ast.List | ast.Set) for c in e.comparators)
+        ):
+            return False
+    return True
+
+
 def data_param(site: Site, views: Sequence[AtomView]) -> Param | None:
-    """The text/bytes parameter of a parser or loader that the atoms read (through bindings)."""
+    """The text/bytes parameter of a public parser or loader that the atoms read (through
+    bindings), unless the atoms only test it against literal choices."""
     name = site.qualname.rsplit(".", 1)[-1]
-    if not _LOADER_RE.match(name):
+    if name.startswith("_") or not _LOADER_RE.match(name) or is_knowledge_path(site.path):
         return None
-    return next((p for p in _params_read(site, views) if _DATA_TYPES_RE.search(p.annotation)), None)
+    p = next((p for p in _params_read(site, views) if _data_annotation(p.annotation)), None)
+    return None if p is None or _choice_test(views, p.name) else p
 
 
 def _packages(site: Site, roles: Roles, cause: Cause) -> Cause | None:
