@@ -116,3 +116,10 @@ def test_capability_tests_name_the_sm_version_and_availability_tests_the_package
     assert sm["errorType"] == "hardware" and "SM90" in _text(sm, "documentation", "solutions")
     lib = got[_line_of("fast path cannot run here")]
     assert lib["errorType"] == "dependency" and "pip install fastlib" in _text(lib, "solutions")
+
+
+def test_config_mapping_keys_are_named_and_called_methods_are_not() -> None:
+    row = rows()[_line_of("Quantized bias is not supported")]
+    assert row["backgroundTag"] == "model-feature-mismatch"
+    words = _text(row, "documentation", "solutions")
+    assert "`bias`" in words and "`get_name`" not in words

@@ -119,6 +119,18 @@ def _getattr_keys(views: Sequence[AtomView]) -> list[str]:
         if v.expr is None:
             continue
         for node in ast.walk(v.expr):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "get"
+                and "config" in unparse(node.func.value)
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)
+                and node.args[0].value not in keys
+            ):
+                # ``quant_config.get("bias")`` reads the key ``bias`` of a config mapping.
+                keys.append(node.args[0].value)
             if isinstance(node, ast.Call) and unparse(node.func) in ("getattr", "hasattr"):
                 key = config_path(unparse(node)) if unparse(node.func) == "getattr" else ""
                 arg = node.args[1] if len(node.args) >= 2 else None
@@ -144,10 +156,18 @@ def _caller_config(site: Site, roles: Roles, cause: Cause) -> Cause | None:
         return None
     keys = [k for p in _params_read(site, roles.deciding) for t in p.passed if (k := config_path(t))]
     keys += _getattr_keys(roles.deciding) if cause.kind == "model" or not keys else []
-    if not keys:
+    text = " ".join(v.text for v in roles.deciding)
+    # A method the condition calls (``quant_config.get_name()``, ``cfg.get("x")``) is no key.
+    called = {n for n in cause.names if re.search(rf"\.{re.escape(n)}\(", text)}
+    if not keys and not called:
         return None
-    kept = [n for n in cause.names if n != "checkpoint" and not any(n in k.split(".") for k in keys)]
-    return Cause("model", tuple(dict.fromkeys([*keys, *kept])), "caller-config")
+    kept = [
+        n
+        for n in cause.names
+        if n != "checkpoint" and n not in called and not any(n in k.split(".") for k in keys)
+    ]
+    names = tuple(dict.fromkeys([*keys, *kept])) or ("checkpoint",)
+    return Cause("model", names, "caller-config" if keys else cause.rule)
 
 
 def _duplicate_id(site: Site, roles: Roles, cause: Cause) -> Cause | None:
