@@ -7,7 +7,9 @@
 * records whose solutions are all restatements of the guard ("make sure `...` holds",
   "so that `...` holds instead", "report it upstream", "avoid calling"), and none names a flag,
   an env var, a package to install or a value to set;
-* ``exampleFix``es that wrap the call in ``if <guard>:``.
+* ``exampleFix``es that wrap the call in ``if <guard>:``;
+* ``commonSituations`` that quote none of the code's own words (the comment above the check, a
+  docstring, the message): the why is then a fixed sentence.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ def restatement(solution: str) -> bool:
 
 
 def main(path: str) -> int:
-    n = dn = rest = wrap = 0
+    n = dn = rest = wrap = wordless = 0
     for line in Path(path).read_text(encoding="utf-8").splitlines():
         if not line.strip():
             continue
@@ -62,10 +64,12 @@ def main(path: str) -> int:
         sols = rec.get("solutions") or []
         rest += bool(sols) and all(restatement(s) for s in sols)
         wrap += bool(re.search(r"^if .*:\s*$", rec.get("exampleFix") or "", re.M))
+        wordless += '"' not in (rec.get("commonSituations") or "")
     print(f"records                      {n}")
     print(f"validationCode double neg.   {dn}")
     print(f"solutions all restatements   {rest} ({rest / max(n, 1):.1%})")
     print(f"exampleFix 'if <guard>:'     {wrap} ({wrap / max(n, 1):.1%})")
+    print(f"why without the code's words {wordless} ({wordless / max(n, 1):.1%})")
     return 0
 
 

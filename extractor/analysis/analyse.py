@@ -14,6 +14,7 @@ from typing import Any
 
 from extractor.analysis.conditions import count_sites, guard_of
 from extractor.analysis.context import window_of
+from extractor.analysis.docstrings import CallIndex, class_doc, function_doc, parameters
 from extractor.analysis.facts import Placeholder, Raised, Site
 from extractor.analysis.handling import site_handling
 from extractor.analysis.http_status import error_response
@@ -56,11 +57,13 @@ def analyse(parsed: ParsedFile, modules: OtherModules | None = None) -> list[Sit
         return []  # no index of the file's scopes is needed
     count_sites(raws)  # a scope with thousands of sites gets shorter guards (conditions.sibling_limit)
     resolver = Resolver(parsed, modules)
-    return [site_of(resolver, raw) for raw in raws]
+    calls = CallIndex.of(parsed.tree)
+    return [site_of(resolver, raw, calls) for raw in raws]
 
 
-def site_of(resolver: Resolver, raw: RawSite) -> Site:
-    """One raw site of the resolver's file, resolved."""
+def site_of(resolver: Resolver, raw: RawSite, calls: CallIndex | None = None) -> Site:
+    """One raw site of the resolver's file, resolved; ``calls`` (the file's calls) tell what
+    its function's parameters are passed."""
     parsed = resolver.parsed
     ctx = resolver.context_at(raw.scope, raw.frames)
     node = raw.node
@@ -95,6 +98,9 @@ def site_of(resolver: Resolver, raw: RawSite) -> Site:
         handled=None
         if response is not None
         else site_handling(resolver, raw.frames, raised.error_class, raw.qualname, raw.scope),
+        doc=function_doc(raw.scope),
+        class_doc=class_doc(raw.class_node),
+        params=parameters(raw.scope, raw.class_node, calls),
     )
 
 

@@ -99,6 +99,16 @@ class LocalBinding:
 
 
 @dataclass(frozen=True)
+class Param:
+    """A parameter of the site's function: its annotation as written (``""`` when none) and
+    the expressions the callers in the same file pass for it."""
+
+    name: str
+    annotation: str = ""
+    passed: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Guard:
     """The whole guard path to a site inside its enclosing function (or module)."""
 
@@ -173,3 +183,9 @@ class Site:
     in_class: str | None = None
     handled: Handled | None = field(default=None, repr=False)
     """Whether its own function catches the raise (:mod:`extractor.analysis.handling`)."""
+    doc: str = ""
+    """The first paragraph of the docstring of the site's function."""
+    class_doc: str = ""
+    """The first paragraph of the docstring of the site's class."""
+    params: tuple[Param, ...] = ()
+    """The parameters of the site's function (see :func:`extractor.analysis.docstrings.parameters`)."""

@@ -25,6 +25,9 @@ from extractor.prose.fixes import (
     setting_words,
 )
 from extractor.prose.knowledge import EnvInfo, Knowledge
+from extractor.prose.origins import accepted_types, config_key_of, data_param
+from extractor.prose.platforms import alternatives
+from extractor.prose.why import situations as situations_of
 
 __all__ = ["Advice", "advise", "condition_code", "handled_values"]
 
@@ -157,9 +160,11 @@ def advise(
     roles: Roles,
     cause: Cause,
     selectors: Sequence[str] = (),
+    constants: Sequence[tuple[str, str]] = (),
 ) -> Advice:
     """Solutions, exampleFix, triggerScenarios and commonSituations for ``cause``. ``selectors``
-    are extra fixes from outside the function (turning off what selects the site's path)."""
+    are extra fixes from outside the function (turning off what selects the site's path);
+    ``constants`` the module constants the condition compares with (name, value)."""
     deciding = [c for v in roles.deciding for c in v.constraints]
     survivors = [c for v in roles.survivors for c in v.constraints]
     survivor_names = {c.name for c in survivors} | {f.flag for v in roles.survivors for f in v.reads.flags}
@@ -206,6 +211,10 @@ def advise(
         if hv is not None and len(hv[1]) >= 1:
             subject, values = hv
             key = subject.rsplit(".", 1)[-1]
+            # A parameter the callers fill from the config is named by its config key.
+            key = config_key_of(site, subject) or next(
+                (k for k in keys if k == key or k.endswith("." + key)), key
+            )
             sols.append(
                 f"Use a model whose `{key}` is one of {', '.join(values)}: only those are supported here"
             )
@@ -239,9 +248,25 @@ def advise(
     elif kind == "hardware":
         hw = ", ".join(cause.names)
         sols.append(f"Run on {hw} hardware: this path needs it")
+        alts = alternatives(site, knowledge, roles)
+        for alt in alts[:2]:
+            now = f" instead of {'/'.join(alt.current)}" if alt.current else ""
+            sols.append(
+                f"Or pick another `{alt.flag}`{now}, one this device supports: it accepts {', '.join(alt.others)}"
+            )
         sols[:0] = advice
-        sols.extend(workaround)
+        # The declared choices say more than "pick another value" for the same flag.
+        sols.extend(w for w in workaround if not any(f"`{a.flag}`" in w for a in alts))
         fix = _command(site, knowledge, _gate_words(roles), []) if roles.gates else ""
+        if alts:
+            alt = alts[0]
+            before = [w for w in _gate_words(roles) if w not in alt.current and w != alt.flag]
+            fix = _command(
+                site,
+                knowledge,
+                [*before, alt.flag, alt.current[0] if alt.current else "<current>"],
+                [*before, alt.flag, alt.others[0]],
+            )
     elif kind == "dependency":
         pkgs = list(cause.names)
         line = "pip install " + " ".join(f"'{p}'" if any(ch in p for ch in "<>=") else p for p in pkgs[:3])
@@ -255,6 +280,7 @@ def advise(
     elif kind == "input":
         fields = [n for n in cause.names if n != "request"]
         subject = ", ".join(f"`{f}`" for f in fields[:3]) or "the request"
+        sols.extend(_input_solutions(site, roles, cause, constants, subject, cond))
         if avoid:
             sols.append(f"Send {subject} so that `{avoid}` (this check rejects it otherwise)")
         else:
@@ -297,7 +323,7 @@ def advise(
     if not fix:
         fix = f"# before\n{call_of(site)}\n# after\n# apply: {sols[0] if sols else 'see solutions'}"
     trigger = _trigger(site, roles, cause, fixed, cond)
-    situations = _situations(site, roles, cause, cond)
+    situations = situations_of(site, roles, cause, cond)
     return Advice(
         solutions=list(dict.fromkeys(sols))[:8],
         example_fix=fix,
@@ -305,6 +331,40 @@ def advise(
         situations=situations,
         cause_sentence=_cause_sentence(cause, site),
     )
+
+
+def _input_solutions(
+    site: Site,
+    roles: Roles,
+    cause: Cause,
+    constants: Sequence[tuple[str, str]],
+    subject: str,
+    cond: str,
+) -> list[str]:
+    """What the caller's data must be: a unique id, a form the loader accepts, the markers a
+    parser looks for."""
+    where = _where(site)
+    out: list[str] = []
+    if cause.rule == "duplicate-id":
+        out.append(
+            f"Give every request its own {subject}: {where} already holds one with this value "
+            f"(`{cond}`), so a retried or replayed request must get a new {subject}"
+        )
+    param = data_param(site, roles.deciding) if cause.rule == "caller-data" else None
+    if param is not None:
+        types = accepted_types(param, roles.gates)
+        if len(types) > 1:
+            out.append(
+                f"Pass `{param.name}` in a form {where} accepts: {', '.join(types)} "
+                f"(its annotation and the branches before this check); it fails when `{cond}`"
+            )
+        if constants:
+            marks = "; ".join(f"`{n}` = `{v}`" for n, v in constants[:3])
+            out.append(
+                f"Pass the whole `{param.name}`, with the markers {where} looks for ({marks}): "
+                "a text cut short or edited before them fails this check"
+            )
+    return out
 
 
 # A value of each type as a command line writes it, for a check ``isinstance(flag_value, T)``.
@@ -363,22 +423,3 @@ def _trigger(site: Site, roles: Roles, cause: Cause, fixed: list[list[Setting]],
     return (
         f"Internal state in {where} for which `{cond}` holds; it should not happen with any launch setting."
     )
-
-
-def _situations(site: Site, roles: Roles, cause: Cause, cond: str) -> str:
-    where = site.qualname if site.qualname not in ("", "<module>") else site.path
-    gate = condition_code(roles.gates)
-    ctx = f" on the path where `{gate}`" if gate else ""
-    if cause.kind in ("flag", "env"):
-        return f"A launch command or deployment script that sets {', '.join(cause.names[:4])} to a value {where} rejects{ctx}."
-    if cause.kind == "model":
-        return f"Loading a checkpoint whose config differs from what {where} supports ({', '.join(cause.names[:3])}){ctx}."
-    if cause.kind == "hardware":
-        return f"Running {where} on a device without {', '.join(cause.names)}{ctx}."
-    if cause.kind == "dependency":
-        return f"A fresh or upgraded environment missing {', '.join(cause.names) or 'the package'} that {where} imports."
-    if cause.kind == "input":
-        return f"A client sending {', '.join(cause.names[:3])} that {where} cannot accept{ctx}."
-    if cause.kind == "resource":
-        return f"Load or sizes beyond the capacity {where} was given{ctx}."
-    return f"A code path of {where} reached with state it does not expect (`{cond or site.error_class}`){ctx}; seen after upstream changes or in unusual combinations, not from user input."

@@ -123,6 +123,46 @@ def _literal_choices(node: ast.expr | None) -> tuple[str, ...]:
     return ()
 
 
+def _choices_of(node: ast.expr, lists: Mapping[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """A ``choices=`` value: a literal list, a module constant bound to one
+    (``choices=BACKEND_CHOICES``), or ``A + B`` of those."""
+    if isinstance(node, ast.Name):
+        return lists.get(node.id, ())
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _choices_of(node.left, lists), _choices_of(node.right, lists)
+        return left + right if left and right else ()
+    if (
+        isinstance(node, ast.Call)
+        and _name_of(node.func) in ("list", "tuple", "sorted")
+        and len(node.args) == 1
+    ):
+        return _choices_of(node.args[0], lists)
+    return _literal_choices(node)
+
+
+def _module_lists(tree: ast.Module) -> dict[str, tuple[str, ...]]:
+    """Module-level names bound once to a literal list of strings or numbers."""
+    out: dict[str, tuple[str, ...]] = {}
+    seen: set[str] = set()
+    for stmt in tree.body:
+        target: ast.expr | None = None
+        value: ast.expr | None = None
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target, value = stmt.targets[0], stmt.value
+        elif isinstance(stmt, ast.AnnAssign):
+            target, value = stmt.target, stmt.value
+        if not isinstance(target, ast.Name) or value is None:
+            continue
+        if target.id in seen:
+            out.pop(target.id, None)
+            continue
+        seen.add(target.id)
+        choices = _choices_of(value, out)
+        if choices:
+            out[target.id] = choices
+    return out
+
+
 def _name_of(node: ast.expr) -> str:
     if isinstance(node, ast.Name):
         return node.id
@@ -167,7 +207,9 @@ def _literal_type_choices(t: ast.expr) -> tuple[str, ...]:
     return ()
 
 
-def _dataclass_field_flags(cls: ast.ClassDef, ns: str, out: _FileFlags) -> bool:
+def _dataclass_field_flags(
+    cls: ast.ClassDef, ns: str, out: _FileFlags, lists: Mapping[str, tuple[str, ...]]
+) -> bool:
     found = False
     for stmt in cls.body:
         if not isinstance(stmt, ast.AnnAssign) or not isinstance(stmt.target, ast.Name):
@@ -196,7 +238,7 @@ def _dataclass_field_flags(cls: ast.ClassDef, ns: str, out: _FileFlags) -> bool:
                     elif kw.arg == "aliases":
                         aliases = tuple(a for a in _literal_choices(kw.value) if a.startswith("-"))
                     elif kw.arg == "choices":
-                        choices = _literal_choices(kw.value)
+                        choices = _choices_of(kw.value, lists)
                     elif kw.arg == "no_cli":
                         no_cli = isinstance(kw.value, ast.Constant) and kw.value.value is True
                     elif kw.arg == "action":
@@ -222,7 +264,9 @@ def _dataclass_field_flags(cls: ast.ClassDef, ns: str, out: _FileFlags) -> bool:
     return found
 
 
-def _add_argument_flag(call: ast.Call, ns: str) -> tuple[FlagInfo, bool] | None:
+def _add_argument_flag(
+    call: ast.Call, ns: str, lists: Mapping[str, tuple[str, ...]]
+) -> tuple[FlagInfo, bool] | None:
     opts = [s for s in (_const_str(a) for a in call.args) if s is not None]
     longs = [o for o in opts if o.startswith("--") and len(o) > 2]
     dest: str | None = None
@@ -236,7 +280,7 @@ def _add_argument_flag(call: ast.Call, ns: str) -> tuple[FlagInfo, bool] | None:
         elif kw.arg == "help":
             help_text = _text_of(kw.value)
         elif kw.arg == "choices":
-            choices = _literal_choices(kw.value)
+            choices = _choices_of(kw.value, lists)
         elif kw.arg == "action":
             act = _const_str(kw.value)
             name = act or _name_of(kw.value)
@@ -268,9 +312,10 @@ def _add_argument_flag(call: ast.Call, ns: str) -> tuple[FlagInfo, bool] | None:
 class _ArgCallFinder(ast.NodeVisitor):
     """Every ``*.add_argument(...)`` call, with the class it sits in."""
 
-    def __init__(self, ns: str, out: _FileFlags) -> None:
+    def __init__(self, ns: str, out: _FileFlags, lists: Mapping[str, tuple[str, ...]]) -> None:
         self.ns = ns
         self.out = out
+        self.lists = lists
         self.class_stack: list[str] = []
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
@@ -280,7 +325,7 @@ class _ArgCallFinder(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         if isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
-            got = _add_argument_flag(node, self.ns)
+            got = _add_argument_flag(node, self.ns, self.lists)
             if got is not None:
                 info, deprecated = got
                 self.out.flags.append(info)
@@ -294,6 +339,7 @@ class _ArgCallFinder(ast.NodeVisitor):
 def read_flags(path: str, tree: ast.Module) -> _FileFlags:
     ns = namespace_of_file(path)
     out = _FileFlags()
+    lists = _module_lists(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):
             out.bases[node.name] = [_name_of(b) for b in node.bases if _name_of(b)]
@@ -302,9 +348,9 @@ def read_flags(path: str, tree: ast.Module) -> _FileFlags:
                     out.fields.add(stmt.target.id)
                 elif isinstance(stmt, ast.Assign):
                     out.fields.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
-            if _dataclass_field_flags(node, ns, out):
+            if _dataclass_field_flags(node, ns, out, lists):
                 out.classes.add(node.name)
-    _ArgCallFinder(ns, out).visit(tree)
+    _ArgCallFinder(ns, out, lists).visit(tree)
     return out
 
 

@@ -21,6 +21,7 @@ from extractor.prose.cause import cause_of, split_roles
 from extractor.prose.classify import classify
 from extractor.prose.constraints import AtomView, atom_view
 from extractor.prose.knowledge import Knowledge
+from extractor.prose.origins import constant_values, refine
 from extractor.prose.reads import read_context, site_reads
 from extractor.prose.solutions import prevention_tips
 from extractor.prose.tags import site_tags, try_catch_pattern, type_guard
@@ -81,15 +82,23 @@ def _enrich(site: Site, knowledge: Knowledge, constants: Mapping[str, str] | Non
     per_atom, total = site_reads(site, ctx)
     views = [atom_view(a, r, ctx) for a, r in zip(site.guard.atoms, per_atom, strict=True)]
     roles = split_roles(views)
-    cause = cause_of(site, roles, [c for v in roles.deciding for c in v.constraints])
+    cause = refine(site, roles, cause_of(site, roles, [c for v in roles.deciding for c in v.constraints]))
     kind = classify(site, cause)
     tags = site_tags(site, views, total, kind)
-    advice = advise(site, knowledge, roles, cause, reach.selectors)
+    shown = constant_values(site, [*roles.deciding, *roles.gates], ctx.constants)
+    advice = advise(site, knowledge, roles, cause, reach.selectors, shown)
     return Prose(
         errorType=kind.error_type,
         severity=kind.severity,
         documentation=documentation_of(
-            site, roles.deciding, roles.gates, total, advice.cause_sentence, reach.context, roles.survivors
+            site,
+            roles.deciding,
+            roles.gates,
+            total,
+            advice.cause_sentence,
+            reach.context,
+            roles.survivors,
+            shown,
         ),
         triggerScenarios=advice.trigger,
         commonSituations=advice.situations,

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from extractor.analysis.facts import Site
 from extractor.prose.constraints import AtomView, Constraint
 from extractor.prose.reads import Reads
+from extractor.prose.why import doc_sentences
 
 _OP_WORDS = {
     "eq": "equals",
@@ -134,9 +135,12 @@ def documentation_of(
     cause_sentence: str,
     context: Sequence[str] = (),
     survivors: Sequence[AtomView] = (),
+    constants: Sequence[tuple[str, str]] = (),
 ) -> str:
     """Leads with the deciding condition; gates (and ``context`` sentences from outside the
-    function) say when the check runs at all; then the cause and the code's own words."""
+    function) say when the check runs at all; then the cause and the code's own words: the
+    comment above the check, the docstrings of its function and class, and the values of the
+    module constants the condition compares with (``constants``)."""
     what = "fails the assertion" if site.kind == "assert" else f"raises `{site.error_class}`"
     if site.kind == "response":
         status = site.http_status if site.http_status is not None else "an error"
@@ -147,6 +151,8 @@ def documentation_of(
         what += f" {_message_words(site)}"
     cond = _condition_sentence(deciding) if deciding or not gates else "on this code path"
     out = [f"{_scope_words(site)}, line {site.line} {what} {cond}."]
+    if constants:
+        out.append("Here " + "; ".join(f"`{n}` is `{v}`" for n, v in constants) + ".")
     if site.kind == "assert" and (site.message is None or not site.message.template):
         out.append(_bare_assert_sentence(site))
     plain_gates = [v for v in gates if v.atom.kind != "except"]
@@ -182,6 +188,7 @@ def documentation_of(
             if len(c) > 400:
                 c = c[:397] + "..."
             out.append(f'The code above the check says: "{c}"')
+    out.extend(doc_sentences(site))
     return " ".join(out)
 
 

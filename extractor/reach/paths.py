@@ -54,7 +54,9 @@ class ReachFinder:
             flags = self.knowledge.flags_for(f.path)
             by_registry: dict[str, set[str]] = {}
             for reg in f.registrations:
-                by_registry.setdefault(reg.registry, set()).update(reg.keys)
+                # Several keys of one registration form one composite key (``register(a2a, runner)``):
+                # only single keys say which flag's choices a registry holds.
+                by_registry.setdefault(reg.registry, set()).update(reg.keys if len(reg.keys) == 1 else ())
             for reg in f.registrations:
                 info = registry_flag(reg.registry, by_registry[reg.registry], flags)
                 if info is None:

@@ -1,0 +1,395 @@
+"""Where the values a check tests come from, when it is not a flag or an env var: the
+checkpoint's config (a parameter its callers fill from ``hf_config.x``, a ``getattr(config,
+"x")``), the caller's data (a parser handed text or bytes, an id that must be unique), and the
+module's own string constants (``dsml_token = "｜DSML｜"``), so the cause can name them.
+
+:func:`refine` takes the cause :mod:`.cause` found and, for the kinds this module knows (model,
+input), names what the user controls more precisely; flag and env causes pass through unchanged.
+Each rule of :data:`ORIGIN_RULES` carries the code it is written for.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from extractor.analysis.facts import Param, Site
+from extractor.prose.cause import Cause, Roles, message_text
+from extractor.prose.constraints import AtomView, unparse
+from extractor.prose.knowledge import is_knowledge_path
+from extractor.prose.platforms import required_packages
+
+__all__ = ["ORIGIN_RULES", "accepted_types", "config_key_of", "constant_values", "data_param", "refine"]
+
+# Config objects the checkpoint's config.json is read into; a key is named from below them.
+_CONFIG_ROOTS = frozenset({"config", "hf_config", "model_config", "hf_text_config", "text_config", "self"})
+_LOADER_RE = re.compile(r"^(parse|load|decode|read|normali[sz]e|deseriali[sz]e|from|convert)(_|$)", re.I)
+_DATA_TYPES_RE = re.compile(r"\b(str|bytes|bytearray)\b")
+_DUPLICATE_RE = re.compile(
+    r"\bduplicate|\balready (exists|registered|in use|tracked|submitted|added|present)", re.I
+)
+_BINDING_DEPTH = 3
+
+
+def _names_in(expr: ast.AST | None) -> set[str]:
+    if expr is None:
+        return set()
+    return {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
+
+
+def _targets(source: str) -> set[str]:
+    """Every name a binding statement assigns (``a, _, b = f()`` binds ``a``, ``_`` and ``b``)."""
+    try:
+        stmt = ast.parse(source).body[0]
+    except (SyntaxError, IndexError):
+        return set()
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else []
+    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+
+
+def _read_names(site: Site, views: Sequence[AtomView]) -> set[str]:
+    """The names the atoms read, followed through the function's local bindings."""
+    names: set[str] = set()
+    for v in views:
+        names |= _names_in(v.expr)
+    by_name: dict[str, list[ast.expr]] = {}
+    for b in site.guard.bindings:
+        if b.value is not None:
+            for target in {b.name, *_targets(b.source)}:
+                by_name.setdefault(target, []).append(b.value)
+    frontier = set(names)
+    for _ in range(_BINDING_DEPTH):
+        new: set[str] = set()
+        for n in frontier:
+            for value in by_name.get(n, ()):
+                new |= _names_in(value)
+        frontier = new - names
+        names |= new
+        if not frontier:
+            break
+    return names
+
+
+def config_path(text: str) -> str:
+    """The config key a caller's argument reads (``getattr(self.vision_config, "model_type")``
+    gives ``vision_config.model_type``; ``hf_config.head_dim`` gives ``head_dim``), or ``""``."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return ""
+    tail: list[str] = []
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "getattr"
+        and len(node.args) >= 2
+        and isinstance(node.args[1], ast.Constant)
+        and isinstance(node.args[1].value, str)
+    ):
+        tail = [node.args[1].value]
+        node = node.args[0]
+    chain: list[str] = []
+    while isinstance(node, ast.Attribute):
+        chain.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        chain.append(node.id)
+    chain.reverse()
+    chain += tail
+    if not any("config" in part for part in chain[:-1]):
+        return ""
+    while len(chain) > 1 and chain[0] in _CONFIG_ROOTS:
+        chain = chain[1:]
+    return ".".join(chain)
+
+
+def config_key_of(site: Site, subject: str) -> str:
+    """The config key a parameter stands for, when its callers fill it from the config."""
+    for p in site.params:
+        if p.name == subject:
+            return next((k for t in p.passed if (k := config_path(t))), "")
+    return ""
+
+
+def _getattr_keys(views: Sequence[AtomView]) -> list[str]:
+    keys: list[str] = []
+    for v in views:
+        if v.expr is None:
+            continue
+        for node in ast.walk(v.expr):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "get"
+                and "config" in unparse(node.func.value)
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)
+                and node.args[0].value not in keys
+            ):
+                # ``quant_config.get("bias")`` reads the key ``bias`` of a config mapping.
+                keys.append(node.args[0].value)
+            if isinstance(node, ast.Call) and unparse(node.func) in ("getattr", "hasattr"):
+                key = config_path(unparse(node)) if unparse(node.func) == "getattr" else ""
+                arg = node.args[1] if len(node.args) >= 2 else None
+                if (
+                    not key
+                    and isinstance(arg, ast.Constant)
+                    and isinstance(arg.value, str)
+                    and "config" in unparse(node.args[0])
+                ):
+                    key = arg.value
+                if key and key not in keys:
+                    keys.append(key)
+    return keys
+
+
+def _params_read(site: Site, views: Sequence[AtomView]) -> list[Param]:
+    names = _read_names(site, views)
+    return [p for p in site.params if p.name in names]
+
+
+def _caller_config(site: Site, roles: Roles, cause: Cause) -> Cause | None:
+    if cause.kind not in ("internal", "model"):
+        return None
+    keys = [k for p in _params_read(site, roles.deciding) for t in p.passed if (k := config_path(t))]
+    keys += _getattr_keys(roles.deciding) if cause.kind == "model" or not keys else []
+    text = " ".join(v.text for v in roles.deciding)
+    # A method the condition calls (``quant_config.get_name()``, ``cfg.get("x")``) is no key.
+    called = {n for n in cause.names if re.search(rf"\.{re.escape(n)}\(", text)}
+    if not keys and not called:
+        return None
+    kept = [
+        n
+        for n in cause.names
+        if n != "checkpoint" and n not in called and not any(n in k.split(".") for k in keys)
+    ]
+    names = tuple(dict.fromkeys([*keys, *kept])) or ("checkpoint",)
+    return Cause("model", names, "caller-config" if keys else cause.rule)
+
+
+def _duplicate_id(site: Site, roles: Roles, cause: Cause) -> Cause | None:
+    if cause.kind != "internal" or not _DUPLICATE_RE.search(_literal_text(site)):
+        return None
+    params = {p.name for p in site.params}
+    for v in roles.deciding:
+        e = v.expr
+        if (
+            isinstance(e, ast.Compare)
+            and len(e.ops) == 1
+            and isinstance(e.ops[0], ast.In)
+            and isinstance(e.left, ast.Name)
+            and e.left.id in params
+        ):
+            return Cause("input", (e.left.id,), "duplicate-id")
+    return None
+
+
+def _data_annotation(annotation: str) -> bool:
+    """Whether the annotation admits text or bytes itself (``str``, ``Union[str, bytes, X]``,
+    ``Optional[str]``), not inside a container (``Dict[str, Any]`` is a mapping)."""
+    try:
+        node = ast.parse(annotation, mode="eval").body
+    except SyntaxError:
+        return False
+    members: list[ast.expr] = [node]
+    while members:
+        m = members.pop()
+        if isinstance(m, ast.Name) and _DATA_TYPES_RE.fullmatch(m.id):
+            return True
+        if isinstance(m, ast.BinOp) and isinstance(m.op, ast.BitOr):
+            members += [m.left, m.right]
+        elif isinstance(m, ast.Subscript) and unparse(m.value).rsplit(".", 1)[-1] in ("Union", "Optional"):
+            members += list(m.slice.elts) if isinstance(m.slice, ast.Tuple) else [m.slice]
+    return False
+
+
+def _choice_test(views: Sequence[AtomView], param: str) -> bool:
+    """Every atom compares the parameter itself with literals (``mode not in ("K", "V")``): a
+    mode argument the code passes, not data from outside."""
+    for v in views:
+        e = v.expr
+        while isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
+            e = e.operand
+        if not (
+            isinstance(e, ast.Compare)
+            and isinstance(e.left, ast.Name)
+            and e.left.id == param
+            and all(isinstance(c, ast.Constant | ast.Tuple | ast.List | ast.Set) for c in e.comparators)
+        ):
+            return False
+    return True
+
+
+def data_param(site: Site, views: Sequence[AtomView]) -> Param | None:
+    """The text/bytes parameter of a public parser or loader that the atoms read (through
+    bindings), unless the atoms only test it against literal choices."""
+    name = site.qualname.rsplit(".", 1)[-1]
+    if name.startswith("_") or not _LOADER_RE.match(name) or is_knowledge_path(site.path):
+        return None
+    p = next((p for p in _params_read(site, views) if _data_annotation(p.annotation)), None)
+    return None if p is None or _choice_test(views, p.name) else p
+
+
+def _packages(site: Site, roles: Roles, cause: Cause) -> Cause | None:
+    if cause.kind != "dependency":
+        return None
+    names = tuple(required_packages(site, cause.names))
+    return Cause("dependency", names, cause.rule) if names != cause.names else None
+
+
+_SM_CALL_RE = re.compile(r"\bis_sm(\d{2,3})\w*\(")
+_SM_CMP_RE = re.compile(
+    r"(?:get_device_sm\(\)|sm_version|(?:device|compute)_capability(?:\(\))?(?:\[0\])?|"
+    r"get_device_capability\(\)\[0\])\s*(?:<=?|>=?|==|!=|not in|in)\s*[\[(]?([\d, ]+)"
+)
+_AVAILABLE_RE = re.compile(r"^(?:not )?_?is_([a-z][a-z0-9_]*?)_available\(\)$")
+
+
+def _sm_words(text: str) -> list[str]:
+    out = [f"SM{n}" for n in _SM_CALL_RE.findall(text)]
+    for group in _SM_CMP_RE.findall(text):
+        for v in re.findall(r"\d+", group):
+            n = int(v)
+            out.append(f"SM{n * 10 if n < 20 else n}")
+    return list(dict.fromkeys(out))
+
+
+def _device_capability(site: Site, roles: Roles, cause: Cause) -> Cause | None:
+    """A hardware cause read off a compute-capability test names the SM versions it compares
+    with; one that only asks whether a package is available is a dependency."""
+    if cause.kind not in ("hardware", "internal"):
+        return None
+    texts = [v.simple for v in roles.deciding if v.expr is not None]
+    avail = [m.group(1) for t in texts if (m := _AVAILABLE_RE.match(t))]
+    if avail and len(avail) == len(texts) and all(t.startswith("not ") for t in texts):
+        return Cause("dependency", tuple(dict.fromkeys(avail)), "package-available")
+    if cause.kind != "hardware":
+        return None
+    words = _sm_words(" ".join(texts))
+    if not words:
+        return None
+    kept = [n for n in cause.names if n != "GPU" and not any(w in n for w in words)]
+    return Cause("hardware", (*words, *kept), cause.rule)
+
+
+def _caller_data(site: Site, roles: Roles, cause: Cause) -> Cause | None:
+    if cause.kind != "internal" or not roles.deciding:
+        return None
+    p = data_param(site, roles.deciding)
+    return Cause("input", (p.name,), "caller-data") if p is not None else None
+
+
+@dataclass(frozen=True)
+class OriginRule:
+    """``refine`` gives a better cause or ``None``; ``example`` is the code it is written for."""
+
+    name: str
+    example: str
+    refine: Callable[[Site, Roles, Cause], Cause | None]
+
+
+ORIGIN_RULES: tuple[OriginRule, ...] = (
+    OriginRule(
+        "device-capability",
+        'if get_device_sm() < 90: raise RuntimeError("needs Hopper")',
+        _device_capability,
+    ),
+    OriginRule(
+        "required-package",
+        'raise ImportError("aiter is required when SGLANG_USE_AITER is set")',
+        _packages,
+    ),
+    OriginRule(
+        "caller-config",
+        'def _pick(self, model_type): if model_type != "clip": raise ...  # self._pick(self.vision_config.model_type)',
+        _caller_config,
+    ),
+    OriginRule(
+        "duplicate-id",
+        'def submit(self, request_id): if request_id in self._requests: raise ValueError("Duplicate ...")',
+        _duplicate_id,
+    ),
+    OriginRule(
+        "caller-data",
+        "def parse_calls(text: str): ... if stop is None: raise ValueError(...)",
+        _caller_data,
+    ),
+)
+
+
+def refine(site: Site, roles: Roles, cause: Cause) -> Cause:
+    """The first rule of :data:`ORIGIN_RULES` that names the cause better, else ``cause``."""
+    for rule in ORIGIN_RULES:
+        better = rule.refine(site, roles, cause)
+        if better is not None:
+            return replace(better, with_model=cause.with_model)
+    return cause
+
+
+def _literal_text(site: Site) -> str:
+    if site.message is None:
+        return ""
+    return "".join(p for p in site.message.parts if isinstance(p, str)) or message_text(site)
+
+
+def accepted_types(param: Param, gates: Iterable[AtomView]) -> list[str]:
+    """The types a parameter's annotation admits, then those an earlier ``isinstance`` branch
+    already handled (a gate ``not isinstance(x, (list, tuple))`` means lists were accepted)."""
+    out: list[str] = []
+    for t in re.findall(r"[A-Za-z_][\w.]*", param.annotation):
+        if (
+            t not in ("Union", "Optional", "None", "typing", "List", "Dict", "Tuple", "Sequence")
+            and t not in out
+        ):
+            out.append(t)
+    for v in gates:
+        typed = v.isinstance_
+        if typed is not None and not typed[2] and typed[0] == param.name:
+            out.extend(t for t in typed[1] if t not in out)
+    return out
+
+
+def constant_values(
+    site: Site, views: Sequence[AtomView], constants: Mapping[str, str]
+) -> list[tuple[str, str]]:
+    """``(name, value)`` for the module string constants the atoms read, and for the local
+    bindings on every path that only join such constants (``end = f"</{tok}{block}>"``)."""
+    if not constants:
+        return []
+    names = _read_names(site, views)
+    out: list[tuple[str, str]] = []
+    for name in sorted(names):
+        if name in constants:
+            out.append((name, constants[name]))
+    for b in site.guard.bindings:
+        if not b.always or b.name not in names or b.value is None:
+            continue
+        value = _render(b.value, constants)
+        if value is not None:
+            out.append((b.name, value))
+    return [(n, v) for n, v in dict.fromkeys(out) if 0 < len(v) <= 120][:6]
+
+
+def _render(node: ast.expr, constants: Mapping[str, str]) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return None  # a literal is already in the shown code
+    if isinstance(node, ast.JoinedStr):
+        parts: list[str] = []
+        for v in node.values:
+            if isinstance(v, ast.Constant) and isinstance(v.value, str):
+                parts.append(v.value)
+            elif (
+                isinstance(v, ast.FormattedValue)
+                and isinstance(v.value, ast.Name)
+                and v.value.id in constants
+                and v.format_spec is None
+                and v.conversion == -1
+            ):
+                parts.append(constants[v.value.id])
+            else:
+                return None
+        return "".join(parts)
+    return None

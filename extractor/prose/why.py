@@ -1,0 +1,108 @@
+"""The why of a check in the code's own words, and the situations in which a user meets it.
+
+The reason a check exists is read from the site, in this order: the comment above the check,
+the docstring of its function, the docstring of its class, and the message when its literal text
+explains more than it names. No sentence is chosen by tag: a site whose code says nothing gets
+no why, only what it tests and where.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from extractor.analysis.facts import Site
+from extractor.prose.cause import Cause, Roles
+from extractor.prose.constraints import AtomView
+
+__all__ = ["code_words", "doc_sentences", "situations"]
+
+_MAX_WORDS = 300
+_WORD_RE = re.compile(r"[A-Za-z]{3,}")
+
+
+def _clip(text: str, limit: int = _MAX_WORDS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+
+
+def _comment(site: Site) -> str:
+    return _clip(" ".join(c for c in site.comments if c.strip()))
+
+
+def _where(site: Site) -> str:
+    return site.qualname if site.qualname not in ("", "<module>") else site.path
+
+
+def _explaining_message(site: Site) -> str:
+    """The message's literal text when it has words of its own (``"head_dim must be a power of
+    2"`` has; ``"{x} != {y}"`` and ``"TODO"`` have not)."""
+    if site.message is None:
+        return ""
+    literal = " ".join("".join(p if isinstance(p, str) else " " for p in site.message.parts).split())
+    if len(_WORD_RE.findall(literal)) < 2:
+        return ""
+    return _clip(site.message.template)
+
+
+def code_words(site: Site) -> str:
+    """One sentence of the code's own reason for the check, or ``""`` when the code gives none."""
+    comment = _comment(site)
+    if comment:
+        return f'The code gives the reason above the check: "{comment}"'
+    if site.doc:
+        return f'`{_where(site)}` is documented as: "{_clip(site.doc)}"'
+    if site.class_doc and site.in_class:
+        return f'`{site.in_class}` is documented as: "{_clip(site.class_doc)}"'
+    msg = _explaining_message(site)
+    if msg:
+        return f'The message says: "{msg}"'
+    return ""
+
+
+def doc_sentences(site: Site) -> list[str]:
+    """For the documentation: the function's and the class's docstrings (the comment above the
+    check is stated there already)."""
+    out = []
+    if site.doc:
+        out.append(f'`{_where(site)}` is documented as: "{_clip(site.doc)}"')
+    if site.class_doc and site.in_class:
+        out.append(f'Its class `{site.in_class}` is documented as: "{_clip(site.class_doc)}"')
+    return out
+
+
+def _names(cause: Cause, n: int = 4) -> str:
+    return ", ".join(f"`{x}`" for x in cause.names[:n])
+
+
+def _gate_context(gates: Sequence[AtomView]) -> str:
+    plain = [v.simple for v in gates if v.expr is not None and v.atom.kind != "except"]
+    return f" on the path where `{' and '.join(plain[:3])}`" if plain else ""
+
+
+def situations(site: Site, roles: Roles, cause: Cause, cond: str) -> str:
+    """``commonSituations``: who meets the check and with what, for this site, then the code's
+    own reason when it gives one."""
+    where = f"`{_where(site)}`"
+    ctx = _gate_context(roles.gates)
+    test = f"`{cond}`" if cond else "the check"
+    kind = cause.kind
+    if kind in ("flag", "env"):
+        lead = f"A launch command or deployment script that sets {_names(cause)} so that {test} holds in {where}{ctx}."
+    elif kind == "model":
+        lead = f"Loading a checkpoint whose config gives {_names(cause, 3)} a value {where} does not handle ({test}){ctx}."
+    elif kind == "hardware":
+        lead = f"Running {where} on a device without {', '.join(cause.names)}{ctx}."
+    elif kind == "dependency":
+        pk = ", ".join(cause.names) or "the package it imports"
+        lead = f"An environment where {pk} is missing or at a version {where} does not accept."
+    elif kind == "input":
+        lead = f"A caller of {where} passing {_names(cause, 3)} for which {test} holds{ctx}."
+    elif kind == "resource":
+        lead = f"Load or sizes beyond what {where} was given ({', '.join(cause.names)}){ctx}."
+    elif site.guard.handlers:
+        lead = f"{where} catching {', '.join(f'`{h}`' for h in site.guard.handlers[:2])} and raising this instead{ctx}."
+    else:
+        lead = f"{where} reached with {test}{ctx}, a state its callers are expected never to produce."
+    why = code_words(site)
+    return f"{lead} {why}" if why else lead
