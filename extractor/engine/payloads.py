@@ -167,9 +167,10 @@ def _utf8_safe(value: Any) -> Any:
 
 def _records(sites: list[Site], repo: str, knowledge: Knowledge, constants: dict[str, str]) -> list[Partial]:
     from extractor.prose.enrich import enrich
+    from extractor.prose.passed import PASSED_KEY
 
     seen: dict[str, int] = {}
-    out = []
+    out: list[dict[str, Any]] = []
     for site in sites:
         prose = enrich(site, knowledge, constants)
         key = site_key(site)
@@ -210,6 +211,8 @@ def _records(sites: list[Site], repo: str, knowledge: Knowledge, constants: dict
                 "backgroundTag": prose.backgroundTag,
             }
         )
+        if prose.passed is not None:
+            out[-1][PASSED_KEY] = prose.passed
     return out
 
 
@@ -252,7 +255,8 @@ def record_fields(
     # still gives two distinct ids.
     rid = record_id(repo, path, partial["id"])
     return {
-        **partial,
+        # Keys with a leading ``_`` are for the run's assembly, not the record.
+        **{k: v for k, v in partial.items() if not k.startswith("_")},
         # Records name the path they were found at.
         "filePath": path,
         "id": rid,

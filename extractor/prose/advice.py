@@ -19,6 +19,8 @@ from extractor.prose.constraints import AtomView, Constraint, literal, simplify,
 from extractor.prose.fixes import (
     Setting,
     advice_sentences,
+    failing_group,
+    failing_launch,
     failing_words,
     fixed_settings,
     render_setting,
@@ -136,7 +138,7 @@ def _settings_fix(
     gate = _gate_words(roles)
     before, after = list(gate), list(gate)
     for c in best_constraints_of(deciding):
-        words = failing_words(c if c.name != pick.constraint.name else pick.constraint)
+        words = failing_group([d for d in deciding if d.name == c.name])
         before += words
         after += render_setting(pick) if c.name == pick.constraint.name else words
     return _command(site, knowledge, before, after)
@@ -340,7 +342,7 @@ def _trigger(site: Site, roles: Roles, cause: Cause, fixed: list[list[Setting]],
     gates = " ".join(_gate_words(roles))
     where = site.qualname if site.qualname not in ("", "<module>") else site.path
     if cause.kind in ("flag", "env") and deciding:
-        words = " ".join(w for c in deciding[:3] for w in failing_words(c))
+        words = " ".join(failing_launch(deciding)[:8])
         ctx = f" together with `{gates}`" if gates else ""
         return f"Launching with `{words}`{ctx} makes {where} raise it (the check is `{cond}`)."
     if cause.kind in ("flag", "env"):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from extractor.analysis.facts import Site
 from extractor.prose.advice import advise, condition_code
@@ -21,6 +22,7 @@ from extractor.prose.cause import cause_of, split_roles
 from extractor.prose.classify import classify
 from extractor.prose.constraints import AtomView, atom_view
 from extractor.prose.knowledge import Knowledge
+from extractor.prose.passed import pending_spec
 from extractor.prose.reads import read_context, site_reads
 from extractor.prose.solutions import prevention_tips
 from extractor.prose.tags import site_tags, try_catch_pattern, type_guard
@@ -48,6 +50,9 @@ class Prose:
     tags: list[str]
     backgroundTag: str
     errorCode: str | None
+    passed: dict[str, Any] | None = None
+    """What the run needs to restate an internal check on a value its callers fill from a flag
+    (:mod:`.passed`); not a record field."""
 
 
 @dataclass(frozen=True)
@@ -103,6 +108,7 @@ def _enrich(site: Site, knowledge: Knowledge, constants: Mapping[str, str] | Non
         tags=tags,
         backgroundTag=kind.background,
         errorCode=site.error_code,
+        passed=pending_spec(site, roles, ctx, cause),
     )
 
 

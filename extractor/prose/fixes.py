@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from extractor.prose.constraints import FLIP, Constraint
-from extractor.prose.knowledge import EnvInfo
+from extractor.prose.knowledge import EnvInfo, FlagInfo
 
 __all__ = ["Setting", "advice_sentences", "fixed_settings", "holds", "render_setting"]
 
@@ -144,12 +144,21 @@ def fixed_settings(
                         value = "0"
                 if any(holds(s, value) is False for s in keep):
                     continue
+                if _undeclared(value, info):
+                    continue
                 if any(holds(o, value) is False for o in cs if o is not c and o.op not in ("ne", "not-in")):
                     continue
                 options.append(Setting(c, value))
         if options:
             out.append(list({(s.constraint.name, str(s.value)): s for s in options}.values()))
     return out
+
+
+def _undeclared(value: Value, info: FlagInfo | None) -> bool:
+    """A value the flag's declared choices do not offer (the parser would reject it)."""
+    if info is None or not info.choices or not isinstance(value, str) or value.startswith("<"):
+        return False
+    return value.lower() not in {c.lower() for c in info.choices}
 
 
 def render_setting(s: Setting) -> list[str]:
@@ -201,6 +210,29 @@ def failing_words(c: Constraint) -> list[str]:
         n = m
         return [c.name, _fmt({"lt": n - 1, "le": n, "gt": n + 1, "ge": n}[op], v0)]
     return [c.name, "<value>"]
+
+
+def failing_group(cs: Sequence[Constraint]) -> list[str]:
+    """Words of a launch that makes every constraint of ``cs`` (all on one flag or env var) hold:
+    an ``elif`` chain of ``!=`` fails only for a value none of its branches handles."""
+    if len(cs) < 2:
+        return failing_words(cs[0]) if cs else []
+    c = cs[0]
+    pool = [*(c.info.choices if c.info else ()), *(v for x in cs for v in x.values)]
+    for value in dict.fromkeys(pool):
+        if value not in ("None", "True", "False") and all(holds(x, value) is True for x in cs):
+            return [f"{c.name}={value}"] if c.kind == "env" else [c.name, value]
+    if all(x.op in ("ne", "not-in") for x in cs):
+        return [f"{c.name}=<unsupported-value>"] if c.kind == "env" else [c.name, "<unsupported-value>"]
+    return failing_words(c)
+
+
+def failing_launch(cs: Sequence[Constraint]) -> list[str]:
+    """:func:`failing_group` for each name ``cs`` constrains, in order."""
+    by_name: dict[str, list[Constraint]] = {}
+    for c in cs:
+        by_name.setdefault(c.name, []).append(c)
+    return [w for group in by_name.values() for w in failing_group(group)]
 
 
 def setting_words(options: Sequence[Setting]) -> str:
