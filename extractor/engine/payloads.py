@@ -166,13 +166,14 @@ def _utf8_safe(value: Any) -> Any:
 
 
 def _records(sites: list[Site], repo: str, knowledge: Knowledge, constants: dict[str, str]) -> list[Partial]:
-    from extractor.prose.enrich import enrich
+    from extractor.prose.enrich import Siblings, enrich
     from extractor.prose.passed import PASSED_KEY
 
     seen: dict[str, int] = {}
     out: list[dict[str, Any]] = []
+    siblings = Siblings(sites)
     for site in sites:
-        prose = enrich(site, knowledge, constants)
+        prose = enrich(site, knowledge, constants, siblings=siblings)
         key = site_key(site)
         # Identical sites in one file (same scope, class, message and guard) are told apart by
         # their order among themselves only, so edits elsewhere never rename them.

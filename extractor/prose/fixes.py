@@ -8,14 +8,25 @@ env var unset), ``True`` for a switch given, a string for a value.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from extractor.prose.constraints import FLIP, Constraint
+from extractor.prose.constraints import FLIP, Constraint, holds_under
 from extractor.prose.knowledge import EnvInfo, FlagInfo
+from extractor.prose.reads import ReadContext
 
-__all__ = ["Setting", "advice_sentences", "fixed_settings", "holds", "render_setting"]
+__all__ = [
+    "OtherCheck",
+    "Setting",
+    "advice_sentences",
+    "companions",
+    "fixed_settings",
+    "holds",
+    "render_setting",
+    "together_words",
+]
 
 Value = str | bool | None
 
@@ -280,3 +291,77 @@ def advice_sentences(message: str) -> list[str]:
         if imperative or ("--" in s and _ADVICE_RE.search(s)):
             out.append(s.rstrip(".") + ".")
     return out[:2]
+
+
+@dataclass(frozen=True)
+class OtherCheck:
+    """Another raise of the same function: its guard atoms (as they lead to it) and the
+    constraints each puts on a flag, read in its own context."""
+
+    line: int
+    atoms: tuple[ast.expr, ...]
+    constraints: tuple[tuple[Constraint, ...], ...]
+    ctx: ReadContext
+
+
+def launch_values(gates: Sequence[Constraint]) -> dict[str, Value]:
+    """The values a launch that reaches the site gives the flags its gates test for a value."""
+    out: dict[str, Value] = {}
+    for g in gates:
+        if g.kind != "flag" or g.name in out:
+            continue
+        v0 = g.values[0] if g.values else ""
+        if g.op == "truthy" or (g.op == "eq" and v0 == "True"):
+            out[g.name] = True
+        elif g.op in ("eq", "in") and v0 not in ("", "None", "False"):
+            out[g.name] = v0
+    return out
+
+
+# More settings than this for one fix means it is not the fix the code has in mind.
+_MAX_COMPANIONS = 2
+
+
+def companions(
+    setting: Setting, others: Sequence[OtherCheck], context: dict[str, Value] | None = None
+) -> list[tuple[Setting, int]]:
+    """Settings that keep ``setting`` from tripping another check of the function: a check the
+    new value makes true on its own flag, and that a default launch reaches, still passes when
+    one of its conditions on another flag is turned false (an explicit value first, where the
+    code would choose one itself)."""
+    c = setting.constraint
+    if c.kind != "flag" or setting.value is None:
+        return []  # leaving a flag out is the launch every default run makes
+    values: dict[str, Value] = {**(context or {}), c.name: setting.value}
+    unset: dict[str, Value] = {**(context or {}), c.name: None}
+    out: list[tuple[Setting, int]] = []
+    for other in others:
+        mine = [holds_under(e, other.ctx, values) for e in other.atoms]
+        if False in mine:
+            continue
+        # Only a check the new value turns on: an atom true with it and not without it.
+        if not any(
+            m is True and holds_under(e, other.ctx, unset) is not True
+            for e, m in zip(other.atoms, mine, strict=True)
+        ):
+            continue
+        rest = [cs for cs, m in zip(other.constraints, mine, strict=True) if m is None]
+        if any(any(holds(x, None) is False for x in cs) for cs in rest):
+            continue  # a default launch already skips that check
+        gates = [x for cs in rest if len(cs) == 1 for x in cs if x.kind == "flag" and x.name != c.name]
+        for g in sorted(gates, key=lambda g: 0 if g.op == "is-none" else 1):
+            picks = _candidates(g, g.info.choices if g.info else (), bool(g.info and g.info.is_bool))
+            if picks:
+                out.append((Setting(g, picks[0]), other.line))
+                break
+    merged = list({s.constraint.name: (s, line) for s, line in out}.values())
+    return merged if len(merged) <= _MAX_COMPANIONS else []
+
+
+def together_words(sentence: str, extra: Sequence[tuple[Setting, int]]) -> str:
+    """``sentence`` with the settings that must come with it (and the check each one avoids)."""
+    words = " and ".join(f"`{' '.join(render_setting(s))}`" for s, _ in extra)
+    lines = ", ".join(str(line) for _, line in extra)
+    return (
+        f"{sentence} together with {words} (without it the check at line {lines} of the same function trips)"
+    )
