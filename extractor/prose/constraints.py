@@ -352,28 +352,6 @@ def passed_constraints(views: list[AtomView], ctx: ReadContext) -> list[Constrai
     return out
 
 
-def holds_under(
-    expr: ast.expr, ctx: ReadContext, values: dict[str, str | bool | None], depth: int = 0
-) -> bool | None:
-    """Whether ``expr`` holds when the flags in ``values`` have those values (``None``: the
-    flag left out); ``None`` when it depends on anything else."""
-    from extractor.prose.fixes import holds
-
-    if depth > 30:
-        return None
-    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
-        inner = holds_under(expr.operand, ctx, values, depth + 1)
-        return None if inner is None else not inner
-    if isinstance(expr, ast.BoolOp):
-        parts = [holds_under(v, ctx, values, depth + 1) for v in expr.values]
-        if isinstance(expr.op, ast.And):
-            if any(p is False for p in parts):
-                return False
-            return True if all(p is True for p in parts) else None
-        if any(p is True for p in parts):
-            return True
-        return False if all(p is False for p in parts) else None
-    c = _constraint(expr, False, ctx)
-    if c is None or c.name not in values:
-        return None
-    return holds(c, values[c.name])
+def constraint_of(expr: ast.expr, ctx: ReadContext) -> Constraint | None:
+    """The constraint ``expr`` puts on one flag or env value, if it is that simple."""
+    return _constraint(expr, False, ctx)

@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from extractor.prose.constraints import FLIP, Constraint, holds_under
+from extractor.prose.constraints import FLIP, Constraint, constraint_of
 from extractor.prose.knowledge import EnvInfo, FlagInfo
 from extractor.prose.reads import ReadContext
 
@@ -84,6 +84,31 @@ def holds(c: Constraint, value: Value) -> bool | None:
     if a is None or b is None:
         return None
     return {"lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b}.get(c.op)
+
+
+def holds_under(
+    expr: ast.expr, ctx: ReadContext, values: dict[str, str | bool | None], depth: int = 0
+) -> bool | None:
+    """Whether ``expr`` holds when the flags in ``values`` have those values (``None``: the
+    flag left out); ``None`` when it depends on anything else."""
+    if depth > 30:
+        return None
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+        inner = holds_under(expr.operand, ctx, values, depth + 1)
+        return None if inner is None else not inner
+    if isinstance(expr, ast.BoolOp):
+        parts = [holds_under(v, ctx, values, depth + 1) for v in expr.values]
+        if isinstance(expr.op, ast.And):
+            if any(p is False for p in parts):
+                return False
+            return True if all(p is True for p in parts) else None
+        if any(p is True for p in parts):
+            return True
+        return False if all(p is False for p in parts) else None
+    c = constraint_of(expr, ctx)
+    if c is None or c.name not in values:
+        return None
+    return holds(c, values[c.name])
 
 
 def _candidates(c: Constraint, choices: Sequence[str], is_bool: bool) -> list[Value]:
