@@ -63,5 +63,7 @@ def test_what_the_callers_pass_decides_the_cause(tmp_path: Path, monkeypatch: py
     # same layouts cannot see another one (the constructor already raised), so it stays internal.
     assert "`--offload-layout`" in str(rows[("host_pool.py", 17)]["documentation"])
     assert "--" not in sols[("host_pool.py", 25)]
+    # A dataclass field is what its constructions pass for it.
+    assert "`--offload-chunk 1`" in sols[("cache.py", 14)]
     # A parameter every caller fills with a literal carries no flag.
     assert "--" not in sols[("host_pool.py", 37)]

@@ -198,7 +198,7 @@ def advise(
             pick = _pick(fixed[0])
             reaching = [c for v in [*roles.gates, *roles.deciding] for c in v.constraints]
             context = launch_values([c for c in reaching if c.name != pick.constraint.name])
-            extra = companions(pick, others(), context) if others is not None else []
+            extra = companions(pick, others(), context, survivors) if others is not None else []
             if extra:
                 sols[0] = together_words(sols[0], extra)
                 fix += " " + " ".join(w for s, _ in extra for w in render_setting(s))

@@ -348,7 +348,10 @@ _MAX_COMPANIONS = 2
 
 
 def companions(
-    setting: Setting, others: Sequence[OtherCheck], context: dict[str, Value] | None = None
+    setting: Setting,
+    others: Sequence[OtherCheck],
+    context: dict[str, Value] | None = None,
+    survivors: Sequence[Constraint] = (),
 ) -> list[tuple[Setting, int]]:
     """Settings that keep ``setting`` from tripping another check of the function: a check the
     new value makes true on its own flag, and that a default launch reaches, still passes when
@@ -376,6 +379,10 @@ def companions(
         gates = [x for cs in rest if len(cs) == 1 for x in cs if x.kind == "flag" and x.name != c.name]
         for g in sorted(gates, key=lambda g: 0 if g.op == "is-none" else 1):
             picks = _candidates(g, g.info.choices if g.info else (), bool(g.info and g.info.is_bool))
+            # A companion must not undo an earlier check the site has already passed.
+            picks = [
+                p for p in picks if not any(x.name == g.name and holds(x, p) is False for x in survivors)
+            ]
             if picks:
                 out.append((Setting(g, picks[0]), other.line))
                 break

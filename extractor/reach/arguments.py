@@ -222,6 +222,17 @@ class PassedFlags:
             owner = self.index.owner_class(af.module, method)
             if owner in classes:
                 out.extend(self._source(af.module, method, kind, value, depth + 1))
+        if not out:
+            # A field without an assignment (a dataclass or a config model): what the
+            # constructions pass for it by keyword.
+            for node in sorted(classes):
+                short = node.rpartition(":")[2].rpartition(".")[2]
+                for cf, call in self._calls(short):
+                    if not self._may_call(cf, call, node, short):
+                        continue
+                    for slot, kind, value in call.args:
+                        if slot == f"={name}":
+                            out.extend(self._source(cf.module, call.caller, kind, value, depth + 1))
         return out
 
     def _lineage(self, cls: str) -> set[str]:
