@@ -167,12 +167,10 @@ def with_passed(
     if not deciding or INTERNAL_CAUSE not in str(partial.get("documentation", "")):
         return out
     survivors = _as_flags(spec.get("v", ()), resolved)
-    names = list(
-        dict.fromkeys(f.flag for t in dict.fromkeys(str(r[0]) for r in spec["c"]) for f in flags.get(t, ()))
-    )
-    via = ", ".join(
-        f"`{_name(t)}` from {' or '.join(f'`{f.flag}`' for f in fs)}" for t, fs in flags.items() if fs
-    )
+    # In the order the check reads them: the table's own order depends on where it came from.
+    tokens = [t for t in dict.fromkeys(str(r[0]) for r in spec["c"]) if flags.get(t)]
+    names = list(dict.fromkeys(f.flag for t in tokens for f in flags[t]))
+    via = ", ".join(f"`{_name(t)}` from {' or '.join(f'`{f.flag}`' for f in flags[t])}" for t in tokens)
     where = str(spec.get("where", ""))
     cond = str(spec.get("cond", ""))
     shown = ", ".join(f"`{n}`" for n in names)
