@@ -62,7 +62,8 @@ __all__ = [
 # 2: entries hold the knowledge answers before the payload and are keyed by blob and path.
 # 3: outcomes carry a reason code.
 # 4: parsed outcomes carry the file's reach facts.
-PAYLOAD_VERSION = 4
+# 5: the knowledge answers are recorded under named read kinds (engine/read_kinds.py).
+PAYLOAD_VERSION = 5
 
 
 def namespace(options_scope: Scope) -> str:
@@ -231,22 +232,28 @@ class _progress:
             return lambda key: None
         from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-        self._bar = Progress(
+        bar = Progress(
             TextColumn("analysing"),
             BarColumn(),
             TextColumn("{task.fields[done]}/{task.fields[files]} files"),
             TimeRemainingColumn(),
             transient=True,
         )
-        self._bar.start()
-        self._task = self._bar.add_task("files", total=sum(self.sizes.values()), done=0, files=self.total)
-        bar, task, sizes = self._bar, self._task, self.sizes
+        task = bar.add_task("files", total=sum(self.sizes.values()), done=0, files=self.total)
+        self._bar, self._task, sizes = bar, task, self.sizes
         done = [0]
 
         def tick(key: str) -> None:
             done[0] += 1
             bar.update(task, advance=sizes.get(key, 1), done=done[0])
 
+        # Starting is the last step: a Ctrl-C once the bar shows but before this returns would
+        # skip __exit__, and the bar, still drawn, would overwrite the "interrupted" message.
+        try:
+            bar.start()
+        except BaseException:
+            bar.stop()
+            raise
         return tick
 
     def __exit__(self, *exc: object) -> None:
