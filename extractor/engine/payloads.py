@@ -171,13 +171,15 @@ def _utf8_safe(value: Any) -> Any:
 
 
 def _records(sites: list[Site], repo: str, knowledge: Knowledge, constants: dict[str, str]) -> list[Partial]:
-    from extractor.prose.enrich import enrich
+    from extractor.prose.enrich import Siblings, enrich
     from extractor.prose.handled import handled_by_own_function
+    from extractor.prose.passed import PASSED_KEY
 
     seen: dict[str, int] = {}
-    out = []
+    out: list[dict[str, Any]] = []
+    siblings = Siblings(sites)
     for site in sites:
-        prose = enrich(site, knowledge, constants)
+        prose = enrich(site, knowledge, constants, siblings=siblings)
         key = site_key(site)
         # Identical sites in one file (same scope, class, message and guard) are told apart by
         # their order among themselves only, so edits elsewhere never rename them.
@@ -217,6 +219,8 @@ def _records(sites: list[Site], repo: str, knowledge: Knowledge, constants: dict
             }
         )
         out[-1] = handled_by_own_function(out[-1], site)
+        if prose.passed is not None:
+            out[-1][PASSED_KEY] = prose.passed
     return out
 
 
@@ -259,7 +263,7 @@ def record_fields(
     # still gives two distinct ids.
     rid = record_id(repo, path, partial["id"])
     return {
-        # A worker's private fields (``_escapes``) are for the whole-target step, never the record.
+        # Keys with a leading ``_`` are for the run's assembly, not the record.
         **{k: v for k, v in partial.items() if not k.startswith("_")},
         # Records name the path they were found at.
         "filePath": path,

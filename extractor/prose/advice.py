@@ -9,7 +9,7 @@ offered as the workaround of turning the optional feature off.
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from extractor.analysis.facts import Site
@@ -17,12 +17,18 @@ from extractor.prose.cause import Cause, Roles, message_text
 from extractor.prose.commands import call_of, code_fix, launcher
 from extractor.prose.constraints import AtomView, Constraint, literal, simplify, unparse
 from extractor.prose.fixes import (
+    OtherCheck,
     Setting,
     advice_sentences,
+    companions,
+    failing_group,
+    failing_launch,
     failing_words,
     fixed_settings,
+    launch_values,
     render_setting,
     setting_words,
+    together_words,
 )
 from extractor.prose.knowledge import EnvInfo, Knowledge
 from extractor.prose.origins import accepted_types, config_key_of, data_param
@@ -130,16 +136,21 @@ def _command(site: Site, knowledge: Knowledge, before: list[str], after: list[st
     )
 
 
+def _pick(chosen: Sequence[Setting]) -> Setting:
+    """The setting a fix shows: the first with a concrete value."""
+    return next((s for s in chosen if isinstance(s.value, str) and not s.value.startswith("<")), chosen[0])
+
+
 def _settings_fix(
     site: Site, knowledge: Knowledge, roles: Roles, chosen: list[Setting], deciding: list[Constraint]
 ) -> str:
     """Before: a launch that trips the check (gates and every deciding flag/env at a failing
     value); after: the same launch with one of them changed, preferring a concrete value."""
-    pick = next((s for s in chosen if isinstance(s.value, str) and not s.value.startswith("<")), chosen[0])
+    pick = _pick(chosen)
     gate = _gate_words(roles)
     before, after = list(gate), list(gate)
     for c in best_constraints_of(deciding):
-        words = failing_words(c if c.name != pick.constraint.name else pick.constraint)
+        words = failing_group([d for d in deciding if d.name == c.name])
         before += words
         after += render_setting(pick) if c.name == pick.constraint.name else words
     return _command(site, knowledge, before, after)
@@ -161,6 +172,7 @@ def advise(
     cause: Cause,
     selectors: Sequence[str] = (),
     constants: Sequence[tuple[str, str]] = (),
+    others: Callable[[], Sequence[OtherCheck]] | None = None,
 ) -> Advice:
     """Solutions, exampleFix, triggerScenarios and commonSituations for ``cause``. ``selectors``
     are extra fixes from outside the function (turning off what selects the site's path);
@@ -188,6 +200,13 @@ def advise(
         sols.extend(setting_words(opts) for opts in fixed)
         if fixed:
             fix = _settings_fix(site, knowledge, roles, fixed[0], deciding)
+            pick = _pick(fixed[0])
+            reaching = [c for v in [*roles.gates, *roles.deciding] for c in v.constraints]
+            context = launch_values([c for c in reaching if c.name != pick.constraint.name])
+            extra = companions(pick, others(), context, survivors) if others is not None else []
+            if extra:
+                sols[0] = together_words(sols[0], extra)
+                fix += " " + " ".join(w for s, _ in extra for w in render_setting(s))
         named = [n for n in cause.names if n.startswith("--") or n.isupper()]
         if not fixed and named:
             shown = ", ".join(f"`{n}`" for n in named[:3])
@@ -400,7 +419,7 @@ def _trigger(site: Site, roles: Roles, cause: Cause, fixed: list[list[Setting]],
     gates = " ".join(_gate_words(roles))
     where = site.qualname if site.qualname not in ("", "<module>") else site.path
     if cause.kind in ("flag", "env") and deciding:
-        words = " ".join(w for c in deciding[:3] for w in failing_words(c))
+        words = " ".join(failing_launch(deciding)[:8])
         ctx = f" together with `{gates}`" if gates else ""
         return f"Launching with `{words}`{ctx} makes {where} raise it (the check is `{cond}`)."
     if cause.kind in ("flag", "env"):

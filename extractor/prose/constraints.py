@@ -56,9 +56,13 @@ class Constraint:
     info: FlagInfo | None = None
 
 
-def _subject(node: ast.expr, ctx: ReadContext, depth: int = 0) -> tuple[str, str, FlagInfo | None] | None:
+def _subject(
+    node: ast.expr, ctx: ReadContext, depth: int = 0, passed: bool = False
+) -> tuple[str, str, FlagInfo | None] | None:
     """The flag or env var whose value ``node`` is, seeing through casts, ``.upper()``,
-    ``x or ""`` and local bindings."""
+    ``x or ""`` and local bindings. With ``passed``, a name the function does not bind (a
+    parameter) or a ``self`` attribute is a subject too (``n:name``, ``s:attr``): its callers
+    may fill it from a flag (:mod:`extractor.reach.arguments`)."""
     info = flag_of_node(node, ctx)
     if info is not None:
         return "flag", info.flag, info
@@ -67,18 +71,36 @@ def _subject(node: ast.expr, ctx: ReadContext, depth: int = 0) -> tuple[str, str
         return "env", env, None
     if isinstance(node, ast.Call):
         if isinstance(node.func, ast.Name) and node.func.id in _WRAPPER_CALLS and len(node.args) == 1:
-            return _subject(node.args[0], ctx, depth)
+            return _subject(node.args[0], ctx, depth, passed)
         if isinstance(node.func, ast.Attribute) and node.func.attr in _WRAPPER_METHODS:
-            return _subject(node.func.value, ctx, depth)
+            return _subject(node.func.value, ctx, depth, passed)
     if isinstance(node, ast.Attribute) and node.attr in _WRAPPER_METHODS:
-        return _subject(node.value, ctx, depth)
+        return _subject(node.value, ctx, depth, passed)
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and node.values:
-        return _subject(node.values[0], ctx, depth)
+        return _subject(node.values[0], ctx, depth, passed)
     if isinstance(node, ast.Name) and depth < BINDING_DEPTH:
         values = ctx.bindings.get(node.id, ())
         if len(values) == 1:
-            return _subject(values[0], ctx, depth + 1)
+            return _subject(values[0], ctx, depth + 1, passed)
+    if passed:
+        if (
+            isinstance(node, ast.Name)
+            and node.id not in ctx.bindings
+            and node.id not in ctx.module_values
+            and node.id not in _NOT_PARAMS
+        ):
+            return "passed", f"n:{node.id}", None
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "self"
+            and f"self.{node.attr}" not in ctx.attr_bindings
+        ):
+            return "passed", f"s:{node.attr}", None
     return None
+
+
+_NOT_PARAMS = frozenset({"self", "cls", "True", "False", "None"})
 
 
 def literal(node: ast.expr) -> tuple[str, ...] | None:
@@ -109,8 +131,9 @@ def literal(node: ast.expr) -> tuple[str, ...] | None:
     return None
 
 
-def _constraint(expr: ast.expr, negated: bool, ctx: ReadContext) -> Constraint | None:
-    """The constraint one atom puts on a single flag or env value, if it is that simple."""
+def _constraint(expr: ast.expr, negated: bool, ctx: ReadContext, passed: bool = False) -> Constraint | None:
+    """The constraint one atom puts on a single flag or env value, if it is that simple
+    (with ``passed``, on a parameter or ``self`` attribute too: see :func:`_subject`)."""
     while isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
         expr, negated = expr.operand, not negated
     op: str | None = None
@@ -121,10 +144,10 @@ def _constraint(expr: ast.expr, negated: bool, ctx: ReadContext) -> Constraint |
         left, right = expr.left, expr.comparators[0]
         if raw is None:
             return None
-        subj = _subject(left, ctx)
+        subj = _subject(left, ctx, passed=passed)
         other = right
         if subj is None and raw in _MIRROR:
-            subj = _subject(right, ctx)
+            subj = _subject(right, ctx, passed=passed)
             other = left
             raw = _MIRROR[raw]
         if subj is None:
@@ -139,7 +162,7 @@ def _constraint(expr: ast.expr, negated: bool, ctx: ReadContext) -> Constraint |
         else:
             op, values = raw, lit
     else:
-        subj = _subject(expr, ctx)
+        subj = _subject(expr, ctx, passed=passed)
         if subj is None:
             return None
         op = "truthy"
@@ -310,3 +333,25 @@ def best_constraints(views: list[AtomView]) -> list[Constraint]:
             if c.name not in best or (c.values and not best[c.name].values):
                 best[c.name] = c
     return list(best.values())
+
+
+def passed_constraints(views: list[AtomView], ctx: ReadContext) -> list[Constraint]:
+    """Constraints of the atoms on a parameter or ``self`` attribute (kind ``passed``) that no
+    flag or env read of the function explains: what the callers may fill from a flag."""
+    out: list[Constraint] = []
+    for v in views:
+        if v.expr is None or v.reads.flags or v.reads.envs:
+            continue
+        try:
+            for part in split_and(simplify(v.expr)):
+                c = _constraint(part, False, ctx, passed=True)
+                if c is not None and c.kind == "passed":
+                    out.append(c)
+        except RecursionError:
+            return []
+    return out
+
+
+def constraint_of(expr: ast.expr, ctx: ReadContext) -> Constraint | None:
+    """The constraint ``expr`` puts on one flag or env value, if it is that simple."""
+    return _constraint(expr, False, ctx)

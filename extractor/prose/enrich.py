@@ -12,22 +12,25 @@ The pieces live beside this module: :mod:`.reads` (which flag and env reads the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from extractor.analysis.facts import Site
 from extractor.prose.advice import advise, condition_code
 from extractor.prose.cause import cause_of, split_roles
 from extractor.prose.classify import classify
 from extractor.prose.constraints import AtomView, atom_view
+from extractor.prose.fixes import OtherCheck
 from extractor.prose.knowledge import Knowledge
 from extractor.prose.origins import constant_values, refine
+from extractor.prose.passed import pending_spec
 from extractor.prose.reads import read_context, site_reads
 from extractor.prose.solutions import prevention_tips
 from extractor.prose.tags import site_tags, try_catch_pattern, type_guard
 from extractor.prose.wording import documentation_of, kebab
 
-__all__ = ["Prose", "enrich"]
+__all__ = ["Prose", "Siblings", "enrich"]
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,9 @@ class Prose:
     tags: list[str]
     backgroundTag: str
     errorCode: str | None
+    passed: dict[str, Any] | None = None
+    """What the run needs to restate an internal check on a value its callers fill from a flag
+    (:mod:`.passed`); not a record field."""
 
 
 @dataclass(frozen=True)
@@ -68,16 +74,58 @@ def enrich(
     knowledge: Knowledge,
     constants: Mapping[str, str] | None = None,
     reach: Reach | None = None,
+    siblings: Siblings | None = None,
 ) -> Prose:
     """The prose fields for ``site``. ``constants`` are the module-level string constants of the
-    site's file (:func:`extractor.prose.knowledge.module_constants`), used to resolve env names."""
+    site's file (:func:`extractor.prose.knowledge.module_constants`), used to resolve env names;
+    ``siblings`` the file's other sites (a fix must not trip another check of the function)."""
     try:
-        return _enrich(site, knowledge, constants, reach or Reach())
+        return _enrich(site, knowledge, constants, reach or Reach(), siblings)
     except Exception:
         return _minimal(site)
 
 
-def _enrich(site: Site, knowledge: Knowledge, constants: Mapping[str, str] | None, reach: Reach) -> Prose:
+class Siblings:
+    """The sites of one file, and the other checks of a site's function as fixes test them
+    (each read once per file)."""
+
+    def __init__(self, sites: Sequence[Site]) -> None:
+        self.by_scope: dict[str, list[Site]] = {}
+        for s in sites:
+            self.by_scope.setdefault(s.qualname, []).append(s)
+        self._memo: dict[int, OtherCheck] = {}
+
+    def others(
+        self, site: Site, knowledge: Knowledge, constants: Mapping[str, str] | None
+    ) -> list[OtherCheck]:
+        out = []
+        for s in self.by_scope.get(site.qualname, ()):
+            if s is site or s.qualname in ("", "<module>"):
+                continue
+            found = self._memo.get(id(s))
+            if found is None:
+                ctx = read_context(s, knowledge, constants)
+                per_atom, _ = site_reads(s, ctx)
+                views = [atom_view(a, r, ctx) for a, r in zip(s.guard.atoms, per_atom, strict=True)]
+                plain = [v for v in views if v.expr is not None and v.atom.role != "survivor"]
+                found = OtherCheck(
+                    s.line,
+                    tuple(v.expr for v in plain if v.expr is not None),
+                    tuple(tuple(v.constraints) for v in plain),
+                    ctx,
+                )
+                self._memo[id(s)] = found
+            out.append(found)
+        return out
+
+
+def _enrich(
+    site: Site,
+    knowledge: Knowledge,
+    constants: Mapping[str, str] | None,
+    reach: Reach,
+    siblings: Siblings | None = None,
+) -> Prose:
     ctx = read_context(site, knowledge, constants)
     per_atom, total = site_reads(site, ctx)
     views = [atom_view(a, r, ctx) for a, r in zip(site.guard.atoms, per_atom, strict=True)]
@@ -86,7 +134,8 @@ def _enrich(site: Site, knowledge: Knowledge, constants: Mapping[str, str] | Non
     kind = classify(site, cause)
     tags = site_tags(site, views, total, kind)
     shown = constant_values(site, [*roles.deciding, *roles.gates], ctx.constants)
-    advice = advise(site, knowledge, roles, cause, reach.selectors, shown)
+    others = (lambda: siblings.others(site, knowledge, constants)) if siblings is not None else None
+    advice = advise(site, knowledge, roles, cause, reach.selectors, shown, others)
     return Prose(
         errorType=kind.error_type,
         severity=kind.severity,
@@ -112,6 +161,7 @@ def _enrich(site: Site, knowledge: Knowledge, constants: Mapping[str, str] | Non
         tags=tags,
         backgroundTag=kind.background,
         errorCode=site.error_code,
+        passed=pending_spec(site, roles, ctx, cause),
     )
 
 

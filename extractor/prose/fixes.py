@@ -8,14 +8,25 @@ env var unset), ``True`` for a switch given, a string for a value.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from extractor.prose.constraints import FLIP, Constraint
-from extractor.prose.knowledge import EnvInfo
+from extractor.prose.constraints import FLIP, Constraint, constraint_of
+from extractor.prose.knowledge import EnvInfo, FlagInfo
+from extractor.prose.reads import ReadContext
 
-__all__ = ["Setting", "advice_sentences", "fixed_settings", "holds", "render_setting"]
+__all__ = [
+    "OtherCheck",
+    "Setting",
+    "advice_sentences",
+    "companions",
+    "fixed_settings",
+    "holds",
+    "render_setting",
+    "together_words",
+]
 
 Value = str | bool | None
 
@@ -73,6 +84,31 @@ def holds(c: Constraint, value: Value) -> bool | None:
     if a is None or b is None:
         return None
     return {"lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b}.get(c.op)
+
+
+def holds_under(
+    expr: ast.expr, ctx: ReadContext, values: dict[str, str | bool | None], depth: int = 0
+) -> bool | None:
+    """Whether ``expr`` holds when the flags in ``values`` have those values (``None``: the
+    flag left out); ``None`` when it depends on anything else."""
+    if depth > 30:
+        return None
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+        inner = holds_under(expr.operand, ctx, values, depth + 1)
+        return None if inner is None else not inner
+    if isinstance(expr, ast.BoolOp):
+        parts = [holds_under(v, ctx, values, depth + 1) for v in expr.values]
+        if isinstance(expr.op, ast.And):
+            if any(p is False for p in parts):
+                return False
+            return True if all(p is True for p in parts) else None
+        if any(p is True for p in parts):
+            return True
+        return False if all(p is False for p in parts) else None
+    c = constraint_of(expr, ctx)
+    if c is None or c.name not in values:
+        return None
+    return holds(c, values[c.name])
 
 
 def _candidates(c: Constraint, choices: Sequence[str], is_bool: bool) -> list[Value]:
@@ -144,12 +180,21 @@ def fixed_settings(
                         value = "0"
                 if any(holds(s, value) is False for s in keep):
                     continue
+                if _undeclared(value, info):
+                    continue
                 if any(holds(o, value) is False for o in cs if o is not c and o.op not in ("ne", "not-in")):
                     continue
                 options.append(Setting(c, value))
         if options:
             out.append(list({(s.constraint.name, str(s.value)): s for s in options}.values()))
     return out
+
+
+def _undeclared(value: Value, info: FlagInfo | None) -> bool:
+    """A value the flag's declared choices do not offer (the parser would reject it)."""
+    if info is None or not info.choices or not isinstance(value, str) or value.startswith("<"):
+        return False
+    return value.lower() not in {c.lower() for c in info.choices}
 
 
 def render_setting(s: Setting) -> list[str]:
@@ -203,6 +248,29 @@ def failing_words(c: Constraint) -> list[str]:
     return [c.name, "<value>"]
 
 
+def failing_group(cs: Sequence[Constraint]) -> list[str]:
+    """Words of a launch that makes every constraint of ``cs`` (all on one flag or env var) hold:
+    an ``elif`` chain of ``!=`` fails only for a value none of its branches handles."""
+    if len(cs) < 2:
+        return failing_words(cs[0]) if cs else []
+    c = cs[0]
+    pool = [*(c.info.choices if c.info else ()), *(v for x in cs for v in x.values)]
+    for value in dict.fromkeys(pool):
+        if value not in ("None", "True", "False") and all(holds(x, value) is True for x in cs):
+            return [f"{c.name}={value}"] if c.kind == "env" else [c.name, value]
+    if all(x.op in ("ne", "not-in") for x in cs):
+        return [f"{c.name}=<unsupported-value>"] if c.kind == "env" else [c.name, "<unsupported-value>"]
+    return failing_words(c)
+
+
+def failing_launch(cs: Sequence[Constraint]) -> list[str]:
+    """:func:`failing_group` for each name ``cs`` constrains, in order."""
+    by_name: dict[str, list[Constraint]] = {}
+    for c in cs:
+        by_name.setdefault(c.name, []).append(c)
+    return [w for group in by_name.values() for w in failing_group(group)]
+
+
 def setting_words(options: Sequence[Setting]) -> str:
     """One solution sentence for the settings that fix one flag or env var."""
     c = options[0].constraint
@@ -248,3 +316,84 @@ def advice_sentences(message: str) -> list[str]:
         if imperative or ("--" in s and _ADVICE_RE.search(s)):
             out.append(s.rstrip(".") + ".")
     return out[:2]
+
+
+@dataclass(frozen=True)
+class OtherCheck:
+    """Another raise of the same function: its guard atoms (as they lead to it) and the
+    constraints each puts on a flag, read in its own context."""
+
+    line: int
+    atoms: tuple[ast.expr, ...]
+    constraints: tuple[tuple[Constraint, ...], ...]
+    ctx: ReadContext
+
+
+def launch_values(gates: Sequence[Constraint]) -> dict[str, Value]:
+    """The values a launch that reaches the site gives the flags its gates test for a value."""
+    out: dict[str, Value] = {}
+    for g in gates:
+        if g.kind != "flag" or g.name in out:
+            continue
+        v0 = g.values[0] if g.values else ""
+        if g.op == "truthy" or (g.op == "eq" and v0 == "True"):
+            out[g.name] = True
+        elif g.op in ("eq", "in") and v0 not in ("", "None", "False"):
+            out[g.name] = v0
+    return out
+
+
+# More settings than this for one fix means it is not the fix the code has in mind.
+_MAX_COMPANIONS = 2
+
+
+def companions(
+    setting: Setting,
+    others: Sequence[OtherCheck],
+    context: dict[str, Value] | None = None,
+    survivors: Sequence[Constraint] = (),
+) -> list[tuple[Setting, int]]:
+    """Settings that keep ``setting`` from tripping another check of the function: a check the
+    new value makes true on its own flag, and that a default launch reaches, still passes when
+    one of its conditions on another flag is turned false (an explicit value first, where the
+    code would choose one itself)."""
+    c = setting.constraint
+    if c.kind != "flag" or setting.value is None:
+        return []  # leaving a flag out is the launch every default run makes
+    values: dict[str, Value] = {**(context or {}), c.name: setting.value}
+    unset: dict[str, Value] = {**(context or {}), c.name: None}
+    out: list[tuple[Setting, int]] = []
+    for other in others:
+        mine = [holds_under(e, other.ctx, values) for e in other.atoms]
+        if False in mine:
+            continue
+        # Only a check the new value turns on: an atom true with it and not without it.
+        if not any(
+            m is True and holds_under(e, other.ctx, unset) is not True
+            for e, m in zip(other.atoms, mine, strict=True)
+        ):
+            continue
+        rest = [cs for cs, m in zip(other.constraints, mine, strict=True) if m is None]
+        if any(any(holds(x, None) is False for x in cs) for cs in rest):
+            continue  # a default launch already skips that check
+        gates = [x for cs in rest if len(cs) == 1 for x in cs if x.kind == "flag" and x.name != c.name]
+        for g in sorted(gates, key=lambda g: 0 if g.op == "is-none" else 1):
+            picks = _candidates(g, g.info.choices if g.info else (), bool(g.info and g.info.is_bool))
+            # A companion must not undo an earlier check the site has already passed.
+            picks = [
+                p for p in picks if not any(x.name == g.name and holds(x, p) is False for x in survivors)
+            ]
+            if picks:
+                out.append((Setting(g, picks[0]), other.line))
+                break
+    merged = list({s.constraint.name: (s, line) for s, line in out}.values())
+    return merged if len(merged) <= _MAX_COMPANIONS else []
+
+
+def together_words(sentence: str, extra: Sequence[tuple[Setting, int]]) -> str:
+    """``sentence`` with the settings that must come with it (and the check each one avoids)."""
+    words = " and ".join(f"`{' '.join(render_setting(s))}`" for s, _ in extra)
+    lines = ", ".join(str(line) for _, line in extra)
+    return (
+        f"{sentence} together with {words} (without it the check at line {lines} of the same function trips)"
+    )

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from extractor.prose.knowledge import Knowledge
+from extractor.prose.passed import PASSED_KEY, flag_from_plain, passed_table, with_passed
 from extractor.reach import SiteReach
 from extractor.reach.paths import Reach
 from extractor.reach.selectors import Selector
@@ -173,14 +174,29 @@ class RunReach:
     """The reach of every site of one run (path -> qualname -> reach), applied as records are assembled."""
 
     def __init__(
-        self, table: Mapping[str, Mapping[str, Reach]], choices: Mapping[str, Sequence[str]]
+        self,
+        table: Mapping[str, Mapping[str, Reach]],
+        choices: Mapping[str, Sequence[str]],
+        passed: Mapping[str, Mapping[str, Mapping[str, Sequence[Any]]]] | None = None,
     ) -> None:
         self.table = table
         self.choices = choices
+        self.passed = passed or {}
+        """path -> qualname -> value token -> the flags its callers fill it from (plain)."""
 
     def apply(self, path: str, partial: Mapping[str, Any]) -> dict[str, Any]:
         """``partial`` (a worker's record, its ``id`` still the site key) with its reach stated."""
-        reach = self.table.get(path, {}).get(_qualname(partial), ())
+        qualname = _qualname(partial)
+        spec = partial.get(PASSED_KEY)
+        if spec is not None:
+            partial = {k: v for k, v in partial.items() if k != PASSED_KEY}
+            found = self.passed.get(path, {}).get(qualname)
+            if found:
+                flags = {
+                    t: [i for i in map(flag_from_plain, rows) if i is not None] for t, rows in found.items()
+                }
+                partial = with_passed(partial, spec, flags)
+        reach = self.table.get(path, {}).get(qualname, ())
         return with_reach(partial, reach, self.choices)
 
     def to_plain(self) -> dict[str, Any]:
@@ -195,6 +211,13 @@ class RunReach:
                 for path, by_q in sorted(self.table.items())
             },
             "choices": {k: list(v) for k, v in sorted(self.choices.items())},
+            "passed": {
+                path: {
+                    q: {t: [list(r) for r in rows] for t, rows in sorted(by_t.items())}
+                    for q, by_t in sorted(by_q.items())
+                }
+                for path, by_q in sorted(self.passed.items())
+            },
         }
 
     @classmethod
@@ -209,9 +232,15 @@ class RunReach:
                 for path, by_q in data["table"].items()
             }
             choices = {str(k): tuple(v) for k, v in data["choices"].items()}
+            passed = {
+                str(path): {
+                    str(q): {str(t): list(rows) for t, rows in by_t.items()} for q, by_t in by_q.items()
+                }
+                for path, by_q in data["passed"].items()
+            }
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
-        return cls(table, choices)
+        return cls(table, choices, passed)
 
 
 def _qualname(partial: Mapping[str, Any]) -> str:
@@ -239,4 +268,5 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
             by_q = table.setdefault(f.path, {})
             if qualname not in by_q:
                 by_q[qualname] = sites.of(f.path, qualname)
-    return RunReach(table, sites.choices)
+    passed = passed_table([(f.path, o.records) for f, o in outcomes if isinstance(o, Parsed)], sites)
+    return RunReach(table, sites.choices, passed)

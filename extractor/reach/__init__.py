@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from extractor.prose.knowledge import Knowledge
+from extractor.prose.knowledge import FlagInfo, Knowledge
+from extractor.reach.arguments import PassedFlags
 from extractor.reach.facts import FileFacts
 from extractor.reach.file_index import module_name
 from extractor.reach.paths import Reach, ReachFinder
@@ -27,6 +28,7 @@ class SiteReach:
         facts = [f for f in (FileFacts.from_plain(p) for p in plain_facts) if f is not None]
         self.index = TargetIndex.build(facts)
         self.finder = ReachFinder(self.index, knowledge)
+        self.passed = PassedFlags(self.index, knowledge)
 
     @property
     def choices(self) -> dict[str, tuple[str, ...]]:
@@ -36,6 +38,18 @@ class SiteReach:
     def of(self, path: str, qualname: str) -> Reach:
         """The alternatives of selectors that lead to code in ``qualname`` of ``path`` (``()``: anyone)."""
         return self.finder.of_site(path, module_name(path), qualname)
+
+    def passed_flags(self, path: str, qualname: str, token: str) -> tuple[FlagInfo, ...]:
+        """The flags the callers fill value ``token`` (``n:param``, ``s:attr``) of ``qualname`` from."""
+        return self.passed.of(module_name(path), qualname, token)
+
+    def runs_when_built(self, path: str, qualname: str) -> bool:
+        """Whether method ``qualname`` is a constructor or one calls it on ``self``."""
+        return self.passed.runs_when_built(module_name(path), qualname)
+
+    def same_object(self, path: str, qualname: str, other_path: str, other: str) -> bool:
+        """Whether ``other`` is a method of the class of ``qualname`` or of one of its bases."""
+        return self.passed.same_object(module_name(path), qualname, module_name(other_path), other)
 
     def caller_catches(self, path: str, qualname: str) -> list[tuple[str, ...]] | None:
         """What each known call of ``qualname`` catches, when every one sits in a ``try`` (else None).

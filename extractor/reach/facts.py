@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 4
+FACTS_VERSION = 5
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 Atom = tuple[str, ...]
@@ -49,6 +49,8 @@ class Def:
     """For a class: its bases as dotted names with the file's imports applied."""
     guards: tuple[int, ...] = ()
     """Atoms (indexes into :attr:`FileFacts.atoms`) of the ``if`` blocks the definition sits in."""
+    params: tuple[str, ...] = ()
+    """For a function: its positional parameters in order (``self`` included)."""
 
 
 class Call(NamedTuple):
@@ -64,6 +66,8 @@ class Call(NamedTuple):
     guards: Sequence[int] = ()
     catches: Sequence[str] | None = None
     """The exception names of the innermost enclosing ``try`` (``[]`` for a bare except), else None."""
+    args: Sequence[Sequence[str]] = ()
+    """Arguments that may carry a flag's value (:func:`extractor.reach.arguments.passed_args`)."""
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,9 @@ class FileFacts:
     atoms: list[Atom] = field(default_factory=list)
     entry: tuple[str, ...] = ()
     """``EntryClass`` names: the architectures (or pipelines) a checkpoint picks this file by."""
+    attrs: list[tuple[str, ...]] = field(default_factory=list)
+    """``self.x = <value>`` in a method: ``(method qualname, x, kind, value)`` for values that may
+    carry a flag (:func:`extractor.reach.arguments.value_source`)."""
 
     def to_plain(self) -> dict[str, Any]:
         """JSON-ready lists and strings; :meth:`from_plain` rebuilds the same facts."""
@@ -100,14 +107,28 @@ class FileFacts:
             "path": self.path,
             "module": self.module,
             "imports": dict(sorted(self.imports.items())),
-            "defs": [[d.qualname, d.kind, d.line, d.owner, list(d.bases), list(d.guards)] for d in self.defs],
+            "defs": [
+                [d.qualname, d.kind, d.line, d.owner, list(d.bases), list(d.guards), list(d.params)]
+                for d in self.defs
+            ],
             "calls": {
-                name: [[c[0], c[1], c[2], list(c[3]), None if c[4] is None else list(c[4])] for c in calls]
+                name: [
+                    [
+                        c[0],
+                        c[1],
+                        c[2],
+                        list(c[3]),
+                        None if c[4] is None else list(c[4]),
+                        [list(a) for a in c[5]],
+                    ]
+                    for c in calls
+                ]
                 for name, calls in sorted(self.calls.items())
             },
             "regs": [[r.target, r.registry, list(r.keys)] for r in self.registrations],
             "atoms": [list(a) for a in self.atoms],
             "entry": list(self.entry),
+            "attrs": [list(a) for a in self.attrs],
         }
 
     @classmethod
@@ -120,11 +141,14 @@ class FileFacts:
                 path=str(data["path"]),
                 module=str(data["module"]),
                 imports={str(k): str(v) for k, v in data["imports"].items()},
-                defs=[Def(q, k, int(n), o, tuple(b), tuple(g)) for q, k, n, o, b, g in data["defs"]],
+                defs=[
+                    Def(q, k, int(n), o, tuple(b), tuple(g), tuple(p)) for q, k, n, o, b, g, p in data["defs"]
+                ],
                 calls=_calls(data["calls"]),
                 registrations=[Registration(t, r, tuple(k)) for t, r, k in data["regs"]],
                 atoms=[tuple(str(x) for x in a) for a in data["atoms"]],
                 entry=tuple(data["entry"]),
+                attrs=[tuple(str(x) for x in a) for a in data["attrs"]],
             )
         except (KeyError, TypeError, ValueError, AttributeError):
             return None

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Sequence
 
+from extractor.reach.arguments import passed_args, positional_params, self_assignment
 from extractor.reach.facts import Atom, Call, Def, FileFacts, Registration
 from extractor.reach.guard_atoms import GuardReader, typed_params
 
@@ -172,7 +173,8 @@ class _Builder:
         for stmt in stmts:
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
                 name = f"{prefix}.{stmt.name}" if prefix else stmt.name
-                self.facts.defs.append(Def(name, "f", stmt.lineno, owner, (), tuple(guards)))
+                params = positional_params(stmt)
+                self.facts.defs.append(Def(name, "f", stmt.lineno, owner, (), tuple(guards), params))
                 self._decorators(stmt, name, qual, guards, catches, local, aliases)
                 self._block(stmt.body, name, f"{name}.<locals>", "", [], None, typed_params(stmt), {})
             elif isinstance(stmt, ast.ClassDef):
@@ -211,6 +213,9 @@ class _Builder:
                     self._local_alias(stmt.targets[0], stmt.value, local, aliases)
                 if isinstance(stmt, ast.Assign):
                     self._subscript_registry(stmt)
+                kept = self_assignment(stmt) if qual != "<module>" else None
+                if kept is not None:
+                    self.facts.attrs.append((qual, *kept))
                 self._expr(stmt, qual, guards, catches, local, aliases)
 
     def _local_alias(
@@ -295,7 +300,14 @@ class _Builder:
                 callee = self.raw_dotted(here.func)
                 if callee is not None:
                     calls.append(
-                        Call(qual, callee, here.lineno, list(gs), None if catches is None else list(catches))
+                        Call(
+                            qual,
+                            callee,
+                            here.lineno,
+                            list(gs),
+                            None if catches is None else list(catches),
+                            passed_args(here),
+                        )
                     )
                 func = here.func
                 stack.append((func.value if isinstance(func, ast.Attribute) else func, gs))

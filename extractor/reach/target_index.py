@@ -91,6 +91,10 @@ class TargetIndex:
                     self._add_call(f.module, f, Call._make(call))
         return self._callers.get(node, [])
 
+    def calls_named(self, name: str) -> list[tuple[FileFacts, list[Any]]]:
+        """Every file's calls filed under ``name`` (plain lists: ``Call._make`` reads one)."""
+        return self._calls_by_name.get(name, [])
+
     # ----------------------------------------------------------------- resolution
 
     def resolve_dotted(self, dotted: str, f: FileFacts, scope: str, hops: int = 0) -> str | None:

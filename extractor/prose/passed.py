@@ -1,0 +1,212 @@
+"""A check on a parameter or ``self`` attribute that a flag fills through the callers.
+
+``if io_backend == ...: raise`` reads no flag in its own function, so a file's analysis calls it
+internal. When the deciding condition constrains such a value, :func:`pending_spec` keeps the
+constraints (and what the prose needs to say them) beside the record; once the run's
+whole-target index has resolved the value to the flags its callers pass
+(:class:`extractor.reach.arguments.PassedFlags`), :func:`with_passed` rewrites the record as a
+flag cause: the cause sentence, the trigger, a concrete value that passes the check (kept clear of
+the earlier checks of the function on the same value) and a before/after launch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from extractor.analysis.facts import Site
+from extractor.prose.advice import condition_code
+from extractor.prose.cause import Cause, Roles
+from extractor.prose.classify import classify
+from extractor.prose.constraints import Constraint, passed_constraints
+from extractor.prose.fixes import (
+    advice_sentences,
+    failing_launch,
+    fixed_settings,
+    render_setting,
+    setting_words,
+)
+from extractor.prose.knowledge import FlagInfo
+from extractor.prose.reads import ReadContext
+
+if TYPE_CHECKING:
+    from extractor.reach import SiteReach
+
+__all__ = [
+    "INTERNAL_CAUSE",
+    "PASSED_KEY",
+    "flag_from_plain",
+    "flag_plain",
+    "passed_table",
+    "pending_spec",
+    "with_passed",
+]
+
+PASSED_KEY = "_passed"
+"""The partial record's key for the pending spec (dropped before the record is built)."""
+
+INTERNAL_CAUSE = "Cause: an internal invariant, not a setting the user controls; reaching it is a bug."
+
+
+def pending_spec(site: Site, roles: Roles, ctx: ReadContext, cause: Cause) -> dict[str, Any] | None:
+    """What :func:`with_passed` needs, for an internal site whose deciding condition constrains
+    a parameter or ``self`` attribute; None otherwise."""
+    if cause.kind != "internal" or site.guard.handlers:
+        return None
+    deciding = passed_constraints(roles.deciding, ctx)
+    if not deciding:
+        return None
+    kind = classify(site, Cause("flag", (), "passed-flag"))
+    return {
+        "c": [_plain(c) for c in deciding],
+        "v": [_plain(c) for c in passed_constraints(roles.survivors, ctx)],
+        "cond": condition_code(roles.deciding),
+        "where": site.qualname if site.qualname not in ("", "<module>") else site.path,
+        "kind": [kind.error_type, kind.background, kind.handling],
+        "advice": advice_sentences(site.message.template[:4000]) if site.message else [],
+        "mm": "multimodal_gen" in site.path,
+    }
+
+
+def _accepted(spec: Mapping[str, Any]) -> dict[str, frozenset[str]]:
+    """token -> the values an ``elif`` chain of ``!=`` / ``not in`` on it handles."""
+    out: dict[str, set[str]] = {}
+    other: set[str] = set()
+    for row in spec.get("c", ()):
+        token, op, values = row
+        if op in ("ne", "not-in"):
+            out.setdefault(str(token), set()).update(map(str, values))
+        else:
+            other.add(str(token))
+    return {t: frozenset(v) for t, v in out.items() if t not in other}
+
+
+def passed_table(
+    files: Sequence[tuple[str, Sequence[Mapping[str, Any]]]], sites: SiteReach
+) -> dict[str, dict[str, dict[str, list[list[Any]]]]]:
+    """path -> qualname -> token -> the flags (plain) the callers fill the token from, for every
+    partial record with a pending spec.
+
+    A ``self`` attribute that a check run while the object is built already restricts to the
+    same values or fewer (``init_kv_buffer`` rejects every layout this method does not handle)
+    cannot reach a later check with a bad value: that later check stays internal."""
+    specs: list[tuple[str, str, Mapping[str, Any]]] = []
+    for path, partials in files:
+        for partial in partials:
+            spec = partial.get(PASSED_KEY)
+            if isinstance(spec, dict):
+                specs.append((path, str(partial.get("id", "")).split("\x1f", 1)[0], spec))
+    built: dict[str, list[tuple[str, str, frozenset[str]]]] = {}
+    for path, qualname, spec in specs:
+        for token, values in _accepted(spec).items():
+            if token.startswith("s:") and sites.runs_when_built(path, qualname):
+                built.setdefault(token, []).append((path, qualname, values))
+    out: dict[str, dict[str, dict[str, list[list[Any]]]]] = {}
+    for path, qualname, spec in specs:
+        accepted = _accepted(spec)
+        for token in dict.fromkeys(str(c[0]) for c in spec.get("c", ()) if c):
+            mine = accepted.get(token)
+            if mine is not None and any(
+                (p, q) != (path, qualname) and theirs <= mine and sites.same_object(path, qualname, p, q)
+                for p, q, theirs in built.get(token, ())
+            ):
+                continue
+            flags = sites.passed_flags(path, qualname, token)
+            if flags:
+                out.setdefault(path, {}).setdefault(qualname, {})[token] = [flag_plain(i) for i in flags]
+    return out
+
+
+def _plain(c: Constraint) -> list[Any]:
+    return [c.name, c.op, list(c.values)]
+
+
+def flag_plain(info: FlagInfo) -> list[Any]:
+    """A flag as JSON (the run's reach table keeps it)."""
+    return [info.flag, info.dest, info.namespace, int(info.is_bool), list(info.choices)]
+
+
+def flag_from_plain(data: Sequence[Any]) -> FlagInfo | None:
+    try:
+        flag, dest, ns, is_bool, choices = data
+        return FlagInfo(
+            str(flag), str(dest), str(ns), choices=tuple(map(str, choices)), is_bool=bool(is_bool)
+        )
+    except (TypeError, ValueError):
+        return None
+
+
+def _as_flags(rows: Sequence[Any], resolved: Mapping[str, FlagInfo]) -> list[Constraint]:
+    out = []
+    for row in rows:
+        try:
+            token, op, values = row
+        except (TypeError, ValueError):
+            continue
+        info = resolved.get(str(token))
+        if info is not None:
+            out.append(Constraint("flag", info.flag, str(op), tuple(map(str, values)), info))
+    return out
+
+
+def _name(token: str) -> str:
+    kind, _, name = token.partition(":")
+    return f"self.{name}" if kind == "s" else name
+
+
+def with_passed(
+    partial: Mapping[str, Any], spec: Mapping[str, Any], flags: Mapping[str, Sequence[FlagInfo]]
+) -> dict[str, Any]:
+    """``partial`` with a flag cause, when ``flags`` resolves a deciding value of ``spec``; else unchanged.
+
+    A value filled from more than one flag (two callers, two flags) names them all, and the fix
+    is given for the first."""
+    out = dict(partial)
+    resolved = {t: fs[0] for t, fs in flags.items() if fs}
+    deciding = _as_flags(spec.get("c", ()), resolved)
+    if not deciding or INTERNAL_CAUSE not in str(partial.get("documentation", "")):
+        return out
+    survivors = _as_flags(spec.get("v", ()), resolved)
+    # In the order the check reads them: the table's own order depends on where it came from.
+    tokens = [t for t in dict.fromkeys(str(r[0]) for r in spec["c"]) if flags.get(t)]
+    names = list(dict.fromkeys(f.flag for t in tokens for f in flags[t]))
+    via = ", ".join(f"`{_name(t)}` from {' or '.join(f'`{f.flag}`' for f in flags[t])}" for t in tokens)
+    where = str(spec.get("where", ""))
+    cond = str(spec.get("cond", ""))
+    shown = ", ".join(f"`{n}`" for n in names)
+    cause = f"Cause: a launch flag ({shown}): the callers pass its value into `{where}` ({via})."
+    out["documentation"] = str(partial["documentation"]).replace(INTERNAL_CAUSE, cause)
+    failing = " ".join(failing_launch(deciding))
+    out["triggerScenarios"] = (
+        f"Launching with `{failing}` makes {where} raise it (the check is `{cond}`; {via})."
+        if failing
+        else f"Launching with {shown} such that `{cond}` holds in {where} ({via})."
+    )
+    out["commonSituations"] = (
+        f"A launch command, deployment script or programmatic ServerArgs/Engine call that sets {shown} "
+        f"to a value {where} does not handle."
+    )
+    fixed = fixed_settings(deciding, survivors, {})
+    sols = [f"The message says: {s}" for s in spec.get("advice", ())]
+    sols.extend(setting_words(opts) for opts in fixed)
+    if not fixed:
+        sols.append(f"Change {shown} in the launch command so that `{cond}` no longer holds")
+    kept = [s for s in partial.get("solutions", ()) if not str(s).startswith("This is an internal check")]
+    out["solutions"] = list(dict.fromkeys([*sols, *kept]))[:8]
+    base = (
+        "sglang serve --model-path <model>"
+        if spec.get("mm")
+        else "python -m sglang.launch_server --model-path <model>"
+    )
+    if fixed:
+        pick = next(
+            (s for s in fixed[0] if isinstance(s.value, str) and not s.value.startswith("<")), fixed[0][0]
+        )
+        before = " ".join([base, *failing_launch([c for c in deciding if c.name == pick.constraint.name])])
+        after = " ".join([base, *render_setting(pick)])
+        if before != after:
+            out["exampleFix"] = f"# before\n{before}\n# after\n{after}"
+    kind = spec.get("kind")
+    if isinstance(kind, list) and len(kind) == 3:
+        out["errorType"], out["backgroundTag"], out["handlingStrategy"] = (str(k) for k in kind)
+    return out

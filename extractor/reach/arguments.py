@@ -1,0 +1,262 @@
+"""Flags that reach a function under another name: through its parameters and ``self`` attributes.
+
+A check ``if io_backend == ...: raise`` in a method is about the command line when its callers
+pass ``io_backend=server_args.hicache_io_backend``, or pass on a parameter or attribute that
+carries it (``self.io_backend``, set in ``__init__`` from a parameter its constructions fill from
+the server args). :func:`passed_args` and :func:`self_assignment` record the raw shape of those
+values per file; :class:`PassedFlags` follows them over the whole-target index.
+
+A value *source* is ``("f", dest)`` (an attribute of an args object: ``server_args.dest``),
+``("n", name)`` (a bare name: a parameter of the caller, when it is one) or ``("s", attr)``
+(``self.attr``). Literals and computed values carry no flag and are not recorded.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from extractor.prose.knowledge import FlagInfo, Knowledge
+from extractor.reach.facts import Call, FileFacts
+from extractor.reach.target_index import TargetIndex
+
+__all__ = ["PassedFlags", "passed_args", "positional_params", "self_assignment", "value_source"]
+
+# Deep enough for a constructor that keeps a parameter on ``self`` for a method that hands it to
+# another object's method; short enough that a loose name match cannot wander far.
+MAX_DEPTH = 5
+_MAX_FLAGS = 3
+
+
+def _args_receiver(node: ast.expr) -> bool:
+    if isinstance(node, ast.Name):
+        return "args" in node.id.lower()
+    if isinstance(node, ast.Attribute):
+        return "args" in node.attr.lower()
+    return False
+
+
+def value_source(node: ast.expr) -> tuple[str, str] | None:
+    """What ``node`` carries, when it may be a flag's value unchanged."""
+    if isinstance(node, ast.Name):
+        return ("n", node.id)
+    if isinstance(node, ast.Attribute):
+        if isinstance(node.value, ast.Name) and node.value.id == "self":
+            return ("s", node.attr)
+        if _args_receiver(node.value):
+            return ("f", node.attr)
+    return None
+
+
+def passed_args(call: ast.Call) -> list[list[str]]:
+    """``[slot, kind, value]`` for each argument with a source: slot ``"0"``, ``"1"``... for
+    positional arguments (before any ``*args``), ``"=name"`` for keywords."""
+    out: list[list[str]] = []
+    for i, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            break
+        src = value_source(arg)
+        if src is not None:
+            out.append([str(i), *src])
+    for kw in call.keywords:
+        if kw.arg is None:
+            continue
+        src = value_source(kw.value)
+        if src is not None:
+            out.append([f"={kw.arg}", *src])
+    return out
+
+
+def positional_params(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, ...]:
+    return tuple(a.arg for a in [*func.args.posonlyargs, *func.args.args])
+
+
+def self_assignment(stmt: ast.stmt) -> tuple[str, str, str] | None:
+    """``(attr, kind, value)`` of ``self.attr = <source>``."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+        target, value = stmt.targets[0], stmt.value
+    elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+        target, value = stmt.target, stmt.value
+    else:
+        return None
+    if not (
+        isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
+    ):
+        return None
+    src = value_source(value)
+    if src is None or src == ("s", target.attr):
+        return None
+    return (target.attr, *src)
+
+
+@dataclass
+class PassedFlags:
+    """The flags a parameter or ``self`` attribute of a definition carries, over every caller."""
+
+    index: TargetIndex
+    knowledge: Knowledge
+    _memo: dict[tuple[str, str, str, str], tuple[FlagInfo, ...]] = field(default_factory=dict)
+    _busy: set[tuple[str, str, str, str]] = field(default_factory=set)
+    _attrs: dict[str, list[tuple[FileFacts, tuple[str, ...]]]] | None = None
+
+    def of(self, module: str, qualname: str, token: str) -> tuple[FlagInfo, ...]:
+        """Flags behind ``token`` (``n:name`` or ``s:attr``) as read in ``qualname`` of ``module``."""
+        kind, _, name = token.partition(":")
+        if kind not in ("n", "s") or not name:
+            return ()
+        return self._source(module, qualname, kind, name, 0)
+
+    def _source(self, module: str, qual: str, kind: str, name: str, depth: int) -> tuple[FlagInfo, ...]:
+        f = self.index.files.get(module)
+        if f is None:
+            return ()
+        if kind == "f":
+            info = self.knowledge.flags_for(f.path).get(name)
+            return (info,) if info is not None else ()
+        if depth >= MAX_DEPTH:
+            return ()
+        key = (module, qual, kind, name)
+        if key in self._memo:
+            return self._memo[key]
+        if key in self._busy:
+            return ()
+        self._busy.add(key)
+        try:
+            found = self._param(f, qual, name, depth) if kind == "n" else self._attr(f, qual, name, depth)
+        finally:
+            self._busy.discard(key)
+        out = tuple(dict.fromkeys(found))[:_MAX_FLAGS]
+        self._memo[key] = out
+        return out
+
+    # ----------------------------------------------------------------- parameters
+
+    def _param(self, f: FileFacts, qual: str, name: str, depth: int) -> list[FlagInfo]:
+        node = f"{f.module}:{qual}"
+        d = self.index.defs.get(node)
+        if d is None or d.kind != "f" or name not in d.params:
+            return []
+        params = list(d.params)
+        if d.owner and params and params[0] in ("self", "cls"):
+            params = params[1:]
+        pos = params.index(name) if name in params else -1
+        short = qual.rpartition(".")[2]
+        if short == "__init__" and d.owner:
+            target, callee_name = f"{f.module}:{d.owner}", d.owner.rpartition(".")[2]
+        else:
+            target, callee_name = node, short
+        if callee_name.startswith("__"):
+            return []
+        # A positional argument means this parameter only when every definition of the name
+        # puts the same parameter there (one interface, several implementations).
+        same_slot = self._same_slot(callee_name, pos, name)
+        out: list[FlagInfo] = []
+        for cf, call in self._calls(callee_name):
+            if not self._may_call(cf, call, target, callee_name):
+                continue
+            for slot, kind, value in call.args:
+                if slot == f"={name}" or (same_slot and pos >= 0 and slot == str(pos)):
+                    out.extend(self._source(cf.module, call.caller, kind, value, depth + 1))
+        return out
+
+    def _same_slot(self, name: str, pos: int, param: str) -> bool:
+        if pos < 0:
+            return False
+        for node in self.index.by_name.get(name, []):
+            d = self.index.defs[node]
+            if d.kind == "c":
+                init = self.index.methods.get(node, {}).get("__init__")
+                d = self.index.defs[init] if init is not None else d
+            params = list(d.params)
+            if d.owner and params and params[0] in ("self", "cls"):
+                params = params[1:]
+            if len(params) <= pos or params[pos] != param:
+                return False
+        return True
+
+    def _calls(self, name: str) -> list[tuple[FileFacts, Call]]:
+        out = []
+        for cf, calls in self.index.calls_named(name):
+            for raw in calls:
+                call = Call._make(raw)
+                if call.args:
+                    out.append((cf, call))
+        return out
+
+    def _may_call(self, cf: FileFacts, call: Call, target: str, name: str) -> bool:
+        """Whether ``call`` may run ``target``: it resolves to it, or it resolves to nothing and
+        ``name`` is not a definition the call's own file or its imports pin elsewhere."""
+        parts = call.callee.split(".")
+        if parts[0] not in ("self", "cls", "super()", "?"):
+            found = self.index.resolve_dotted(call.callee, cf, call.caller)
+            if found is not None:
+                return found == target
+            if len(parts) == 1:
+                return len(self.index.by_name.get(name, [])) == 1
+        return True
+
+    def runs_when_built(self, module: str, qual: str) -> bool:
+        """``qual`` is an ``__init__`` or an ``__init__`` of the target calls it on ``self``."""
+        if qual.rpartition(".")[2] == "__init__":
+            return True
+        return any(
+            e.confident and e.caller.rpartition(".")[2] == "__init__"
+            for e in self.index.callers(f"{module}:{qual}")
+        )
+
+    def same_object(self, module: str, qual: str, other_module: str, other: str) -> bool:
+        mine = self.index.owner_class(module, qual)
+        theirs = self.index.owner_class(other_module, other)
+        return mine is not None and theirs is not None and theirs in self._lineage(mine)
+
+    # ----------------------------------------------------------------- attributes
+
+    def _attr(self, f: FileFacts, qual: str, name: str, depth: int) -> list[FlagInfo]:
+        cls = self.index.owner_class(f.module, qual)
+        if cls is None:
+            return []
+        classes = self._lineage(cls)
+        out: list[FlagInfo] = []
+        for af, (method, _attr, kind, value) in self._assignments(name):
+            owner = self.index.owner_class(af.module, method)
+            if owner in classes:
+                out.extend(self._source(af.module, method, kind, value, depth + 1))
+        if not out:
+            # A field without an assignment (a dataclass or a config model): what the
+            # constructions pass for it by keyword.
+            for node in sorted(classes):
+                short = node.rpartition(":")[2].rpartition(".")[2]
+                for cf, call in self._calls(short):
+                    if not self._may_call(cf, call, node, short):
+                        continue
+                    for slot, kind, value in call.args:
+                        if slot == f"={name}":
+                            out.extend(self._source(cf.module, call.caller, kind, value, depth + 1))
+        return out
+
+    def _lineage(self, cls: str) -> set[str]:
+        seen: set[str] = set()
+        todo = [cls]
+        while todo:
+            c = todo.pop()
+            if c in seen:
+                continue
+            seen.add(c)
+            todo.extend(self.index.bases.get(c, []))
+        return seen
+
+    def _assignments(self, attr: str) -> list[tuple[FileFacts, tuple[str, ...]]]:
+        if self._attrs is None:
+            table: dict[str, list[tuple[FileFacts, tuple[str, ...]]]] = {}
+            for _, af in sorted(self.index.files.items()):
+                for a in af.attrs:
+                    if len(a) == 4:
+                        table.setdefault(a[1], []).append((af, a))
+            self._attrs = table
+        return self._attrs.get(attr, [])
+
+
+def tokens_of(spec: Sequence[Sequence[str]]) -> list[str]:
+    """The subject tokens (``n:x``, ``s:x``) of a pending spec's constraints, in order."""
+    return list(dict.fromkeys(str(c[0]) for c in spec if c))

@@ -1,0 +1,62 @@
+"""Golden test of flag fixes that must pass the other checks of their function:
+``tests/fixtures/fixes/draft_checks.py`` ties two flags the way sglang's speculative validation
+does; ``draft_checks.jsonl`` beside it holds the prose fields each site gets. Regenerate after a
+deliberate change with ``SGLANG_ERRORS_REGEN=1`` and review the diff."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from extractor.analysis.analyse import analyse
+from extractor.analysis.parse import ParsedFile, parse_source
+from extractor.prose.enrich import Siblings, enrich
+from extractor.prose.knowledge import build_knowledge, module_constants
+
+FIXTURES = Path(__file__).parent / "fixtures" / "fixes"
+GOLDEN = FIXTURES / "draft_checks.jsonl"
+FIELDS = ("triggerScenarios", "solutions", "exampleFix")
+
+
+def _rows() -> list[dict[str, object]]:
+    knowledge = build_knowledge(
+        {"python/sglang/srt/server_args.py": (FIXTURES / "server_args.py").read_bytes()}
+    )
+    parsed = parse_source(
+        "python/sglang/srt/arg_groups/draft.py", (FIXTURES / "draft_checks.py").read_bytes()
+    )
+    assert isinstance(parsed, ParsedFile), parsed
+    constants = module_constants(parsed.tree)
+    sites = analyse(parsed)
+    siblings = Siblings(sites)
+    out: list[dict[str, object]] = []
+    for site in sites:
+        prose = enrich(site, knowledge, constants, siblings=siblings)
+        row: dict[str, object] = {"line": site.line}
+        row.update({f: getattr(prose, f) for f in FIELDS})
+        out.append(row)
+    return out
+
+
+def test_flag_fixes_match_the_golden_file() -> None:
+    got = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in _rows())
+    if os.environ.get("SGLANG_ERRORS_REGEN") == "1":
+        GOLDEN.write_text(got, encoding="utf-8")
+    assert got == GOLDEN.read_text(encoding="utf-8")
+
+
+def test_a_fix_brings_what_the_other_checks_need() -> None:
+    rows = {int(str(r["line"])): r for r in _rows()}
+    exact = rows[16]
+    first = str(exact["solutions"][0])  # type: ignore[index]
+    # --draft-topk 1 alone trips the assertion above (topk without steps): steps come with it.
+    assert "`--draft-topk 1`" in first and "`--draft-steps <value>`" in first and "line 11" in first
+    after = str(exact["exampleFix"]).split("# after", 1)[1]
+    assert "--draft-topk 1" in after and "--draft-steps" in after
+    # An elif chain fails only for a value no branch handles, and the fix is a declared choice.
+    store = rows[24]
+    assert "--store-mode sharded" in str(store["triggerScenarios"])
+    assert "--store-mode plain" not in str(store["exampleFix"]).split("# after", 1)[0]
+    # Without a sibling that the new value turns on, a fix stands alone.
+    assert not any("same function" in str(s) for s in json.loads(json.dumps(store["solutions"])))

@@ -1,0 +1,76 @@
+"""A check on a value the callers fill from a flag (a parameter, a ``self`` attribute set in
+``__init__``) is told as a flag cause once the whole run is known. The fixture modules in
+``tests/fixtures/passed/`` are committed to a real repository and extracted with the real
+pipeline; ``passed.jsonl`` beside them holds the prose fields of every site. Regenerate after a
+deliberate change with ``SGLANG_ERRORS_REGEN=1`` and review the diff."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from extractor.api import ExtractOptions, extract
+from tests.gitrepos import make_repo
+
+FIXTURES = Path(__file__).parent / "fixtures" / "passed"
+GOLDEN = FIXTURES / "passed.jsonl"
+PLACES = {
+    "server_args.py": "python/sglang/srt/server_args.py",
+    "host_pool.py": "python/sglang/srt/offload/host_pool.py",
+    "controller.py": "python/sglang/srt/offload/controller.py",
+    "cache.py": "python/sglang/srt/offload/cache.py",
+}
+FIELDS = ("errorType", "documentation", "triggerScenarios", "solutions", "exampleFix")
+
+
+def _rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runs: int = 1) -> list[dict[str, object]]:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
+    files = {place: (FIXTURES / name).read_bytes() for name, place in PLACES.items()}
+    files["python/sglang/srt/offload/__init__.py"] = b""
+    repo, shas = make_repo(tmp_path, [files])
+    for _ in range(runs):
+        # A later run reads the run's reach back from the cache: it must say the same.
+        result = extract(
+            ExtractOptions.build(source=str(repo), sha=shas[0], jobs=1, cache_dir=tmp_path / "cache")
+        )
+    out: list[dict[str, object]] = []
+    for r in result.records:
+        row: dict[str, object] = {"file": r.filePath.rsplit("/", 1)[-1], "line": r.lineNumber}
+        row.update({f: getattr(r, f) for f in FIELDS})
+        out.append(row)
+    return out
+
+
+def test_passed_flags_match_the_golden_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    got = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in _rows(tmp_path, monkeypatch))
+    if os.environ.get("SGLANG_ERRORS_REGEN") == "1":
+        GOLDEN.write_text(got, encoding="utf-8")
+    assert got == GOLDEN.read_text(encoding="utf-8")
+
+
+def test_a_warm_run_says_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    got = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in _rows(tmp_path, monkeypatch, runs=2))
+    assert got == GOLDEN.read_text(encoding="utf-8")
+
+
+def test_what_the_callers_pass_decides_the_cause(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = {(r["file"], r["line"]): r for r in _rows(tmp_path, monkeypatch)}
+    sols = {k: " ".join(map(str, r["solutions"])) for k, r in rows.items()}  # type: ignore[call-overload]
+    # A parameter filled, two calls up, from --offload-io: a value the chain does not handle.
+    copy_in = rows[("host_pool.py", 33)]
+    assert "`--offload-io`" in str(copy_in["documentation"])
+    assert "--offload-io kernel" in sols[("host_pool.py", 33)]
+    assert "--offload-io <unsupported-value>" in str(copy_in["exampleFix"])
+    # An attribute copied from a constructor argument that the server args fill.
+    assert "`--offload-workers 1`" in sols[("controller.py", 20)]
+    # The constructor's own check on the layout is the flag's; a later method that handles the
+    # same layouts cannot see another one (the constructor already raised), so it stays internal.
+    assert "`--offload-layout`" in str(rows[("host_pool.py", 17)]["documentation"])
+    assert "--" not in sols[("host_pool.py", 25)]
+    # A dataclass field is what its constructions pass for it.
+    assert "`--offload-chunk 1`" in sols[("cache.py", 14)]
+    # A parameter every caller fills with a literal carries no flag.
+    assert "--" not in sols[("host_pool.py", 37)]
