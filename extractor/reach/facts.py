@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 4
+FACTS_VERSION = 5
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 Atom = tuple[str, ...]
@@ -49,6 +49,11 @@ class Def:
     """For a class: its bases as dotted names with the file's imports applied."""
     guards: tuple[int, ...] = ()
     """Atoms (indexes into :attr:`FileFacts.atoms`) of the ``if`` blocks the definition sits in."""
+    attrs: tuple[tuple[str, str], ...] = ()
+    """For a class: ``(attribute, type expression)`` of what its methods store in ``self.x``
+    (see :mod:`extractor.reach.receiver_facts`)."""
+    returns: str = ""
+    """For a function: the type expression of what it returns (``""``: unknown)."""
 
 
 class Call(NamedTuple):
@@ -64,6 +69,11 @@ class Call(NamedTuple):
     guards: Sequence[int] = ()
     catches: Sequence[str] | None = None
     """The exception names of the innermost enclosing ``try`` (``[]`` for a bare except), else None."""
+    recv: str = ""
+    """The type expression of the callee's head when it is a typed local or a call's value (``?``)."""
+    ref: bool = False
+    """A definition named as a value (``{"k": Foo}``, ``return Foo``, ``target=self.loop``), not called:
+    whoever holds it may call it later, so it counts as a way in, but never as a caught call."""
 
 
 @dataclass(frozen=True)
@@ -100,9 +110,24 @@ class FileFacts:
             "path": self.path,
             "module": self.module,
             "imports": dict(sorted(self.imports.items())),
-            "defs": [[d.qualname, d.kind, d.line, d.owner, list(d.bases), list(d.guards)] for d in self.defs],
+            "defs": [
+                [
+                    d.qualname,
+                    d.kind,
+                    d.line,
+                    d.owner,
+                    list(d.bases),
+                    list(d.guards),
+                    [list(a) for a in d.attrs],
+                    d.returns,
+                ]
+                for d in self.defs
+            ],
             "calls": {
-                name: [[c[0], c[1], c[2], list(c[3]), None if c[4] is None else list(c[4])] for c in calls]
+                name: [
+                    [c[0], c[1], c[2], list(c[3]), None if c[4] is None else list(c[4]), c[5], c[6]]
+                    for c in calls
+                ]
                 for name, calls in sorted(self.calls.items())
             },
             "regs": [[r.target, r.registry, list(r.keys)] for r in self.registrations],
@@ -120,7 +145,10 @@ class FileFacts:
                 path=str(data["path"]),
                 module=str(data["module"]),
                 imports={str(k): str(v) for k, v in data["imports"].items()},
-                defs=[Def(q, k, int(n), o, tuple(b), tuple(g)) for q, k, n, o, b, g in data["defs"]],
+                defs=[
+                    Def(q, k, int(n), o, tuple(b), tuple(g), tuple((str(x), str(y)) for x, y in a), str(r))
+                    for q, k, n, o, b, g, a, r in data["defs"]
+                ],
                 calls=_calls(data["calls"]),
                 registrations=[Registration(t, r, tuple(k)) for t, r, k in data["regs"]],
                 atoms=[tuple(str(x) for x in a) for a in data["atoms"]],

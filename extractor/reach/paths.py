@@ -138,6 +138,14 @@ class ReachFinder:
         if registered:
             alts = [*(alts or []), registered]
         elif alts is None:
+            d = self.index.defs.get(node)
+            if d is not None and (d.kind == "c" or d.owner):
+                # A class nothing builds, registers or derives from (nor any method of it) is no
+                # way in that we know: dead or built by name. It must not make others' reach empty.
+                if not self._cut:
+                    self._memo[node] = None
+                self._cut = self._cut or outer_cut
+                return None
             alts = list(_FREE)  # nobody calls it: an entry point
         own = self.own(node)
         result = _simplify([c | own for c in alts])
@@ -150,9 +158,13 @@ class ReachFinder:
 
     def _via_edges(self, edges: list[Edge], depth: int) -> list[Conj] | None:
         sure = [e for e in edges if e.confident]
-        use = sure or edges
-        if not use:
-            return None
+        found = self._via(sure, depth) if sure else None
+        if found is None and len(sure) < len(edges):
+            # Calls tied by name alone count only where no call with a known receiver leads in.
+            found = self._via([e for e in edges if not e.confident], depth)
+        return found
+
+    def _via(self, use: list[Edge], depth: int) -> list[Conj] | None:
         alts: list[Conj] = []
         reached = False
         for edge in use:
@@ -175,9 +187,13 @@ class ReachFinder:
         calls = self._via_edges(self.index.callers(node), depth)
         if not d.owner:
             return calls
-        cls = self.reach(f"{node.partition(':')[0]}:{d.owner}", depth + 1)
-        if calls is None or calls == list(_FREE):
-            return list(cls) if cls is not None else (calls or list(_FREE))
+        cls = self.reach(
+            f"{node.partition(':')[0]}:{d.owner}", depth
+        )  # the class of a method is no further caller
+        if calls is None:
+            return list(cls) if cls is not None else None
+        if calls == list(_FREE):
+            return list(cls) if cls is not None else calls
         if cls is None or cls == _FREE:
             return calls
         return [a | b for a in calls for b in cls]
@@ -189,7 +205,7 @@ class ReachFinder:
         for sub in sorted(self.index.subclasses.get(node, [])):
             if not self._made_somehow(sub):
                 continue  # a subclass nothing builds, registers or derives from adds no way in
-            r = self.reach(sub, depth + 1)
+            r = self.reach(sub, depth)
             if r is not None:
                 any_sub = True
                 subs.extend(r)
@@ -210,7 +226,7 @@ def _simplify(alts: list[Conj]) -> Reach:
     for c in unique:
         if not any(k <= c for k in kept):
             kept.append(c)
-    merged = _merge_values([_one_architecture(c) for c in kept])
+    merged = _merge_values([_one_value_per_flag(_one_architecture(c)) for c in kept])
     if len(merged) > _MAX_ALTERNATIVES:
         common = _common(merged)
         merged = [common] if common else []
@@ -236,6 +252,27 @@ def _one_architecture(conj: Conj) -> Conj:
     values = tuple(sorted(common))
     sel: Selector = ("arch", values[0], ()) if len(values) == 1 else ("arch", "", values)
     return (conj - set(archs)) | {sel}
+
+
+def _one_value_per_flag(conj: Conj) -> Conj:
+    """One chain that sets a flag twice sets it once: to the values both allow (or just "set")."""
+    by_flag: dict[str, list[Selector]] = {}
+    for s in conj:
+        if s[0] == "flag":
+            by_flag.setdefault(s[1], []).append(s)
+    out = set(conj)
+    for name, sels in by_flag.items():
+        if len(sels) < 2:
+            continue
+        valued = [set(s[2]) for s in sels if s[2]]
+        if not valued:
+            continue
+        common = set.intersection(*valued)
+        if not common:
+            continue  # no value satisfies both: keep what was read, claim nothing more
+        out -= set(sels)
+        out.add(("flag", name, tuple(sorted(common))))
+    return frozenset(out)
 
 
 def _merge_values(alts: list[Conj]) -> list[Conj]:
