@@ -2,9 +2,13 @@
 
 A reach is a small set of *alternatives* (one per way in), each a conjunction of selectors met
 along one chain. A chain without any selector means anyone can get there: the whole reach is then
-empty (nothing narrows it). Chains stop after :data:`MAX_DEPTH` callers; a definition nobody calls
-is an entry point. Methods are reached like their class: through its constructions, registrations
-and ``EntryClass``, or through any subclass (whose instance runs the inherited method).
+empty (nothing narrows it). Chains stop after :data:`MAX_DEPTH` callers and keep the selectors met
+below (anything may call beyond); a function nobody calls is an entry point, while a class nothing
+builds, registers or derives from (and so its methods) is no known way in and adds no alternative.
+Methods are reached like their class: through its constructions, registrations and
+``EntryClass``, or through any subclass (whose instance runs the inherited method); a method's
+class is not counted as a further caller. Calls with a known receiver are preferred; calls tied by
+name alone are used only where those lead nowhere.
 """
 
 from __future__ import annotations
@@ -124,9 +128,13 @@ class ReachFinder:
         if partial is not None and partial[0] <= depth:
             self._cut = True
             return partial[1]
-        if node in self._busy or depth > MAX_DEPTH:
+        if node in self._busy:
             self._cut = True
-            return None
+            return None  # a cycle: no way in that the chain has not already met
+        if depth > MAX_DEPTH:
+            # Beyond the bound anything may call it: the chain keeps only the selectors met below.
+            self._cut = True
+            return _FREE
         outer_cut, self._cut = self._cut, False
         self._busy.add(node)
         try:
