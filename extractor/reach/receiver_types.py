@@ -98,11 +98,11 @@ class ReceiverTypes:
             if method is not None:
                 out.add(("def", method))
                 continue
-            if kind == "def":
-                inner = f"{node}.{name}"
-                if inner in index.defs:
-                    out.add(("def", inner))
+            inner = f"{node}.{name}"
+            if kind == "def" and inner in index.defs:
+                out.add(("def", inner))
                 continue
+            # Otherwise a class named without a call is an annotation: an instance of it.
             for owner, expr in self._attribute(node, name):
                 module, _, qual = owner.partition(":")
                 out.update(("inst", c) for c in self.classes(expr, module, qual, owner, depth + 1))
