@@ -73,6 +73,10 @@ class ReachFinder:
                 if node in self.index.defs:
                     registered.setdefault(node, set()).add(("arch", name, ()))
         self._registered = {k: frozenset(v) for k, v in registered.items()}
+        self._all_choices: dict[str, tuple[str, ...]] = {}
+        for info in self.knowledge.flag_info.values():
+            if info.choices:
+                self._all_choices.setdefault(info.flag, info.choices)
         self.choices = {flag: tuple(v) for flag, v in sorted(keys.items())}
 
     # ----------------------------------------------------------------- selectors of one node
@@ -115,7 +119,22 @@ class ReachFinder:
         if node not in self.index.defs:
             node = f"{module}:<module>"
         found = self.reach(node, 0)
-        return () if found is None or found == _FREE else found
+        if found is None or found == _FREE:
+            return ()
+        out = []
+        for conj in found:
+            kept = frozenset(s for s in conj if not self._every_value(s))
+            if not kept:
+                return ()  # one way in that any setting takes: nothing narrows the path
+            out.append(kept)
+        return tuple(out)
+
+    def _every_value(self, sel: Selector) -> bool:
+        """A flag selector naming every value the flag takes narrows nothing."""
+        if sel[0] != "flag" or not sel[2]:
+            return False
+        choices = self._all_choices.get(sel[1], ())
+        return bool(choices) and set(choices) <= set(sel[2])
 
     def reach(self, node: str, depth: int) -> Reach | None:
         """Alternatives of ``node``; None while it is being computed (a cycle) or too deep."""
@@ -176,7 +195,8 @@ class ReachFinder:
         alts: list[Conj] = []
         reached = False
         for edge in use:
-            up = self.reach(edge.caller, depth + 1)
+            # The class of an override already narrows it; the base's caller adds only its guards.
+            up = _FREE if edge.down else self.reach(edge.caller, depth + 1)
             if up is None:
                 continue
             reached = True

@@ -32,6 +32,9 @@ class Edge:
     guards: tuple[tuple[str, ...], ...]
     catches: tuple[str, ...] | None
     confident: bool
+    down: bool = False
+    """``self.m()`` that runs a subclass's override: only that subclass's instances take it, so the
+    caller's own ways in (those of every subclass) do not carry over."""
 
 
 @dataclass
@@ -280,8 +283,16 @@ class TargetIndex:
         guards = tuple(f.atoms[i] for i in call.guards)
         catches = None if call.catches is None or call.ref else tuple(call.catches)
         caller = f"{module}:{call.caller}"
+        parts = call.callee.split(".")
+        cls = None
+        if parts[0] in ("self", "cls") and len(parts) == 2 and not call.ref:
+            cls = self.owner_class(module, call.caller)
+        inherited = self.lookup_method(cls, parts[1]) if cls is not None else None
         for target in targets:
-            self._callers.setdefault(target, []).append(Edge(caller, f.path, guards, catches, confident))
+            down = cls is not None and target != inherited
+            self._callers.setdefault(target, []).append(
+                Edge(caller, f.path, guards, catches, confident, down)
+            )
 
 
 def is_test_path(path: str) -> bool:
