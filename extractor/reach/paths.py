@@ -215,9 +215,12 @@ class ReachFinder:
         calls = self._via_edges(self.index.callers(node), depth)
         if not d.owner:
             return calls
-        cls = self.reach(
-            f"{node.partition(':')[0]}:{d.owner}", depth
-        )  # the class of a method is no further caller
+        owner = f"{node.partition(':')[0]}:{d.owner}"
+        cls = self.reach(owner, depth)  # the class of a method is no further caller
+        if cls is not None and self._only_from_its_family(node, owner):
+            # A public method called only from the classes it derives from or that derive from it is
+            # called from outside too, through receivers we cannot read: its class's ways in hold.
+            return list(cls)
         if calls is None:
             return list(cls) if cls is not None else None
         if calls == list(_FREE):
@@ -225,6 +228,21 @@ class ReachFinder:
         if cls is None or cls == _FREE:
             return calls
         return [a | b for a in calls for b in cls]
+
+    def _only_from_its_family(self, node: str, owner: str) -> bool:
+        if node.rpartition(".")[2].startswith("_"):
+            return False
+        edges = self.index.callers(node)
+        if not edges:
+            return False
+        # Calls from the class itself keep their guards (``if x: self.setup()``); calls from the
+        # classes above or below it (``super().forward()``) say nothing of who else calls it.
+        family = self.index.ancestors(owner) | self.index.descendants(owner)
+        for edge in edges:
+            module, _, qual = edge.caller.partition(":")
+            if self.index.owner_class(module, qual) not in family:
+                return False
+        return True
 
     def _class_alternatives(self, node: str, depth: int) -> list[Conj] | None:
         made = self._via_edges(self.index.callers(node), depth)

@@ -258,6 +258,17 @@ class TargetIndex:
         self._families[name] = out
         return out
 
+    def descendants(self, cls: str) -> set[str]:
+        """Every class below ``cls`` in the target."""
+        out: set[str] = set()
+        todo = list(self.subclasses.get(cls, []))
+        while todo:
+            here = todo.pop()
+            if here not in out:
+                out.add(here)
+                todo.extend(self.subclasses.get(here, []))
+        return out
+
     def ancestors(self, cls: str) -> set[str]:
         """Every class ``cls`` derives from in the target."""
         out: set[str] = set()
