@@ -115,7 +115,7 @@ FILES = {
             def prepare(self, batch):
                 return batch
 
-            def check_layout(self, batch):
+            def _check_layout(self, batch):
                 if batch.layout != "nhd":
                     raise ValueError("layout must be nhd")
 
@@ -137,7 +137,7 @@ FILES = {
 
         class PagedBackend(KvBackend):
             def prepare(self, batch):
-                super().check_layout(batch)
+                super()._check_layout(batch)
                 return self.pages(batch)
 
             def pages(self, batch):
@@ -217,7 +217,7 @@ def test_a_base_typed_attribute_reaches_the_overrides_and_super_reaches_the_base
     # forward -> self.backend.prepare (typed KvBackend by the factory's annotation) -> the override
     # in PagedBackend (built only for ``paged``) -> self.pages; and super() back into the base.
     assert reach.of(f"{PKG}/paged.py", "PagedBackend.pages") == _flag("--kv-backend", "paged")
-    assert reach.of(f"{PKG}/backends.py", "KvBackend.check_layout") == _flag("--kv-backend", "paged")
+    assert reach.of(f"{PKG}/backends.py", "KvBackend._check_layout") == _flag("--kv-backend", "paged")
 
 
 def test_a_class_named_in_a_table_is_built_by_the_code_that_names_it(reach: SiteReach) -> None:
