@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 5
+FACTS_VERSION = 6
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 Atom = tuple[str, ...]
@@ -51,6 +51,11 @@ class Def:
     """Atoms (indexes into :attr:`FileFacts.atoms`) of the ``if`` blocks the definition sits in."""
     params: tuple[str, ...] = ()
     """For a function: its positional parameters in order (``self`` included)."""
+    attrs: tuple[tuple[str, str], ...] = ()
+    """For a class: ``(attribute, type expression)`` of what its methods store in ``self.x``
+    (see :mod:`extractor.reach.receiver_facts`)."""
+    returns: str = ""
+    """For a function: the type expression of what it returns (``""``: unknown)."""
 
 
 class Call(NamedTuple):
@@ -68,6 +73,11 @@ class Call(NamedTuple):
     """The exception names of the innermost enclosing ``try`` (``[]`` for a bare except), else None."""
     args: Sequence[Sequence[str]] = ()
     """Arguments that may carry a flag's value (:func:`extractor.reach.arguments.passed_args`)."""
+    recv: str = ""
+    """The type expression of the callee's head when it is a typed local or a call's value (``?``)."""
+    ref: bool = False
+    """A definition named as a value (``{"k": Foo}``, ``return Foo``, ``target=self.loop``), not called:
+    whoever holds it may call it later, so it counts as a way in, but never as a caught call."""
 
 
 @dataclass(frozen=True)
@@ -108,7 +118,17 @@ class FileFacts:
             "module": self.module,
             "imports": dict(sorted(self.imports.items())),
             "defs": [
-                [d.qualname, d.kind, d.line, d.owner, list(d.bases), list(d.guards), list(d.params)]
+                [
+                    d.qualname,
+                    d.kind,
+                    d.line,
+                    d.owner,
+                    list(d.bases),
+                    list(d.guards),
+                    list(d.params),
+                    [list(a) for a in d.attrs],
+                    d.returns,
+                ]
                 for d in self.defs
             ],
             "calls": {
@@ -120,6 +140,8 @@ class FileFacts:
                         list(c[3]),
                         None if c[4] is None else list(c[4]),
                         [list(a) for a in c[5]],
+                        c[6],
+                        c[7],
                     ]
                     for c in calls
                 ]
@@ -142,7 +164,18 @@ class FileFacts:
                 module=str(data["module"]),
                 imports={str(k): str(v) for k, v in data["imports"].items()},
                 defs=[
-                    Def(q, k, int(n), o, tuple(b), tuple(g), tuple(p)) for q, k, n, o, b, g, p in data["defs"]
+                    Def(
+                        q,
+                        k,
+                        int(n),
+                        o,
+                        tuple(b),
+                        tuple(g),
+                        tuple(p),
+                        tuple((str(x), str(y)) for x, y in a),
+                        str(r),
+                    )
+                    for q, k, n, o, b, g, p, a, r in data["defs"]
                 ],
                 calls=_calls(data["calls"]),
                 registrations=[Registration(t, r, tuple(k)) for t, r, k in data["regs"]],

@@ -11,11 +11,13 @@ knowledge and happens later.
 from __future__ import annotations
 
 import ast
+import dataclasses
 from collections.abc import Iterable, Sequence
 
 from extractor.reach.arguments import passed_args, positional_params, self_assignment
 from extractor.reach.facts import Atom, Call, Def, FileFacts, Registration
 from extractor.reach.guard_atoms import GuardReader, typed_params
+from extractor.reach.receiver_facts import Types, class_attributes, expr_types, function_types, return_types
 
 __all__ = ["file_facts", "module_name"]
 
@@ -45,6 +47,13 @@ class _Builder:
         self._atom_ids: dict[Atom, int] = {}
         self._calls: list[Call] = []
         self.guards = GuardReader(self.facts.imports)
+        self._types: dict[str, Types] = {}
+        """Typed local names of each function, by qualname."""
+        self._method_types: dict[int, Types] = {}
+        # Names a value may refer to a definition by: the module's own, then nested ones as met.
+        self._def_names = {
+            s.name for s in tree.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+        }
 
     # ----------------------------------------------------------------- entry
 
@@ -60,7 +69,29 @@ class _Builder:
             target = imports.get(head)
             if target is not None:
                 call = call._replace(callee=f"{target}{dot}{rest}")
+            if call.recv:
+                call = call._replace(recv=self._imported(call.recv))
             self.facts.calls.setdefault(call.callee.rpartition(".")[2], []).append(call)
+        self.facts.defs = [
+            dataclasses.replace(
+                d,
+                attrs=tuple((a, self._imported(e)) for a, e in d.attrs),
+                returns=self._imported(d.returns),
+            )
+            if d.attrs or d.returns
+            else d
+            for d in self.facts.defs
+        ]
+
+    def _imported(self, expr: str) -> str:
+        """A type expression with the file's imports applied to each alternative's head."""
+        out = []
+        for alt in expr.split("|"):
+            head, dot, rest = alt.partition(".")
+            name = head.removesuffix("()")
+            target = self.facts.imports.get(name)
+            out.append(f"{target}{head[len(name) :]}{dot}{rest}" if target is not None else alt)
+        return "|".join(sorted(set(out)))
 
     def _atom(self, atom: Atom) -> int:
         found = self._atom_ids.get(atom)
@@ -173,14 +204,37 @@ class _Builder:
         for stmt in stmts:
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
                 name = f"{prefix}.{stmt.name}" if prefix else stmt.name
-                params = positional_params(stmt)
-                self.facts.defs.append(Def(name, "f", stmt.lineno, owner, (), tuple(guards), params))
+                if not owner:
+                    self._def_names.add(stmt.name)
+                types = self._method_types.pop(id(stmt), None)
+                types = function_types(stmt) if types is None else types
+                self._types[name] = types
+                returns = "|".join(sorted(return_types(stmt, types)))
+                self.facts.defs.append(
+                    Def(
+                        name,
+                        "f",
+                        stmt.lineno,
+                        owner,
+                        (),
+                        tuple(guards),
+                        positional_params(stmt),
+                        returns=returns,
+                    )
+                )
                 self._decorators(stmt, name, qual, guards, catches, local, aliases)
                 self._block(stmt.body, name, f"{name}.<locals>", "", [], None, typed_params(stmt), {})
             elif isinstance(stmt, ast.ClassDef):
                 name = f"{prefix}.{stmt.name}" if prefix else stmt.name
                 bases = tuple(b for b in (self.guards.dotted(x) for x in stmt.bases) if not b.startswith("?"))
-                self.facts.defs.append(Def(name, "c", stmt.lineno, owner, bases, tuple(guards)))
+                methods = [s for s in stmt.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)]
+                by_name = {}
+                for method in methods:
+                    self._method_types[id(method)] = by_name[method.name] = function_types(method)
+                attrs = tuple(
+                    (a, "|".join(sorted(e))) for a, e in sorted(class_attributes(stmt, by_name).items())
+                )
+                self.facts.defs.append(Def(name, "c", stmt.lineno, owner, bases, tuple(guards), attrs=attrs))
                 self._decorators(stmt, name, qual, guards, catches, local, aliases)
                 self._block(stmt.body, name, name, name, list(guards), catches, {}, {})
             elif isinstance(stmt, ast.If):
@@ -287,17 +341,29 @@ class _Builder:
         local: dict[str, tuple[str, str]],
         aliases: dict[str, list[Atom]],
     ) -> None:
-        stack: list[tuple[ast.AST, list[int]]] = [(node, guards)]
+        # The flag says whether a name there is a value (a reference may be kept) or a receiver.
+        stack: list[tuple[ast.AST, list[int], bool]] = [(node, guards, True)]
         calls = self._calls
+        types = self._types.get(qual, {})
+        caught = None if catches is None else list(catches)
         while stack:
-            here, gs = stack.pop()
+            here, gs, value = stack.pop()
             kind = type(here)
             if kind is ast.Attribute:
-                stack.append((here.value, gs))  # type: ignore[attr-defined]
+                assert isinstance(here, ast.Attribute)
+                if value:
+                    self._reference(here, qual, gs, types)
+                stack.append((here.value, gs, False))
+                continue
+            if kind is ast.Name:
+                assert isinstance(here, ast.Name)
+                if value:
+                    self._reference(here, qual, gs, types)
                 continue
             if kind is ast.Call:
                 assert isinstance(here, ast.Call)
-                callee = self.raw_dotted(here.func)
+                func = here.func
+                callee = self.raw_dotted(func)
                 if callee is not None:
                     calls.append(
                         Call(
@@ -305,28 +371,88 @@ class _Builder:
                             callee,
                             here.lineno,
                             list(gs),
-                            None if catches is None else list(catches),
+                            caught,
                             passed_args(here),
+                            self._receiver(func, types),
                         )
                     )
-                func = here.func
-                stack.append((func.value if isinstance(func, ast.Attribute) else func, gs))
-                stack.extend((a, gs) for a in here.args if type(a) not in _LEAVES)
-                stack.extend((k.value, gs) for k in here.keywords if type(k.value) not in _LEAVES)
+                stack.append((func.value if isinstance(func, ast.Attribute) else func, gs, False))
+                # ``isinstance(x, Foo)`` tests a class; it does not hand it to anyone.
+                passes = not (isinstance(func, ast.Name) and func.id in _TYPE_TESTS)
+                stack.extend((a, gs, passes) for a in here.args if type(a) not in _LEAVES or passes)
+                stack.extend(
+                    (k.value, gs, passes) for k in here.keywords if type(k.value) not in _LEAVES or passes
+                )
                 continue
             if kind is ast.IfExp:
                 assert isinstance(here, ast.IfExp)
-                stack.append((here.test, gs))
+                stack.append((here.test, gs, False))
                 extra = [self._atom(a) for a in self.guards.atoms_of(here.test, local, aliases)]
-                stack.append((here.body, gs + extra))
-                stack.append((here.orelse, gs))
+                stack.append((here.body, gs + extra, True))
+                stack.append((here.orelse, gs, True))
                 continue
             if kind in _SCOPES:
                 continue
             if kind is ast.Import or kind is ast.ImportFrom:
                 self._collect_imports((here,))
                 continue
-            stack.extend((c, gs) for c in ast.iter_child_nodes(here) if type(c) not in _LEAVES)
+            if kind is ast.AnnAssign:
+                assert isinstance(here, ast.AnnAssign)
+                if here.value is not None:
+                    stack.append((here.value, gs, True))
+                continue
+            value = value and kind not in _TESTS
+            for c in ast.iter_child_nodes(here):
+                ck = type(c)
+                if ck is ast.Name:
+                    if value:
+                        self._reference(c, qual, gs, types)  # type: ignore[arg-type]
+                elif ck not in _LEAVES:
+                    stack.append((c, gs, value))
+
+    def _receiver(self, func: ast.expr, types: Types) -> str:
+        """The type expression of a call's head: a typed local, or the value of an inner call."""
+        node = func
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        if isinstance(node, ast.Name):
+            found = types.get(node.id)
+        elif isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and node.func.id == "super"):
+            found = expr_types(node, types)
+        else:
+            return ""
+        return "|".join(sorted(found)) if found else ""
+
+    def _reference(self, node: ast.Name | ast.Attribute, qual: str, gs: list[int], types: Types) -> None:
+        """Keep a definition named as a value: a class (``CamelCase``) or an imported or ``self`` name."""
+        if qual == "<module>":
+            return  # module-level names (``EntryClass = X``, tables) run nothing; registrations cover them
+        if isinstance(node, ast.Name):
+            if not isinstance(node.ctx, ast.Load) or node.id in types:
+                return
+            name = node.id
+            if not (
+                name in self.facts.imports
+                or name in self._def_names
+                or (name[:1].isupper() and not name.isupper())
+            ):
+                return
+            dotted = name
+        else:
+            if not isinstance(node.ctx, ast.Load):
+                return
+            dotted = self.raw_dotted(node) or ""
+            head, _, last = dotted.partition(".")
+            if not last or (head in ("self", "cls") and "." in last):
+                return
+            if head not in ("self", "cls") and head not in self.facts.imports:
+                return
+        self._calls.append(Call(qual, dotted, node.lineno, list(gs), None, recv="", ref=True))
+
+
+# Only the comparisons and tests of these read a name; they never hand its value on.
+_TESTS = frozenset({ast.Compare, ast.BoolOp, ast.UnaryOp})
+_TYPE_TESTS = frozenset({"isinstance", "issubclass", "type", "getattr", "hasattr", "setattr"})
 
 
 _LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue})

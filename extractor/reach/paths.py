@@ -2,9 +2,13 @@
 
 A reach is a small set of *alternatives* (one per way in), each a conjunction of selectors met
 along one chain. A chain without any selector means anyone can get there: the whole reach is then
-empty (nothing narrows it). Chains stop after :data:`MAX_DEPTH` callers; a definition nobody calls
-is an entry point. Methods are reached like their class: through its constructions, registrations
-and ``EntryClass``, or through any subclass (whose instance runs the inherited method).
+empty (nothing narrows it). Chains stop after :data:`MAX_DEPTH` callers and keep the selectors met
+below (anything may call beyond); a function nobody calls is an entry point, while a class nothing
+builds, registers or derives from (and so its methods) is no known way in and adds no alternative.
+Methods are reached like their class: through its constructions, registrations and
+``EntryClass``, or through any subclass (whose instance runs the inherited method); a method's
+class is not counted as a further caller. Calls with a known receiver are preferred; calls tied by
+name alone are used only where those lead nowhere.
 """
 
 from __future__ import annotations
@@ -71,6 +75,10 @@ class ReachFinder:
                 if node in self.index.defs:
                     registered.setdefault(node, set()).add(("arch", name, ()))
         self._registered = {k: frozenset(v) for k, v in registered.items()}
+        self._all_choices: dict[str, tuple[str, ...]] = {}
+        for info in self.knowledge.flag_info.values():
+            if info.choices:
+                self._all_choices.setdefault(info.flag, info.choices)
         self.choices = {flag: tuple(v) for flag, v in sorted(keys.items())}
 
     # ----------------------------------------------------------------- selectors of one node
@@ -113,7 +121,22 @@ class ReachFinder:
         if node not in self.index.defs:
             node = f"{module}:<module>"
         found = self.reach(node, 0)
-        return () if found is None or found == _FREE else found
+        if found is None or found == _FREE:
+            return ()
+        out = []
+        for conj in found:
+            kept = frozenset(s for s in conj if not self._every_value(s))
+            if not kept:
+                return ()  # one way in that any setting takes: nothing narrows the path
+            out.append(kept)
+        return tuple(out)
+
+    def _every_value(self, sel: Selector) -> bool:
+        """A flag selector naming every value the flag takes narrows nothing."""
+        if sel[0] != "flag" or not sel[2]:
+            return False
+        choices = self._all_choices.get(sel[1], ())
+        return bool(choices) and set(choices) <= set(sel[2])
 
     def reach(self, node: str, depth: int) -> Reach | None:
         """Alternatives of ``node``; None while it is being computed (a cycle) or too deep."""
@@ -126,9 +149,13 @@ class ReachFinder:
         if partial is not None and partial[0] <= depth:
             self._cut = True
             return partial[1]
-        if node in self._busy or depth > MAX_DEPTH:
+        if node in self._busy:
             self._cut = True
-            return None
+            return None  # a cycle: no way in that the chain has not already met
+        if depth > MAX_DEPTH:
+            # Beyond the bound anything may call it: the chain keeps only the selectors met below.
+            self._cut = True
+            return _FREE
         outer_cut, self._cut = self._cut, False
         self._busy.add(node)
         try:
@@ -140,6 +167,14 @@ class ReachFinder:
         if registered:
             alts = [*(alts or []), registered]
         elif alts is None:
+            d = self.index.defs.get(node)
+            if d is not None and (d.kind == "c" or d.owner):
+                # A class nothing builds, registers or derives from (nor any method of it) is no
+                # way in that we know: dead or built by name. It must not make others' reach empty.
+                if not self._cut:
+                    self._memo[node] = None
+                self._cut = self._cut or outer_cut
+                return None
             alts = list(_FREE)  # nobody calls it: an entry point
         own = self.own(node)
         result = _simplify([c | own for c in alts])
@@ -152,13 +187,18 @@ class ReachFinder:
 
     def _via_edges(self, edges: list[Edge], depth: int) -> list[Conj] | None:
         sure = [e for e in edges if e.confident]
-        use = sure or edges
-        if not use:
-            return None
+        found = self._via(sure, depth) if sure else None
+        if found is None and len(sure) < len(edges):
+            # Calls tied by name alone count only where no call with a known receiver leads in.
+            found = self._via([e for e in edges if not e.confident], depth)
+        return found
+
+    def _via(self, use: list[Edge], depth: int) -> list[Conj] | None:
         alts: list[Conj] = []
         reached = False
         for edge in use:
-            up = self.reach(edge.caller, depth + 1)
+            # The class of an override already narrows it; the base's caller adds only its guards.
+            up = _FREE if edge.down else self.reach(edge.caller, depth + 1)
             if up is None:
                 continue
             reached = True
@@ -177,12 +217,34 @@ class ReachFinder:
         calls = self._via_edges(self.index.callers(node), depth)
         if not d.owner:
             return calls
-        cls = self.reach(f"{node.partition(':')[0]}:{d.owner}", depth + 1)
-        if calls is None or calls == list(_FREE):
-            return list(cls) if cls is not None else (calls or list(_FREE))
+        owner = f"{node.partition(':')[0]}:{d.owner}"
+        cls = self.reach(owner, depth)  # the class of a method is no further caller
+        if cls is not None and self._only_from_its_family(node, owner):
+            # A public method called only from the classes it derives from or that derive from it is
+            # called from outside too, through receivers we cannot read: its class's ways in hold.
+            return list(cls)
+        if calls is None:
+            return list(cls) if cls is not None else None
+        if calls == list(_FREE):
+            return list(cls) if cls is not None else calls
         if cls is None or cls == _FREE:
             return calls
         return [a | b for a in calls for b in cls]
+
+    def _only_from_its_family(self, node: str, owner: str) -> bool:
+        if node.rpartition(".")[2].startswith("_"):
+            return False
+        edges = self.index.callers(node)
+        if not edges:
+            return False
+        # Calls from the class itself keep their guards (``if x: self.setup()``); calls from the
+        # classes above or below it (``super().forward()``) say nothing of who else calls it.
+        family = self.index.ancestors(owner) | self.index.descendants(owner)
+        for edge in edges:
+            module, _, qual = edge.caller.partition(":")
+            if self.index.owner_class(module, qual) not in family:
+                return False
+        return True
 
     def _class_alternatives(self, node: str, depth: int) -> list[Conj] | None:
         made = self._via_edges(self.index.callers(node), depth)
@@ -191,7 +253,7 @@ class ReachFinder:
         for sub in sorted(self.index.subclasses.get(node, [])):
             if not self._made_somehow(sub):
                 continue  # a subclass nothing builds, registers or derives from adds no way in
-            r = self.reach(sub, depth + 1)
+            r = self.reach(sub, depth)
             if r is not None:
                 any_sub = True
                 subs.extend(r)
@@ -212,7 +274,7 @@ def _simplify(alts: list[Conj]) -> Reach:
     for c in unique:
         if not any(k <= c for k in kept):
             kept.append(c)
-    merged = _merge_values([_one_architecture(c) for c in kept])
+    merged = _merge_values([_one_value_per_flag(_one_architecture(c)) for c in kept])
     if len(merged) > _MAX_ALTERNATIVES:
         common = _common(merged)
         merged = [common] if common else []
@@ -238,6 +300,27 @@ def _one_architecture(conj: Conj) -> Conj:
     values = tuple(sorted(common))
     sel: Selector = ("arch", values[0], ()) if len(values) == 1 else ("arch", "", values)
     return (conj - set(archs)) | {sel}
+
+
+def _one_value_per_flag(conj: Conj) -> Conj:
+    """One chain that sets a flag twice sets it once: to the values both allow (or just "set")."""
+    by_flag: dict[str, list[Selector]] = {}
+    for s in conj:
+        if s[0] == "flag":
+            by_flag.setdefault(s[1], []).append(s)
+    out = set(conj)
+    for name, sels in by_flag.items():
+        if len(sels) < 2:
+            continue
+        valued = [set(s[2]) for s in sels if s[2]]
+        if not valued:
+            continue
+        common = set.intersection(*valued)
+        if not common:
+            continue  # no value satisfies both: keep what was read, claim nothing more
+        out -= set(sels)
+        out.add(("flag", name, tuple(sorted(common))))
+    return frozenset(out)
 
 
 def _merge_values(alts: list[Conj]) -> list[Conj]:

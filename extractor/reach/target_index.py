@@ -2,8 +2,11 @@
 
 Built in the parent process from the per-file facts (cheap: no parsing), once per run. Calls are
 resolved to definitions where the receiver is known (a local or imported name, ``self.`` methods
-through the class hierarchy and the overrides below it, ``super()``, constructors); otherwise a
-call is tied to the one definition of that name when exactly one exists, with lower confidence.
+through the class hierarchy and the overrides below it, ``super()``, constructors, and receivers
+whose class is read from attributes, annotations, constructions and factories' returns: see
+:mod:`extractor.reach.receiver_types`); otherwise a call is tied to the one definition of that
+name when exactly one exists, with lower confidence. A definition named as a value (a class in a
+dict, a callback) counts as called by the code that names it. Calls from test files are no way in.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from extractor.reach.facts import Call, Def, FileFacts
+from extractor.reach.receiver_types import ReceiverTypes
 
 __all__ = ["Edge", "TargetIndex"]
 
@@ -28,6 +32,9 @@ class Edge:
     guards: tuple[tuple[str, ...], ...]
     catches: tuple[str, ...] | None
     confident: bool
+    down: bool = False
+    """``self.m()`` that runs a subclass's override: only that subclass's instances take it, so the
+    caller's own ways in (those of every subclass) do not carry over."""
 
 
 @dataclass
@@ -42,9 +49,13 @@ class TargetIndex:
     subclasses: dict[str, list[str]] = field(default_factory=dict)
     methods: dict[str, dict[str, str]] = field(default_factory=dict)
     by_name: dict[str, list[str]] = field(default_factory=dict)
+    attrs: dict[str, dict[str, str]] = field(default_factory=dict)
+    """class node -> attribute -> type expression of what its methods store there."""
     _calls_by_name: dict[str, list[tuple[FileFacts, list[Any]]]] = field(default_factory=dict)
     _callers: dict[str, list[Edge]] = field(default_factory=dict)
     _resolved: set[str] = field(default_factory=set)
+    _receivers: ReceiverTypes | None = None
+    _families: dict[str, list[str]] = field(default_factory=dict)
 
     @classmethod
     def build(cls, facts: Iterable[FileFacts]) -> TargetIndex:
@@ -62,6 +73,8 @@ class TargetIndex:
                     index.methods.setdefault(f"{f.module}:{d.owner}", {})[d.qualname.rpartition(".")[2]] = (
                         node
                     )
+                if d.attrs:
+                    index.attrs[node] = dict(d.attrs)
                 if "<locals>" not in d.qualname:
                     index.by_name.setdefault(d.qualname.rpartition(".")[2], []).append(node)
         for module, f in index.files.items():
@@ -76,7 +89,10 @@ class TargetIndex:
                         index.subclasses.setdefault(found, []).append(node)
         # Calls are only filed by the name they call; a name's calls are resolved the first time
         # someone asks who calls a definition of that name (most never are).
+        index._receivers = ReceiverTypes(index)
         for f in index.files.values():
+            if is_test_path(f.path):
+                continue  # a test's call is not a way a user gets there
             for name, calls in f.calls.items():
                 index._calls_by_name.setdefault(name, []).append((f, calls))
         return index
@@ -165,9 +181,38 @@ class TargetIndex:
             todo.extend(self.subclasses.get(sub, []))
         return sorted(out)
 
+    def methods_of(self, classes: Iterable[str], name: str) -> list[str]:
+        """What ``x.name()`` may run for ``x`` an instance of one of ``classes``: inherited or overridden."""
+        out: set[str] = set()
+        for cls in classes:
+            found = self.lookup_method(cls, name)
+            if found is not None:
+                out.add(found)
+            out.update(self.overrides(cls, name))
+        return sorted(out)
+
+    def _typed_targets(self, module: str, call: Call, parts: list[str]) -> list[str] | None:
+        """Methods a call on a typed receiver runs; None when the receiver's class is not known."""
+        assert self._receivers is not None
+        rest = ".".join(parts[1:-1])
+        if call.recv:
+            exprs = [f"{alt}.{rest}" if rest else alt for alt in call.recv.split("|")]
+        else:
+            exprs = [".".join(parts[:-1])]
+        classes: set[str] = set()
+        for expr in exprs:
+            classes |= self._receivers.classes(expr, module, call.caller)
+        return self.methods_of(sorted(classes), parts[-1]) if classes else None
+
     def _targets(self, module: str, f: FileFacts, call: Call) -> tuple[list[str], bool]:
         parts = call.callee.split(".")
         head = parts[0]
+        if call.ref:
+            return self._referenced(module, f, call, parts), True
+        if len(parts) >= 2 and (call.recv or (head in ("self", "cls") and len(parts) > 2)):
+            typed = self._typed_targets(module, call, parts)
+            if typed is not None:
+                return typed, True
         if head in ("self", "cls") and len(parts) == 2:
             cls = self.owner_class(module, call.caller)
             if cls is not None:
@@ -192,14 +237,86 @@ class TargetIndex:
         candidates = self.by_name.get(name, [])
         if len(candidates) == 1:
             return candidates, False
-        return [], False
+        return self._family(name, candidates), False
+
+    def _family(self, name: str, candidates: list[str]) -> list[str]:
+        """Every definition of ``name`` when all are one method and its overrides (one root class).
+
+        A call of that name on an unknown receiver runs one of them: the name is the operation.
+        """
+        found = self._families.get(name)
+        if found is not None:
+            return found
+        owners = []
+        for node in candidates:
+            d = self.defs[node]
+            if not d.owner:
+                self._families[name] = []
+                return []
+            owners.append(f"{node.partition(':')[0]}:{d.owner}")
+        out: list[str] = []
+        for root in set(owners):
+            if all(o == root or root in self.ancestors(o) for o in owners):
+                out = sorted(candidates)
+                break
+        self._families[name] = out
+        return out
+
+    def descendants(self, cls: str) -> set[str]:
+        """Every class below ``cls`` in the target."""
+        out: set[str] = set()
+        todo = list(self.subclasses.get(cls, []))
+        while todo:
+            here = todo.pop()
+            if here not in out:
+                out.add(here)
+                todo.extend(self.subclasses.get(here, []))
+        return out
+
+    def ancestors(self, cls: str) -> set[str]:
+        """Every class ``cls`` derives from in the target."""
+        out: set[str] = set()
+        todo = list(self.bases.get(cls, []))
+        while todo:
+            here = todo.pop()
+            if here not in out:
+                out.add(here)
+                todo.extend(self.bases.get(here, []))
+        return out
+
+    def _referenced(self, module: str, f: FileFacts, call: Call, parts: list[str]) -> list[str]:
+        if parts[0] in ("self", "cls"):
+            cls = self.owner_class(module, call.caller)
+            return self.methods_of([cls], parts[1]) if cls is not None else []
+        found = self.resolve_dotted(call.callee, f, call.caller)
+        return [found] if found is not None and found != f"{module}:{call.caller}" else []
 
     def _add_call(self, module: str, f: FileFacts, call: Call) -> None:
         targets, confident = self._targets(module, f, call)
         if not targets:
             return
         guards = tuple(f.atoms[i] for i in call.guards)
-        catches = None if call.catches is None else tuple(call.catches)
+        catches = None if call.catches is None or call.ref else tuple(call.catches)
         caller = f"{module}:{call.caller}"
+        parts = call.callee.split(".")
+        cls = None
+        if parts[0] in ("self", "cls") and len(parts) == 2 and not call.ref:
+            cls = self.owner_class(module, call.caller)
+        inherited = self.lookup_method(cls, parts[1]) if cls is not None else None
         for target in targets:
-            self._callers.setdefault(target, []).append(Edge(caller, f.path, guards, catches, confident))
+            down = cls is not None and target != inherited
+            self._callers.setdefault(target, []).append(
+                Edge(caller, f.path, guards, catches, confident, down)
+            )
+
+
+def is_test_path(path: str) -> bool:
+    """Whether a file is a test (``tests/``, ``test_x.py``, ``x_test.py``): its calls reach no user."""
+    parts = path.split("/")
+    name = parts[-1]
+    return (
+        any(p in ("test", "tests") for p in parts[:-1])
+        or name.startswith("test_")
+        or name.endswith(("_test.py", "_tests.py"))
+        or name in ("conftest.py", "tests.py")
+    )

@@ -1,0 +1,137 @@
+"""Receiver types across the target: which classes a type expression of one file may stand for.
+
+The expressions are those :mod:`extractor.reach.receiver_facts` keeps. Each is read from its head
+(``self``/``cls``: the class of the method it was written in; else the longest prefix naming a
+definition through the file's imports) along its parts: a method of a class, the type stored in
+an attribute (looked up through the bases, like an attribute read), a call (an instance for a
+class, the return type of a function). Results are memoised; expressions that refer to each
+other, or nest deeper than :data:`MAX_DEPTH`, end as unknown rather than loop.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from extractor.reach.target_index import TargetIndex
+
+__all__ = ["MAX_DEPTH", "ReceiverTypes"]
+
+MAX_DEPTH = 6
+
+Value = tuple[str, str]
+"""``("inst", class node)``: an instance; ``("def", node)``: the definition itself."""
+
+
+class ReceiverTypes:
+    """Classes of type expressions, resolved against one :class:`TargetIndex`."""
+
+    def __init__(self, index: TargetIndex) -> None:
+        self.index = index
+        self._memo: dict[tuple[str, str, str], frozenset[str]] = {}
+        self._busy: set[tuple[str, str, str]] = set()
+
+    def classes(
+        self, expr: str, module: str, scope: str, self_cls: str = "", depth: int = 0
+    ) -> frozenset[str]:
+        """Class nodes whose instances ``expr`` (written in ``scope`` of ``module``) may hold."""
+        key = (expr, module, self_cls or scope)
+        found = self._memo.get(key)
+        if found is not None:
+            return found
+        if key in self._busy or depth > MAX_DEPTH:
+            return frozenset()
+        self._busy.add(key)
+        try:
+            out: set[str] = set()
+            for alt in expr.split("|"):
+                if alt:
+                    out |= self._alternative(alt.split("."), module, scope, self_cls, depth)
+        finally:
+            self._busy.discard(key)
+        self._memo[key] = frozenset(out)
+        return self._memo[key]
+
+    def _alternative(self, parts: list[str], module: str, scope: str, self_cls: str, depth: int) -> set[str]:
+        values, start = self._head(parts, module, scope, self_cls, depth)
+        for part in parts[start:]:
+            if not values:
+                return set()
+            name = part.removesuffix("()")
+            values = self._step(values, name, depth)
+            if part.endswith("()"):
+                values = self._call(values, depth)
+        defs = self.index.defs
+        return {n for k, n in values if k == "inst" or defs[n].kind == "c"}
+
+    def _head(
+        self, parts: list[str], module: str, scope: str, self_cls: str, depth: int
+    ) -> tuple[set[Value], int]:
+        head = parts[0].removesuffix("()")
+        if head in ("self", "cls"):
+            cls = self_cls or self.index.owner_class(module, scope)
+            return ({("inst", cls)} if cls else set()), 1
+        f = self.index.files.get(module)
+        if f is None:
+            return set(), len(parts)
+        # The longest prefix that names a definition; a call may only end it.
+        for cut in range(len(parts), 0, -1):
+            if any(p.endswith("()") for p in parts[: cut - 1]):
+                continue
+            node = self.index.resolve_dotted(".".join(p.removesuffix("()") for p in parts[:cut]), f, scope)
+            if node is None:
+                continue
+            values: set[Value] = {("def", node)}
+            if parts[cut - 1].endswith("()"):
+                values = self._call(values, depth)
+            return values, cut
+        return set(), len(parts)
+
+    def _step(self, values: set[Value], name: str, depth: int) -> set[Value]:
+        index = self.index
+        out: set[Value] = set()
+        for kind, node in values:
+            d = index.defs[node]
+            if d.kind != "c":
+                continue
+            method = index.lookup_method(node, name)
+            if method is not None:
+                out.add(("def", method))
+                continue
+            inner = f"{node}.{name}"
+            if kind == "def" and inner in index.defs:
+                out.add(("def", inner))
+                continue
+            # Otherwise a class named without a call is an annotation: an instance of it.
+            for owner, expr in self._attribute(node, name):
+                module, _, qual = owner.partition(":")
+                out.update(("inst", c) for c in self.classes(expr, module, qual, owner, depth + 1))
+        return out
+
+    def _attribute(self, cls: str, name: str) -> list[tuple[str, str]]:
+        """``(class, expression)`` of the first class in ``cls``'s bases that types ``self.name``."""
+        todo, seen = [cls], set()
+        while todo:
+            here = todo.pop(0)
+            if here in seen:
+                continue
+            seen.add(here)
+            expr = self.index.attrs.get(here, {}).get(name)
+            if expr:
+                return [(here, expr)]
+            todo.extend(self.index.bases.get(here, []))
+        return []
+
+    def _call(self, values: set[Value], depth: int) -> set[Value]:
+        index = self.index
+        out: set[Value] = set()
+        for kind, node in values:
+            if kind != "def":
+                continue
+            d = index.defs[node]
+            if d.kind == "c":
+                out.add(("inst", node))
+            elif d.returns:
+                module, _, qual = node.partition(":")
+                out.update(("inst", c) for c in self.classes(d.returns, module, qual, "", depth + 1))
+        return out

@@ -1,0 +1,266 @@
+"""Reach through receivers: a fixture package whose calls go through ``self`` attributes, factories,
+annotated parameters, locals bound to constructions, ``super()`` and classes handed around as
+values, so that the guard deciding a site sits several files and frames above it."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from extractor.api import ExtractOptions, ExtractResult, extract
+from extractor.prose.knowledge import build_knowledge
+from extractor.reach import SiteReach
+from extractor.reach.file_index import file_facts
+from extractor.reach.target_index import is_test_path
+from tests.gitrepos import make_repo
+
+ARGS = "python/sglang/srt/server_args.py"
+SERVER_ARGS = """\
+from dataclasses import dataclass
+
+
+@dataclass
+class ServerArgs:
+    kv_backend: str = "plain"
+    enable_host_cache: bool = False
+    enable_streaming: bool = False
+    enable_probe: bool = False
+
+    @staticmethod
+    def add_cli_args(parser):
+        parser.add_argument("--kv-backend", type=str, choices=["plain", "paged", "tiered"])
+        parser.add_argument("--enable-host-cache", action="store_true")
+        parser.add_argument("--enable-streaming", action="store_true")
+        parser.add_argument("--enable-probe", action="store_true")
+"""
+
+PKG = "python/sglang/srt/engine"
+
+FILES = {
+    ARGS: SERVER_ARGS,
+    # The entry point builds the scheduler, which owns a runner built without any guard; each
+    # guarded call goes through it.
+    f"{PKG}/scheduler.py": """\
+        from sglang.srt.engine.runner import ModelRunner, run_probe
+
+
+        class Scheduler:
+            def __init__(self, server_args):
+                self.server_args = server_args
+                self.runner = ModelRunner(server_args)
+
+            def step(self, batch):
+                if self.server_args.enable_streaming:
+                    self.runner.stream(batch)
+                if self.server_args.enable_host_cache:
+                    self.runner.host.load(batch)
+                if self.server_args.enable_probe:
+                    run_probe(self.runner)
+                return self.runner.forward(batch)
+
+
+        def run_scheduler(server_args):
+            Scheduler(server_args).step(None)
+        """,
+    # Attributes typed by a factory's return annotation, by what a factory returns, by a parameter.
+    f"{PKG}/runner.py": """\
+        from typing import Optional
+
+        from sglang.srt.engine.backends import KvBackend, make_backend
+        from sglang.srt.engine.host import make_host_pool
+
+
+        class ModelRunner:
+            def __init__(self, server_args, backend: Optional["KvBackend"] = None):
+                self.backend = backend or make_backend(server_args)
+                self.host = make_host_pool(server_args)
+
+            def forward(self, batch):
+                return self.backend.prepare(batch)
+
+            def stream(self, batch):
+                if batch is None:
+                    raise RuntimeError("streaming step without a batch")
+
+
+        def run_probe(runner: "ModelRunner"):
+            probe = Probe()
+            probe.stream(runner)
+
+
+        class Probe:
+            def stream(self, runner):
+                assert runner is not None, "probe needs a runner"
+        """,
+    f"{PKG}/host.py": """\
+        class HostPool:
+            def load(self, batch):
+                raise ValueError("host pool is empty")
+
+
+        class DiskPool:
+            def load(self, batch):
+                return batch
+
+
+        def make_host_pool(server_args):
+            return HostPool()
+        """,
+    # A value dispatch in the factory, a base whose method the subclasses reach through super().
+    f"{PKG}/backends.py": """\
+        class KvBackend:
+            def prepare(self, batch):
+                return batch
+
+            def _check_layout(self, batch):
+                if batch.layout != "nhd":
+                    raise ValueError("layout must be nhd")
+
+
+        def make_backend(server_args) -> KvBackend:
+            if server_args.kv_backend == "paged":
+                from sglang.srt.engine.paged import PagedBackend
+
+                return PagedBackend()
+            if server_args.kv_backend == "tiered":
+                from sglang.srt.engine.paged import TieredBackend
+
+                return TieredBackend()
+            return KvBackend()
+        """,
+    f"{PKG}/paged.py": """\
+        from sglang.srt.engine.backends import KvBackend
+
+
+        class PagedBackend(KvBackend):
+            def prepare(self, batch):
+                super()._check_layout(batch)
+                return self.pages(batch)
+
+            def pages(self, batch):
+                assert batch.page_size == 16, "paged backend wants 16-token pages"
+                return batch
+
+
+        class TieredBackend(KvBackend):
+            def prepare(self, batch):
+                pick = {"hot": HotTier, "cold": ColdTier}
+                return pick[batch.tier]().fetch(batch)
+
+
+        class HotTier:
+            def fetch(self, batch):
+                raise KeyError("hot tier miss")
+
+
+        class ColdTier:
+            def fetch(self, batch):
+                return batch
+        """,
+    # A class nothing builds calls the shared helper: it is no way in and must not void the reach.
+    f"{PKG}/orphan.py": """\
+        from sglang.srt.engine.host import HostPool
+
+
+        class Unused:
+            def go(self):
+                HostPool().load(None)
+        """,
+    # A test calls the site without any guard: tests are no way in either.
+    "python/sglang/test/test_host.py": """\
+        from sglang.srt.engine.host import HostPool
+
+
+        def test_load():
+            HostPool().load(None)
+        """,
+}
+
+
+def _source(path: str) -> str:
+    return FILES[path] if path == ARGS else textwrap.dedent(FILES[path])
+
+
+def _site_reach(files: dict[str, str]) -> SiteReach:
+    knowledge = build_knowledge({ARGS: files[ARGS].encode()})
+    facts = [file_facts(p, ast.parse(src)).to_plain() for p, src in sorted(files.items())]
+    return SiteReach(facts, knowledge)
+
+
+@pytest.fixture(scope="module")
+def reach() -> SiteReach:
+    return _site_reach({p: _source(p) for p in FILES})
+
+
+def _flag(name: str, *values: str) -> tuple[frozenset[tuple[str, str, tuple[str, ...]]], ...]:
+    return (frozenset({("flag", name, tuple(values))}),)
+
+
+def test_a_call_on_a_self_attribute_reaches_the_method_of_the_class_stored_there(reach: SiteReach) -> None:
+    # ``stream`` is defined twice, so the name alone would tie the call to nothing.
+    assert reach.of(f"{PKG}/runner.py", "ModelRunner.stream") == _flag("--enable-streaming")
+
+
+def test_an_attribute_filled_by_a_factory_takes_the_class_the_factory_returns(reach: SiteReach) -> None:
+    # ``load`` is defined twice too; the test file's unguarded call and the unbuilt class add nothing.
+    assert reach.of(f"{PKG}/host.py", "HostPool.load") == _flag("--enable-host-cache")
+
+
+def test_an_annotated_parameter_and_a_local_built_in_place_type_their_calls(reach: SiteReach) -> None:
+    assert reach.of(f"{PKG}/runner.py", "Probe.stream") == _flag("--enable-probe")
+
+
+def test_a_base_typed_attribute_reaches_the_overrides_and_super_reaches_the_base(reach: SiteReach) -> None:
+    # forward -> self.backend.prepare (typed KvBackend by the factory's annotation) -> the override
+    # in PagedBackend (built only for ``paged``) -> self.pages; and super() back into the base.
+    assert reach.of(f"{PKG}/paged.py", "PagedBackend.pages") == _flag("--kv-backend", "paged")
+    assert reach.of(f"{PKG}/backends.py", "KvBackend._check_layout") == _flag("--kv-backend", "paged")
+
+
+def test_a_class_named_in_a_table_is_built_by_the_code_that_names_it(reach: SiteReach) -> None:
+    assert reach.of(f"{PKG}/paged.py", "HotTier.fetch") == _flag("--kv-backend", "tiered")
+
+
+def test_an_unguarded_typed_caller_still_means_nothing_narrows_the_path() -> None:
+    files = {p: _source(p) for p in FILES}
+    files[f"{PKG}/always.py"] = textwrap.dedent(
+        """\
+        from sglang.srt.engine.runner import ModelRunner
+
+
+        def warmup(runner: ModelRunner):
+            runner.host.load(None)
+        """
+    )
+    assert _site_reach(files).of(f"{PKG}/host.py", "HostPool.load") == ()
+
+
+def test_test_files_are_recognised_by_their_folder_or_name() -> None:
+    assert is_test_path("python/sglang/test/test_host.py")
+    assert is_test_path("python/sglang/srt/mem_cache/storage/x/unit_test.py")
+    assert not is_test_path("python/sglang/srt/engine/host.py")
+
+
+def _run(repo: Path, sha: str, cache: Path, jobs: int) -> ExtractResult:
+    return extract(ExtractOptions.build(source=str(repo), sha=sha, jobs=jobs, cache_dir=cache))
+
+
+def test_a_real_extraction_states_the_reach_and_is_the_same_cold_warm_and_parallel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from extractor.records.jsonl import dumps_line
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
+    repo, (sha,) = make_repo(tmp_path / "repo", [{p: _source(p).encode() for p in FILES}])
+
+    def lines(result: ExtractResult) -> bytes:
+        return b"".join(dumps_line(r, "2026-01-01T00:00:00.000Z") for r in result.records)
+
+    cold = _run(repo, sha, tmp_path / "cache", jobs=1)
+    (host,) = [r for r in cold.records if r.filePath.endswith("engine/host.py")]
+    assert "--enable-host-cache" in host.documentation
+    assert lines(_run(repo, sha, tmp_path / "cache", jobs=2)) == lines(cold)
+    assert lines(_run(repo, sha, tmp_path / "other", jobs=2)) == lines(cold)
