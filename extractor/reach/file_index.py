@@ -314,11 +314,30 @@ class _Builder:
             if kind is ast.Import or kind is ast.ImportFrom:
                 self._collect_imports((here,))
                 continue
-            stack.extend((c, gs) for c in ast.iter_child_nodes(here) if type(c) not in _LEAVES)
+            for name in _node_fields(kind):
+                value = getattr(here, name, None)
+                if type(value) is list:
+                    stack.extend((c, gs) for c in value if isinstance(c, ast.AST) and type(c) not in _LEAVES)
+                elif isinstance(value, ast.AST) and type(value) not in _LEAVES:
+                    stack.append((value, gs))
 
 
 _LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue})
 _SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+# Fields that never hold a syntax node (names, flags, contexts): the walk skips them. The order of
+# the rest is ``ast.iter_child_nodes``'s, so calls are found in the same order.
+_SCALAR_FIELDS = frozenset(
+    {"ctx", "id", "attr", "arg", "asname", "module", "level", "conversion", "type_comment", "kind"}
+    | {"is_async", "simple", "name"}
+)
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _node_fields(kind: type) -> tuple[str, ...]:
+    found = _FIELDS.get(kind)
+    if found is None:
+        found = _FIELDS[kind] = tuple(f for f in getattr(kind, "_fields", ()) if f not in _SCALAR_FIELDS)
+    return found
 
 
 def _flat(body: Sequence[ast.stmt]) -> Iterable[ast.stmt]:
