@@ -40,7 +40,7 @@ from extractor.config import Scope
 from extractor.engine.commit_files import commit_files
 from extractor.engine.knowledge_store import knowledge_cache, load_knowledge
 from extractor.engine.payloads import analyse_file, check_outcome, record_fields, why_invalid
-from extractor.engine.reach_store import run_reach
+from extractor.engine.reach_store import run_reach, site_scopes
 from extractor.engine.reads import ReadsCheck, split_entry
 from extractor.engine.workers import MIN_PARALLEL, Workers, analyse_all, feed, file_key
 from extractor.prose.knowledge import Knowledge
@@ -190,7 +190,11 @@ def assemble(
     outcomes = [(f, outcome_from_plain(orjson.loads(payloads[file_key(f)]))) for f in files]
     # Reach is global (an edit to one file changes the reach of others): it is computed here, from
     # every file's cached facts, and never stored in a file's payload.
-    reach = run_reach(outcomes, knowledge, cache_dir) if knowledge is not None else None
+    reach = None
+    if knowledge is not None:
+        reach, reused = run_reach(outcomes, knowledge, cache_dir)
+        scopes = site_scopes(outcomes)
+        stats.reach_from_cache, stats.reach_computed = (scopes, 0) if reused else (0, scopes)
     for f, outcome in outcomes:
         if not isinstance(outcome, Parsed):
             stats.failures.append(FileFailure(f.path, outcome.text, outcome.reason))
