@@ -21,7 +21,8 @@ Speed (issue 7, see ``docs/performance.md``):
 * The cyclic garbage collector is paused in this process for the run (:func:`_collector_paused`):
   the run only adds to a heap that lives until the records are written, and each full collection
   re-scanned all of it (the payloads, the reach facts, the records), which took more than half of
-  the time spent after the workers finished. Workers collect after each file instead.
+  the time spent after the workers finished. Workers (and files analysed in this process) keep
+  the collector on: the analysis leaves cycles behind.
 """
 
 from __future__ import annotations

@@ -5,9 +5,9 @@ built: they import the analysis code and parse and analyse files meanwhile, and 
 knowledge (published to a file without a name) only when a file's prose needs it. Blobs are
 streamed from ``git cat-file`` to them, biggest first, while they are read. Long-lived objects are
 frozen for the cyclic garbage collector before the fork; by default its full collections re-scanned
-them and took 14% of a worker's time. The collector then runs once after each file rather than on
-its own schedule: mid-file, each full collection re-scanned the file's whole syntax tree; after it,
-only the file's leftover cycles remain to be found. An outcome crosses back as orjson bytes.
+them and took 14% of a worker's time. The analysis leaves cycles behind, so workers keep the
+collector on even though the parent pauses its own (a full collection after each file measured
+slower than the collector's own schedule). An outcome crosses back as orjson bytes.
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def _init_forked(
     # Everything alive now lives as long as the worker: frozen, the cyclic collector never scans
     # it again (without this, full collections re-scan libcst's and pydantic's objects all run).
     gc.freeze()
-    gc.disable()  # collected after each file (see _work_one); the parent may have forked it off anyway
+    gc.enable()  # the parent pauses its own collector for the run; forked now, ours was paused too
 
 
 def _read_all(fd: int) -> bytes:
@@ -136,8 +136,6 @@ def _work_one(key: str, path: str, data: bytes) -> tuple[str, bytes]:
     cache: ResultCache | None = _worker_state["cache"]
     if cache is not None:
         cache.put(key, entry(recorder.encoded(), raw))
-    if not gc.isenabled():
-        gc.collect()  # the file's cycles, while little else is alive (see the module doc)
     return key, raw
 
 
@@ -264,11 +262,15 @@ def analyse_all(
     if jobs <= 1 or len(todo) < MIN_PARALLEL:
         _init_worker(repo, knowledge, cache, files)
         gc.freeze()  # as in a worker (see _init_forked)
+        paused = not gc.isenabled()
+        gc.enable()  # the analysis leaves cycles behind, which the run's pause would keep
         try:
             for key, path, data in feed(target, todo):
                 yield _work_one(key, path, data)
                 tick(key)
         finally:
+            if paused:
+                gc.disable()
             gc.unfreeze()
         return
     workers = Workers(jobs, repo, cache, files)
