@@ -39,6 +39,7 @@ import orjson
 
 from extractor.config import Scope
 from extractor.engine.commit_files import commit_files
+from extractor.engine.handled_store import stored_handling
 from extractor.engine.knowledge_store import knowledge_cache, load_knowledge
 from extractor.engine.payloads import analyse_file, check_outcome, record_fields, why_invalid
 from extractor.engine.reach_store import run_reach, site_scopes
@@ -197,6 +198,7 @@ def assemble(
         reach, reused = run_reach(outcomes, knowledge, cache_dir)
         scopes = site_scopes(outcomes)
         stats.reach_from_cache, stats.reach_computed = (scopes, 0) if reused else (0, scopes)
+    handling = stored_handling(outcomes, cache_dir)
     for f, outcome in outcomes:
         if not isinstance(outcome, Parsed):
             stats.failures.append(FileFailure(f.path, outcome.text, outcome.reason))
@@ -206,6 +208,7 @@ def assemble(
             for partial in outcome.records:
                 if reach is not None:
                     partial = reach.apply(f.path, partial)
+                partial = handling.apply(f.path, partial)
                 fields = record_fields(partial, f.path, repo, sha, analyzed_at)
                 if probe or revalidate:
                     built.append(ErrorRecord.model_validate(fields))
@@ -259,22 +262,28 @@ class _progress:
             return lambda key: None
         from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-        self._bar = Progress(
+        bar = Progress(
             TextColumn("analysing"),
             BarColumn(),
             TextColumn("{task.fields[done]}/{task.fields[files]} files"),
             TimeRemainingColumn(),
             transient=True,
         )
-        self._bar.start()
-        self._task = self._bar.add_task("files", total=sum(self.sizes.values()), done=0, files=self.total)
-        bar, task, sizes = self._bar, self._task, self.sizes
+        task = bar.add_task("files", total=sum(self.sizes.values()), done=0, files=self.total)
+        self._bar, self._task, sizes = bar, task, self.sizes
         done = [0]
 
         def tick(key: str) -> None:
             done[0] += 1
             bar.update(task, advance=sizes.get(key, 1), done=done[0])
 
+        # Starting is the last step: a Ctrl-C once the bar shows but before this returns would
+        # skip __exit__, and the bar, still drawn, would overwrite the "interrupted" message.
+        try:
+            bar.start()
+        except BaseException:
+            bar.stop()
+            raise
         return tick
 
     def __exit__(self, *exc: object) -> None:
