@@ -132,6 +132,10 @@ class ExtractStats:
     files_in_scope: int = 0
     files_parsed: int = 0
     files_from_cache: int = 0
+    reach_from_cache: int = 0
+    """Site scopes (file and qualname) whose reach was reused from an earlier run."""
+    reach_computed: int = 0
+    """Site scopes whose reach this run computed (any file's edit can change another's reach)."""
     sites: int = 0
     records: int = 0
     failures: list[FileFailure] = field(default_factory=list)

@@ -5,7 +5,9 @@ built: they import the analysis code and parse and analyse files meanwhile, and 
 knowledge (published to a file without a name) only when a file's prose needs it. Blobs are
 streamed from ``git cat-file`` to them, biggest first, while they are read. Long-lived objects are
 frozen for the cyclic garbage collector before the fork; by default its full collections re-scanned
-them and took 14% of a worker's time. An outcome crosses back as orjson bytes.
+them and took 14% of a worker's time. The analysis leaves cycles behind, so workers keep the
+collector on even though the parent pauses its own (a full collection after each file measured
+slower than the collector's own schedule). An outcome crosses back as orjson bytes.
 """
 
 from __future__ import annotations
@@ -103,6 +105,7 @@ def _init_forked(
     # Everything alive now lives as long as the worker: frozen, the cyclic collector never scans
     # it again (without this, full collections re-scan libcst's and pydantic's objects all run).
     gc.freeze()
+    gc.enable()  # the parent pauses its own collector for the run; forked now, ours was paused too
 
 
 def _read_all(fd: int) -> bytes:
@@ -314,11 +317,15 @@ def analyse_all(
     if jobs <= 1 or len(todo) < MIN_PARALLEL:
         _init_worker(repo, knowledge, cache, files)
         gc.freeze()  # as in a worker (see _init_forked)
+        paused = not gc.isenabled()
+        gc.enable()  # the analysis leaves cycles behind, which the run's pause would keep
         try:
             for key, path, data in feed(target, todo):
                 yield _work_one(key, path, data)
                 tick(key)
         finally:
+            if paused:
+                gc.disable()
             gc.unfreeze()
         return
     workers = Workers(jobs, repo, cache, files)

@@ -402,13 +402,14 @@ class _Builder:
                     stack.append((here.value, gs, True))
                 continue
             value = value and kind not in _TESTS
-            for c in ast.iter_child_nodes(here):
-                ck = type(c)
-                if ck is ast.Name:
-                    if value:
-                        self._reference(c, qual, gs, types)  # type: ignore[arg-type]
-                elif ck not in _LEAVES:
-                    stack.append((c, gs, value))
+            for field_name in _node_fields(kind):
+                held = getattr(here, field_name, None)
+                for c in held if type(held) is list else (held,):
+                    if isinstance(c, ast.Name):
+                        if value:
+                            self._reference(c, qual, gs, types)
+                    elif isinstance(c, ast.AST) and type(c) not in _LEAVES:
+                        stack.append((c, gs, value))
 
     def _receiver(self, func: ast.expr, types: Types) -> str:
         """The type expression of a call's head: a typed local, or the value of an inner call."""
@@ -457,6 +458,20 @@ _TYPE_TESTS = frozenset({"isinstance", "issubclass", "type", "getattr", "hasattr
 
 _LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue})
 _SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+# Fields that never hold a syntax node (names, flags, contexts): the walk skips them. The order of
+# the rest is ``ast.iter_child_nodes``'s, so calls are found in the same order.
+_SCALAR_FIELDS = frozenset(
+    {"ctx", "id", "attr", "arg", "asname", "module", "level", "conversion", "type_comment", "kind"}
+    | {"is_async", "simple", "name"}
+)
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _node_fields(kind: type) -> tuple[str, ...]:
+    found = _FIELDS.get(kind)
+    if found is None:
+        found = _FIELDS[kind] = tuple(f for f in getattr(kind, "_fields", ()) if f not in _SCALAR_FIELDS)
+    return found
 
 
 def _flat(body: Sequence[ast.stmt]) -> Iterable[ast.stmt]:
