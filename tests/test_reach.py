@@ -457,3 +457,131 @@ def test_a_value_test_outside_the_declared_choices_only_says_the_flag_is_set() -
     }
     got = _site_reach(files).of("python/sglang/srt/spec.py", "Drafter.step")
     assert got == (frozenset({("flag", "--spec-algorithm", ())}),)
+
+
+# --------------------------------------------------------------------------- model selectors
+
+
+MODEL_FILES = {
+    ARGS: SERVER_ARGS,
+    "python/sglang/srt/models/toy.py": FILES["python/sglang/srt/models/toy.py"],
+    # A second model file whose decoder layer is built only by its own entry class.
+    "python/sglang/srt/models/gizmo.py": """\
+        class GizmoDecoderLayer:
+            def __init__(self):
+                self.width = 8
+
+
+        class GizmoForCausalLM:
+            def __init__(self, config):
+                self.layers = [GizmoDecoderLayer()]
+
+
+        EntryClass = [GizmoForCausalLM]
+        """,
+    # A processor that declares the architectures it serves, and one listing other classes.
+    "python/sglang/srt/multimodal/processors/toy_vision.py": """\
+        from sglang.srt.models.toy import ToyForCausalLM
+        from sglang.srt.models.gizmo import GizmoDecoderLayer
+
+
+        class ToyVisionProcessor:
+            models = [ToyForCausalLM]
+
+            def pick(self, model_type):
+                if model_type != "clip":
+                    raise ValueError(f"no processor for {model_type}")
+
+
+        class LayerLister:
+            kinds = [GizmoDecoderLayer]
+
+            def pick(self, kind):
+                raise ValueError(f"unknown layer kind {kind}")
+        """,
+    # A strategy chosen by the name of the layer class it is given.
+    "python/sglang/srt/batch_overlap/strategy.py": """\
+        def _gizmo_plan(mode):
+            if mode != "extend":
+                raise NotImplementedError("gizmo overlap only plans prefill")
+
+
+        def plan(layers, mode):
+            layer_name = layers[0].__class__.__name__
+            if layer_name == "GizmoDecoderLayer":
+                return _gizmo_plan(mode)
+            elif layer_name == "MissingDecoderLayer":
+                return _other(mode)
+
+
+        def _other(mode):
+            raise NotImplementedError("no plan")
+        """,
+}
+
+
+@pytest.fixture(scope="module")
+def models() -> SiteReach:
+    return _site_reach({p: _source(p) if p == ARGS else textwrap.dedent(s) for p, s in MODEL_FILES.items()})
+
+
+def test_a_class_listing_entry_classes_is_reached_for_those_architectures(models: SiteReach) -> None:
+    path = "python/sglang/srt/multimodal/processors/toy_vision.py"
+    assert models.of(path, "ToyVisionProcessor.pick") == (frozenset({("arch", "ToyForCausalLM", ())}),)
+    # Classes that are no model's entry class say nothing about the checkpoint.
+    assert models.of(path, "LayerLister.pick") == ()
+
+
+def test_a_test_of_a_class_name_selects_the_architectures_that_build_the_class(models: SiteReach) -> None:
+    path = "python/sglang/srt/batch_overlap/strategy.py"
+    assert models.of(path, "_gizmo_plan") == (frozenset({("arch", "GizmoForCausalLM", ())}),)
+    # A name no class of the target carries selects nothing.
+    assert models.of(path, "_other") == ()
+
+
+# --------------------------------------------------------------------------- the site's own guard
+
+
+def test_the_sites_own_guard_selects_flags_and_an_or_of_flags_gives_alternatives() -> None:
+    from extractor.reach.gates import gate_alternatives
+
+    knowledge = build_knowledge({ARGS: SERVER_ARGS.encode()})
+    path = "python/sglang/srt/layers/attention/checks.py"
+    one = gate_alternatives("view.attention_backend == 'flex' and view.tp_size > 2", path, knowledge)
+    assert one == (frozenset({("flag", "--attention-backend", ("flex",))}),)
+    either = gate_alternatives(
+        "(view.attention_backend == 'flex' or view.moe_runner_backend == 'tiled') and server_args.enable_adapters",
+        path,
+        knowledge,
+    )
+    assert either == (
+        frozenset({("flag", "--attention-backend", ("flex",)), ("flag", "--enable-adapters", ())}),
+        frozenset({("flag", "--enable-adapters", ()), ("flag", "--moe-runner-backend", ("tiled",))}),
+    )
+    # Negations, locals, config fields and unparsable text select nothing.
+    for text in (
+        "not server_args.enable_adapters",
+        "x == 'flex'",
+        "model_config.quantization == 'fp8'",
+        "(",
+        "True",
+    ):
+        assert gate_alternatives(text, path, knowledge) == ()
+    # ``a == 'x' or a == 'y'`` is one flag with both values.
+    both = gate_alternatives(
+        "args.attention_backend == 'flex' or args.attention_backend == 'paged'", path, knowledge
+    )
+    assert both == (frozenset({("flag", "--attention-backend", ("flex", "paged"))}),)
+
+
+def test_the_guard_joins_the_callers_reach_keeping_the_values_both_allow() -> None:
+    from extractor.reach.gates import with_gates
+
+    callers = (frozenset({("flag", "--attention-backend", ("flex", "sparse"))}),)
+    gates = (frozenset({("flag", "--attention-backend", ("sparse",)), ("platform", "hip", ())}),)
+    assert with_gates(callers, gates) == (
+        frozenset({("flag", "--attention-backend", ("sparse",)), ("platform", "hip", ())}),
+    )
+    # A guard no caller's choice can meet leaves the callers' reach as it was.
+    assert with_gates(callers, (frozenset({("flag", "--attention-backend", ("paged",))}),)) == callers
+    assert with_gates((), gates) == gates and with_gates(callers, ()) == callers

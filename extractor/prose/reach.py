@@ -17,6 +17,7 @@ import orjson
 
 from extractor.prose.knowledge import Knowledge
 from extractor.reach import SiteReach
+from extractor.reach.gates import gate_alternatives, with_gates
 from extractor.reach.paths import Reach
 from extractor.reach.selectors import Selector
 from extractor.types import FileOutcome, Parsed
@@ -182,12 +183,16 @@ class RunReach:
     def __init__(
         self, table: Mapping[str, Mapping[str, Reach]], choices: Mapping[str, Sequence[str]]
     ) -> None:
+        # path -> qualname (the callers' reach) or whole site key (a site whose own guard
+        # narrows it further) -> reach.
         self.table = table
         self.choices = choices
 
     def apply(self, path: str, partial: Mapping[str, Any]) -> dict[str, Any]:
         """``partial`` (a worker's record, its ``id`` still the site key) with its reach stated."""
-        reach = self.table.get(path, {}).get(_qualname(partial), ())
+        by_key = self.table.get(path, {})
+        key = str(partial.get("id", ""))
+        reach = by_key[key] if key in by_key else by_key.get(_qualname(partial), ())
         return with_reach(partial, reach, self.choices)
 
     def to_plain(self) -> dict[str, Any]:
@@ -226,6 +231,13 @@ def _qualname(partial: Mapping[str, Any]) -> str:
     return str(partial.get("id", "")).split("\x1f", 1)[0]
 
 
+def _guard(key: str) -> str:
+    # The site key ends with the guard expression and then ``\x00`` and the occurrence count (see
+    # ``payloads.site_key``); ``ast.unparse`` escapes control characters, so no field holds one.
+    parts = key.rpartition("\x00")[0].split("\x1f")
+    return parts[-1] if len(parts) >= 5 else ""
+
+
 def _plain(text: str) -> Any:
     try:
         return orjson.loads(text)
@@ -246,4 +258,9 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
             by_q = table.setdefault(f.path, {})
             if qualname not in by_q:
                 by_q[qualname] = sites.of(f.path, qualname)
+            key = str(partial.get("id", ""))
+            gates = gate_alternatives(_guard(key), f.path, knowledge)
+            joined = with_gates(by_q[qualname], gates)
+            if joined != by_q[qualname]:
+                by_q[key] = joined
     return RunReach(table, sites.choices)

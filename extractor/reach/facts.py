@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 4
+FACTS_VERSION = 5
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 Atom = tuple[str, ...]
@@ -68,7 +68,8 @@ class Call(NamedTuple):
 
 @dataclass(frozen=True)
 class Registration:
-    """A definition stored under string keys: ``@register("k")`` or ``{"k": Cls}``."""
+    """A definition stored under string keys: ``@register("k")``, ``{"k": Cls}``, or a class-body
+    list of class names (``models = [XForCausalLM]``: the keys are those names)."""
 
     target: str
     """The registered definition: a qualname of this file or a dotted imported name."""

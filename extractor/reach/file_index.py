@@ -385,6 +385,8 @@ class _Builder:
                     self._local_alias(stmt.targets[0], stmt.value, local, aliases)
                 if isinstance(stmt, ast.Assign):
                     self._subscript_registry(stmt)
+                    if owner and qual == owner:
+                        self._class_list(owner, stmt)
                 self._expr(stmt, qual, guards, catches, local, aliases)
 
     def _local_alias(
@@ -416,6 +418,16 @@ class _Builder:
             dotted = self.dotted(stmt.value)
             if not dotted.startswith("?"):
                 self.facts.registrations.append(Registration(dotted, target.value.id, (key.value,)))
+
+    def _class_list(self, owner: str, stmt: ast.Assign) -> None:
+        # ``models = [LlavaForConditionalGeneration, ...]`` in a class body: the class declares the
+        # classes it serves; :mod:`extractor.reach.selectors` decides whether they are architectures.
+        target, value = stmt.targets[0], stmt.value
+        if not (isinstance(target, ast.Name) and isinstance(value, ast.List | ast.Tuple) and value.elts):
+            return
+        names = [e.id if isinstance(e, ast.Name) else getattr(e, "attr", "") for e in value.elts]
+        if all(n[:1].isupper() for n in names):
+            self.facts.registrations.append(Registration(owner, target.id, tuple(names)))
 
     def _decorators(
         self,

@@ -18,12 +18,20 @@ their keys being the choices a flag declares.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence, Set
 
 from extractor.prose.knowledge import FlagInfo, Knowledge
 from extractor.reach.facts import Atom
 
-__all__ = ["PLATFORM_WORDS", "Selector", "atom_selector", "folder_platform", "registry_flag"]
+__all__ = [
+    "PLATFORM_WORDS",
+    "Selector",
+    "atom_selector",
+    "class_value_selector",
+    "folder_platform",
+    "registry_flag",
+    "registry_selector",
+]
 
 Selector = tuple[str, str, tuple[str, ...]]
 
@@ -115,6 +123,56 @@ def registry_flag(registry: str, keys: set[str], flags: Mapping[str, FlagInfo]) 
             if best is None or rank < best:
                 best = rank
     return flags[best[2]] if best else None
+
+
+def registry_selector(
+    registry: str, keys: Set[str], siblings: set[str], flags: Mapping[str, FlagInfo], archs: Set[str]
+) -> Selector | None:
+    """What picks a registered definition: the flag its registry is keyed by, or the architectures.
+
+    A class that lists model entry classes (``models = [LlavaForConditionalGeneration]``, as
+    multimodal processors do) is picked by the checkpoint declaring one of them; every key must be
+    an ``EntryClass`` name somewhere in the target, so a list of layer types is never read so.
+    A flag is judged by the registry's name or by ``siblings``, every key its file registers.
+    """
+    if keys and keys <= archs:
+        values = tuple(sorted(keys))
+        return ("arch", values[0], ()) if len(values) == 1 else ("arch", "", values)
+    info = registry_flag(registry, siblings, flags)
+    return None if info is None else ("flag", info.flag, tuple(sorted(keys)))
+
+
+def class_value_selector(
+    atom: Atom,
+    classes: Callable[[str], Sequence[str]],
+    reach_of: Callable[[str], Sequence[Set[Selector]] | None],
+) -> Selector | None:
+    """A test against the name of a class of the target (``layer_name == "ToyDecoderLayer"``).
+
+    Code that branches on ``type(x).__name__`` runs only where that class is built: when every way
+    to build it is for some architectures, the test selects those architectures. Anything else
+    (a name with several definitions, a class anyone may build) selects nothing.
+    """
+    if atom[0] != "v" or atom[2] == "enum" or len(atom) < 4:
+        return None
+    names: set[str] = set()
+    for value in atom[3:]:
+        found = classes(value)
+        if len(found) != 1:
+            return None
+        reach = reach_of(found[0])
+        if not reach:
+            return None
+        for conj in reach:
+            archs = [s for s in conj if s[0] == "arch"]
+            if not archs:
+                return None
+            for _kind, name, values in archs:
+                names.update(values or (name,))
+    if not names:
+        return None
+    ordered = tuple(sorted(names))
+    return ("arch", ordered[0], ()) if len(ordered) == 1 else ("arch", "", ordered)
 
 
 def folder_platform(path: str) -> str | None:
