@@ -585,3 +585,122 @@ def test_the_guard_joins_the_callers_reach_keeping_the_values_both_allow() -> No
     # A guard no caller's choice can meet leaves the callers' reach as it was.
     assert with_gates(callers, (frozenset({("flag", "--attention-backend", ("paged",))}),)) == callers
     assert with_gates((), gates) == gates and with_gates(callers, ()) == callers
+
+
+# --------------------------------------------------------------------------- factories and scripts
+
+
+FACTORY_FILES = {
+    ARGS: SERVER_ARGS.replace(
+        '"--tp-size", type=int',
+        '"--tp-size", type=int)\n        parser.add_argument("--draft-algorithm", type=str',
+    ),
+    # An enum named after a flag hands out the worker class of its value; ``is_none`` is no choice.
+    "python/sglang/srt/drafting/algorithm.py": """\
+        from enum import Enum
+
+
+        class DraftAlgorithm(Enum):
+            NONE = "none"
+            LOOKAHEAD = "lookahead"
+
+            def worker_class(self):
+                if self.is_lookahead():
+                    from sglang.srt.drafting.lookahead import LookaheadWorker
+
+                    return LookaheadWorker
+                if self.is_none():
+                    from sglang.srt.drafting.plain import PlainWorker
+
+                    return PlainWorker
+                return None
+
+
+        def start(server_args):
+            cls = DraftAlgorithm[server_args.draft_algorithm].worker_class()
+            return cls()
+        """,
+    "python/sglang/srt/drafting/lookahead.py": """\
+        class LookaheadWorker:
+            def step(self, n):
+                if n > 4:
+                    raise ValueError("lookahead drafts at most 4 tokens")
+        """,
+    "python/sglang/srt/drafting/plain.py": """\
+        class PlainWorker:
+            def step(self, n):
+                assert n == 0, "the plain worker drafts nothing"
+        """,
+    # A dict whose name leads with a qualifier before the flag's name.
+    "python/sglang/srt/layers/quantization/__init__.py": """\
+        from sglang.srt.layers.quantization.fp8 import Fp8Config
+
+        BASE_QUANTIZATION_METHODS = {"fp8": Fp8Config}
+        """,
+    "python/sglang/srt/layers/quantization/fp8.py": FILES["python/sglang/srt/layers/quantization/fp8.py"],
+    # A kernel called by the flex backend and by a benchmark script's main.
+    "python/sglang/srt/layers/attention/registry.py": FILES["python/sglang/srt/layers/attention/registry.py"],
+    "python/sglang/srt/layers/attention/flex_backend.py": """\
+        from sglang.kernels.flex_kernel import flex_kernel
+
+
+        class FlexBackend:
+            def __init__(self, runner):
+                self.runner = runner
+
+            def forward_extend(self, q, layer):
+                return flex_kernel(q)
+        """,
+    "python/sglang/kernels/flex_kernel.py": """\
+        def flex_kernel(q):
+            assert q.is_contiguous(), "flex kernel wants a contiguous query"
+            return q
+
+
+        def tile_kernel(q):
+            assert q.shape[0] % 8 == 0, "tiles of 8"
+        """,
+    "python/sglang/kernels/bench_flex.py": """\
+        from sglang.kernels.flex_kernel import flex_kernel, tile_kernel
+
+
+        def main():
+            flex_kernel(None)
+            tile_kernel(None)
+
+
+        if __name__ == "__main__":
+            main()
+        """,
+}
+
+
+@pytest.fixture(scope="module")
+def factories() -> SiteReach:
+    return _site_reach({p: s if p == ARGS else textwrap.dedent(s) for p, s in FACTORY_FILES.items()})
+
+
+def test_a_class_a_factory_returns_under_a_value_test_of_an_enum_named_after_a_flag(
+    factories: SiteReach,
+) -> None:
+    got = factories.of("python/sglang/srt/drafting/lookahead.py", "LookaheadWorker.step")
+    assert got == (frozenset({("flag", "--draft-algorithm", ())}),)
+    # ``is_none()`` holds when the flag is not chosen: it selects nothing.
+    assert factories.of("python/sglang/srt/drafting/plain.py", "PlainWorker.step") == ()
+
+
+def test_a_dict_named_with_a_qualifier_before_the_flag_still_selects(factories: SiteReach) -> None:
+    got = factories.of("python/sglang/srt/layers/quantization/fp8.py", "Fp8Config.get_quant_method")
+    assert got == (frozenset({("flag", "--quantization", ("fp8",))}),)
+
+
+def test_a_benchmark_script_is_no_way_in_of_its_own(factories: SiteReach) -> None:
+    from extractor.reach.selectors import user_ways
+
+    kernel = "python/sglang/kernels/flex_kernel.py"
+    # Reached by the flex backend and by the script: only the backend is said.
+    assert user_ways(factories.of(kernel, "flex_kernel")) == (
+        frozenset({("flag", "--attention-backend", ("flex",))}),
+    )
+    # Reached by the script alone: nothing is said (the serving path is unknown, not absent).
+    assert user_ways(factories.of(kernel, "tile_kernel")) == ()

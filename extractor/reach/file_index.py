@@ -348,7 +348,12 @@ class _Builder:
                 name = f"{prefix}.{stmt.name}" if prefix else stmt.name
                 self.facts.defs.append(Def(name, "f", stmt.lineno, owner, (), tuple(guards)))
                 self._decorators(stmt, name, qual, guards, catches, local, aliases)
-                self._block(stmt.body, name, f"{name}.<locals>", "", [], None, _typed_params(stmt), {})
+                typed = _typed_params(stmt)
+                flag = _class_flag_name(owner.rpartition(".")[2]) if owner else None
+                if flag and stmt.args.args and f"{_TYPED}{stmt.args.args[0].arg}" not in typed:
+                    # A method of a class named after a flag (an enum of its values): ``self.is_x()``.
+                    typed[f"{_TYPED}{stmt.args.args[0].arg}"] = (flag, "enum")
+                self._block(stmt.body, name, f"{name}.<locals>", "", [], None, typed, {})
             elif isinstance(stmt, ast.ClassDef):
                 name = f"{prefix}.{stmt.name}" if prefix else stmt.name
                 bases = tuple(b for b in (self.dotted(x) for x in stmt.bases) if not b.startswith("?"))
@@ -387,6 +392,8 @@ class _Builder:
                     self._subscript_registry(stmt)
                     if owner and qual == owner:
                         self._class_list(owner, stmt)
+                if isinstance(stmt, ast.Return | ast.Assign) and qual not in (owner, "<module>"):
+                    self._class_reference(stmt.value, stmt.lineno, qual, guards, catches)
                 self._expr(stmt, qual, guards, catches, local, aliases)
 
     def _local_alias(
@@ -418,6 +425,22 @@ class _Builder:
             dotted = self.dotted(stmt.value)
             if not dotted.startswith("?"):
                 self.facts.registrations.append(Registration(dotted, target.value.id, (key.value,)))
+
+    def _class_reference(
+        self, value: ast.expr | None, line: int, qual: str, guards: list[int], catches: tuple[str, ...] | None
+    ) -> None:
+        # ``return FooWorker`` / ``cls = FooBackend``: a factory hands out a class that its caller
+        # builds, so the reference is filed like a construction under the guards it sits in.
+        if not isinstance(value, ast.Name | ast.Attribute):
+            return
+        name = value.id if isinstance(value, ast.Name) else value.attr
+        if not _CLASS_NAME.match(name):
+            return
+        callee = self.raw_dotted(value)
+        if callee is not None and not callee.startswith(("self.", "cls.")):
+            self._calls.append(
+                Call(qual, callee, line, list(guards), None if catches is None else list(catches))
+            )
 
     def _class_list(self, owner: str, stmt: ast.Assign) -> None:
         # ``models = [LlavaForConditionalGeneration, ...]`` in a class body: the class declares the
@@ -506,6 +529,7 @@ class _Builder:
 # Parameters annotated with a class are kept under this prefix in a function's subjects: only a
 # value test (``backend.is_x()``) reads them, as a choice of the flag the class is named after.
 _TYPED = "\x00"
+_CLASS_NAME = re.compile(r"^_?[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*$")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _ENUM_SUFFIX = re.compile(r"_(?:enum|type|kind)$")
 

@@ -25,12 +25,14 @@ from extractor.reach.facts import Atom
 
 __all__ = [
     "PLATFORM_WORDS",
+    "SCRIPT",
     "Selector",
     "atom_selector",
     "class_value_selector",
     "folder_platform",
     "registry_flag",
     "registry_selector",
+    "user_ways",
 ]
 
 Selector = tuple[str, str, tuple[str, ...]]
@@ -45,6 +47,7 @@ _CHOICE_SUFFIX = ("_backend", "_algorithm", "_mode", "_format", "_method", "_imp
 _REGISTRY_NOISE = re.compile(
     r"^(?:_+)|^(?:register|get|add)_|_(?:registry|map|mapping|dict|table|classes|cls|choices|methods|method|fns|funcs)$"
 )
+_UNSET_WORDS = frozenset({"none", "null", "disabled", "off", "auto", "default", "unset"})
 _TOO_GENERIC = frozenset({"name", "type", "mode", "backend", "method", "format", "device", "dtype"})
 
 
@@ -57,9 +60,26 @@ def _trusted(info: FlagInfo, recv: str) -> bool:
     return info.is_bool or dest.endswith(_CHOICE_SUFFIX)
 
 
+SCRIPT = "script"
+"""Kind of the selector ``if __name__ == "__main__":`` means: the file run as a script. It is no user
+choice of the served model; :func:`user_ways` drops the ways in it stands for when others exist."""
+
+
+def user_ways(reach: Sequence[Set[Selector]]) -> tuple[frozenset[Selector], ...]:
+    """The alternatives without those only a script run of a module reaches (a benchmark's ``main``).
+
+    When every way in is through a script, nothing is said: the serving path to the code is then
+    unknown, not absent.
+    """
+    served = tuple(frozenset(c) for c in reach if not any(s[0] == SCRIPT for s in c))
+    return served
+
+
 def atom_selector(atom: Atom, flags: Mapping[str, FlagInfo], knowledge: Knowledge) -> Selector | None:
     """The selector a guard atom means, or None when it is not a user choice."""
     kind = atom[0]
+    if kind == "v" and atom[1:] == ("__name__", "name", "__main__"):
+        return (SCRIPT, "__main__", ())
     if kind == "p":
         return ("platform", atom[1], ())
     if kind == "e":
@@ -78,6 +98,8 @@ def atom_selector(atom: Atom, flags: Mapping[str, FlagInfo], knowledge: Knowledg
     if atom[2] != "enum" and not _trusted(info, atom[2]):
         return None
     values: tuple[str, ...] = ()
+    if kind == "i" and atom[3].lower() in _UNSET_WORDS:
+        return None  # ``is_none()``: the path runs when the flag is *not* chosen
     if kind == "i" and not info.choices:
         # ``is_eagle_family()`` names a group, not a value: only "the flag is set" is sure.
         return None if info.is_bool else ("flag", info.flag, ())
@@ -106,7 +128,11 @@ def registry_flag(registry: str, keys: set[str], flags: Mapping[str, FlagInfo]) 
     stem = registry.lower()
     for _ in range(3):
         stem = _REGISTRY_NOISE.sub("", stem)
-    candidates = [stem, stem.rstrip("s")] if stem else []
+    # A qualifier may lead the flag's name (``BASE_QUANTIZATION_METHODS``, ``CPU_...``): every tail
+    # of two words or more is tried, then a last single word, longest first.
+    words = stem.split("_") if stem else []
+    tails = ["_".join(words[i:]) for i in range(len(words))]
+    candidates = [c for t in tails for c in (t, t.rstrip("s"))]
     for cand in candidates:
         info = flags.get(cand)
         if info is not None and not info.is_bool and cand not in _TOO_GENERIC:
