@@ -704,3 +704,11 @@ def test_a_benchmark_script_is_no_way_in_of_its_own(factories: SiteReach) -> Non
     )
     # Reached by the script alone: nothing is said (the serving path is unknown, not absent).
     assert user_ways(factories.of(kernel, "tile_kernel")) == ()
+
+
+def test_one_flag_twice_on_a_chain_keeps_the_values_both_allow() -> None:
+    from extractor.reach.gates import tidy
+
+    twice = (frozenset({("flag", "--quantization", ("fp8", "int4")), ("flag", "--quantization", ("int4",))}),)
+    assert tidy(twice) == (frozenset({("flag", "--quantization", ("int4",))}),)
+    assert tidy(()) == ()

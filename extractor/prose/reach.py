@@ -17,7 +17,7 @@ import orjson
 
 from extractor.prose.knowledge import Knowledge
 from extractor.reach import SiteReach
-from extractor.reach.gates import gate_alternatives, with_gates
+from extractor.reach.gates import gate_alternatives, tidy, with_gates
 from extractor.reach.paths import Reach
 from extractor.reach.selectors import Selector, user_ways
 from extractor.types import FileOutcome, Parsed
@@ -257,7 +257,7 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
             qualname = _qualname(partial)
             by_q = table.setdefault(f.path, {})
             if qualname not in by_q:
-                by_q[qualname] = user_ways(sites.of(f.path, qualname))
+                by_q[qualname] = tidy(user_ways(sites.of(f.path, qualname)))
             key = str(partial.get("id", ""))
             gates = gate_alternatives(_guard(key), f.path, knowledge)
             joined = with_gates(by_q[qualname], gates)

@@ -18,7 +18,7 @@ from extractor.prose.knowledge import FlagInfo, Knowledge
 from extractor.reach.facts import Atom
 from extractor.reach.selectors import PLATFORM_WORDS, Selector, atom_selector
 
-__all__ = ["gate_alternatives", "with_gates"]
+__all__ = ["gate_alternatives", "tidy", "with_gates"]
 
 _PLATFORM_NAME = re.compile(rf"^_?(?:is|use|on)_({'|'.join(PLATFORM_WORDS)})$")
 _MAX_ALTERNATIVES = 3
@@ -172,3 +172,18 @@ def _join(a: frozenset[Selector], b: frozenset[Selector]) -> frozenset[Selector]
         out.discard(old)
         out.add((old[0], old[1], common))
     return frozenset(out)
+
+
+def tidy(reach: tuple[frozenset[Selector], ...]) -> tuple[frozenset[Selector], ...]:
+    """One selector per flag in each alternative: a registry's keys and a guard's test of the same
+    flag on one chain both hold, so only their common values do (an impossible one is dropped)."""
+    out: list[frozenset[Selector]] = []
+    for conj in reach:
+        joined: frozenset[Selector] | None = frozenset()
+        for sel in sorted(conj):
+            joined = _join(joined, frozenset({sel})) if joined is not None else None
+        if joined is not None and joined not in out:
+            out.append(joined)
+    if len(out) == len(reach) and all(a == b for a, b in zip(out, reach, strict=True)):
+        return reach
+    return tuple(sorted(out, key=lambda c: sorted(c))) if out else reach

@@ -155,7 +155,8 @@ class ReachFinder:
         # A registered definition is also reached through its registry (its key picks it).
         registered = self._registered.get(node)
         if registered:
-            alts = [*(alts or []), registered]
+            # Each registration is a way in of its own (two dicts, or a dict and an EntryClass).
+            alts = [*(alts or []), *(frozenset({r}) for r in sorted(registered))]
         elif alts is None:
             alts = list(_FREE)  # nobody calls it: an entry point
         own = self.own(node)
