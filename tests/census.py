@@ -19,7 +19,12 @@ def census(tree: ast.Module, *, bare: bool = True) -> Counter[int]:
                     bound.add(id(n))
     lines: Counter[int] = Counter()
     for n in ast.walk(tree):
-        raises = isinstance(n, ast.Raise) and n.exc is not None and id(n) not in bound
-        if raises or (isinstance(n, ast.Assert) and (bare or n.msg is not None)):
+        if isinstance(n, ast.Raise):
+            counted = n.exc is not None and id(n) not in bound
+        elif isinstance(n, ast.Assert):
+            counted = bare or n.msg is not None
+        else:
+            continue
+        if counted:
             lines[n.lineno] += 1
     return lines

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "schemas" / "error-record.v2.schema.json"
 
 # A record shaped like the reference record (content written for the tests).
-LINE = {
+LINE: dict[str, Any] = {
     "record": {
         "id": "0123456789abcdef",
         "repo": "sgl-project/sglang",

@@ -66,7 +66,7 @@ def make_nightly(tmp: Path) -> Path:
 
 
 def current_dataset(folder: Path) -> Path:
-    return folder / orjson.loads((folder / "manifest.json").read_bytes())["datasetFile"]
+    return folder / str(orjson.loads((folder / "manifest.json").read_bytes())["datasetFile"])
 
 
 def dataset_records(path: Path) -> list[dict[str, object]]:

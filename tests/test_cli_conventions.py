@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -85,7 +86,7 @@ def datasets(repo: tuple[Path, list[str]], tmp_path_factory: pytest.TempPathFact
     return paths[0], paths[1]
 
 
-def records(path: Path) -> list[dict]:
+def records(path: Path) -> list[dict[str, Any]]:
     return [orjson.loads(line)["record"] for line in path.read_bytes().splitlines()]
 
 
@@ -233,7 +234,7 @@ def test_piped_tables_are_not_wrapped_at_80_columns(datasets: tuple[Path, Path])
 
 
 def _id_of(path: Path, needle: str) -> str:
-    [rid] = [r["id"] for r in records(path) if needle in r["errorMessage"]]
+    [rid] = [str(r["id"]) for r in records(path) if needle in r["errorMessage"]]
     return rid
 
 
@@ -389,7 +390,7 @@ def test_project_settings_apply_and_flags_override_them(
 # -- true subprocesses --------------------------------------------------------------------------
 
 
-def _subprocess(*args: str | Path, **kw: object) -> subprocess.CompletedProcess[str]:
+def _subprocess(*args: str | Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "SOURCE_DATE_EPOCH": EPOCH}
     return subprocess.run(
         [sys.executable, "-m", "extractor", *map(str, args)],
@@ -397,8 +398,7 @@ def _subprocess(*args: str | Path, **kw: object) -> subprocess.CompletedProcess[
         capture_output=True,
         text=True,
         timeout=120,
-        **kw,
-    )  # type: ignore[call-overload]
+    )
 
 
 def test_subprocess_exit_codes_and_no_tracebacks(datasets: tuple[Path, Path], tmp_path: Path) -> None:

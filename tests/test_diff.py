@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
@@ -12,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from extractor.datasets.diff import CONTENT_FIELDS, LOCATION_FIELDS, diff_records, subsystem
+from extractor.datasets.diff import CONTENT_FIELDS, LOCATION_FIELDS, DiffResult, diff_records, subsystem
 from extractor.errors import ExtractorError
 from extractor.records.model import ErrorRecord
 from extractor.render.diff import DiffFormat, render, render_markdown
@@ -24,8 +25,8 @@ SCHED = "python/sglang/srt/managers/scheduler.py"
 MEM = "python/sglang/srt/mem_cache/memory_pool.py"
 
 
-def kinds(result: object) -> tuple[int, int, int, int]:
-    s = result.summary()  # type: ignore[attr-defined]
+def kinds(result: DiffResult) -> tuple[int, int, int, int]:
+    s = result.summary()
     return s["added"], s["removed"], s["changed"], s["unchanged"]
 
 
@@ -456,7 +457,9 @@ def lines_of(path: Path) -> list[bytes]:
     ],
     ids=["truncated", "bad-json", "duplicate-id", "bad-value"],
 )
-def test_cli_invalid_input_exits_2_naming_file_and_line(files: tuple[Path, Path], damage, line, what) -> None:  # type: ignore[no-untyped-def]
+def test_cli_invalid_input_exits_2_naming_file_and_line(
+    files: tuple[Path, Path], damage: Callable[[list[bytes]], list[bytes]], line: int, what: str
+) -> None:
     old, new = files
     new.write_bytes(b"".join(damage(lines_of(new))))
     run = cli(old, new)

@@ -9,7 +9,7 @@ from typing import get_args
 
 import pytest
 
-from extractor.analysis.facts import Guard, GuardAtom, LocalBinding, Message, Site
+from extractor.analysis.facts import AtomKind, Guard, GuardAtom, LocalBinding, Message, Site, SiteKind
 from extractor.prose.enrich import Prose, enrich
 from extractor.prose.knowledge import Knowledge, build_knowledge, module_constants
 from extractor.prose.reads import guard_env_vars, guard_flags
@@ -34,10 +34,10 @@ def expr(src: str) -> ast.expr:
     return ast.parse(src, mode="eval").body
 
 
-def atom(src: str, *, negated: bool = False, kind: str = "if", line: int = 10) -> GuardAtom:
+def atom(src: str, *, negated: bool = False, kind: AtomKind = "if", line: int = 10) -> GuardAtom:
     test = expr(src)
     text = ast.unparse(ast.parse(f"not ({src})", mode="eval")) if negated else ast.unparse(test)
-    return GuardAtom(text=text, kind=kind, test=test, negated=negated, line=line)  # type: ignore[arg-type]
+    return GuardAtom(text=text, kind=kind, test=test, negated=negated, line=line)
 
 
 def binding(src: str, line: int = 5) -> LocalBinding:
@@ -58,7 +58,7 @@ def make_site(
     error_class: str = "ValueError",
     message: str | None = "bad value",
     line: int = 20,
-    kind: str = "raise",
+    kind: SiteKind = "raise",
     http_status: int | None = None,
     comments: tuple[str, ...] = (),
     handlers: tuple[str, ...] = (),
@@ -67,7 +67,7 @@ def make_site(
     msg = Message(template=message, pattern=re.escape(message)) if message is not None else None
     return Site(
         path=path,
-        kind=kind,  # type: ignore[arg-type]
+        kind=kind,
         line=line,
         end_line=line,
         error_class=error_class,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -16,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 EPOCH = "1780000000"
 
 
-def read_lines(path: Path) -> list[dict]:
+def read_lines(path: Path) -> list[dict[str, Any]]:
     return [orjson.loads(line) for line in path.read_bytes().splitlines()]
 
 

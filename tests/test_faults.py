@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
@@ -166,10 +167,10 @@ def _alive(pid: int) -> bool:
     return state not in ("Z", "X")  # a zombie has exited; only its parent has not reaped it
 
 
-def _wait_until(predicate: object, limit: float = 60.0) -> bool:
+def _wait_until(predicate: Callable[[], bool], limit: float = 60.0) -> bool:
     end = time.monotonic() + limit
     while time.monotonic() < end:
-        if predicate():  # type: ignore[operator]
+        if predicate():
             return True
         time.sleep(0.05)
     return False

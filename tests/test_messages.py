@@ -60,7 +60,7 @@ def matches(fact: dict[str, Any], text: str) -> bool:
 
 
 def test_template_and_pattern_of_parts() -> None:
-    parts = ["a.b ", Placeholder("x!r"), " (", Placeholder("y:.2f"), ")"]
+    parts: list[str | Placeholder] = ["a.b ", Placeholder("x!r"), " (", Placeholder("y:.2f"), ")"]
     assert template_of(parts) == "a.b {x!r} ({y:.2f})"
     rx = re.compile(pattern_of(parts))
     assert rx.fullmatch("a.b 'q'\nz (1.00)")
@@ -307,15 +307,12 @@ PERCENT = [
 
 @st.composite
 def percent(draw: st.DrawFn, local: str = "values") -> Built:
-    pieces = draw(
-        st.lists(
-            st.one_of(TEXT.map(lambda t: ("t", t)), st.sampled_from(PERCENT).map(lambda d: ("d", d))),
-            min_size=1,
-            max_size=5,
-        )
+    # A piece is literal text (a str) or a directive with the kind of value it formats.
+    pieces: list[str | tuple[str, str | None]] = draw(
+        st.lists(st.one_of(TEXT, st.sampled_from(PERCENT)), min_size=1, max_size=5)
     )
-    fmt = "".join(v.replace("%", "%%") if k == "t" else v[0] for k, v in pieces)
-    args = [v[1] for k, v in pieces if k == "d" and v[1] is not None]
+    fmt = "".join(p.replace("%", "%%") if isinstance(p, str) else p[0] for p in pieces)
+    args = [p[1] for p in pieces if not isinstance(p, str) and p[1] is not None]
     shape = draw(st.sampled_from(["tuple", "single", "mapping", "name"]))
     if shape == "name":
         return Built(
@@ -324,10 +321,10 @@ def percent(draw: st.DrawFn, local: str = "values") -> Built:
     if shape == "mapping" and args:
         keys = iter(range(100))
         fmt = "".join(
-            v.replace("%", "%%")
-            if k == "t"
-            else (v[0] if v[1] is None else "%(k" + str(next(keys)) + ")" + v[0][1:])
-            for k, v in pieces
+            p.replace("%", "%%")
+            if isinstance(p, str)
+            else (p[0] if p[1] is None else "%(k" + str(next(keys)) + ")" + p[0][1:])
+            for p in pieces
         )
         mapping = ", ".join(f"'k{n}': {a}" for n, a in enumerate(args))
         return Built(f"{lit(fmt)} % {{{mapping}}}")
@@ -349,21 +346,18 @@ FORMAT_FIELDS = [
 
 @st.composite
 def format_call(draw: st.DrawFn, local: str = "template") -> Built:
-    pieces = draw(
-        st.lists(
-            st.one_of(TEXT.map(lambda t: ("t", t)), st.sampled_from(FORMAT_FIELDS).map(lambda d: ("d", d))),
-            min_size=1,
-            max_size=5,
-        )
+    # A piece is literal text (a str) or a replacement field with the kind of value it formats.
+    pieces: list[str | tuple[str, str]] = draw(
+        st.lists(st.one_of(TEXT, st.sampled_from(FORMAT_FIELDS)), min_size=1, max_size=5)
     )
     mode = draw(st.sampled_from(["auto", "numbered", "keyword"]))
     fmt: list[str] = []
     args: list[str] = []
-    for k, v in pieces:
-        if k == "t":
-            fmt.append(v.replace("{", "{{").replace("}", "}}"))
+    for piece in pieces:
+        if isinstance(piece, str):
+            fmt.append(piece.replace("{", "{{").replace("}", "}}"))
             continue
-        rest, var = v
+        rest, var = piece
         name = "" if mode == "auto" else str(len(args)) if mode == "numbered" else f"k{len(args)}"
         fmt.append("{" + name + rest + "}")
         args.append(var if mode != "keyword" else f"k{len(args)}={var}")

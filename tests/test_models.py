@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
@@ -39,7 +40,7 @@ def test_a_well_formed_line_validates() -> None:
 )
 def test_bad_lines_are_rejected(path: tuple[str, ...], value: object) -> None:
     line = copy.deepcopy(LINE)
-    node: dict = line
+    node: dict[str, Any] = line
     for key in path[:-1]:
         node = node[key]
     node[path[-1]] = value

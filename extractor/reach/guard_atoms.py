@@ -1,0 +1,252 @@
+"""Guard tests read as atoms: the raw, knowledge-free shape of what may select code.
+
+:class:`GuardReader` turns the test of an ``if`` (or a conditional expression, or an assigned
+value a later test reads) into the atoms :mod:`extractor.reach.facts` describes: attribute reads of
+possible flags, their comparisons with literals, value tests (``x.is_y()``), environment reads and
+platform gates. It needs only the file's imports; which atoms are user choices is decided later.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from extractor.reach.facts import Atom
+
+__all__ = ["TYPED", "GuardReader", "class_flag_name", "typed_params"]
+
+# ``is_hip()``, ``_is_npu``, ``_use_xpu``: the platform word is the suffix.
+_PLATFORM_NAME = re.compile(r"^_?(?:is|use|on)_(hip|rocm|npu|xpu|cpu|cuda|musa|mps|hpu|mlu)$")
+_ENV_NAME = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
+_ENV_READERS = frozenset({"getenv", "get_bool_env_var", "get_int_env_var", "get_env_var", "environ.get"})
+_ACCESSOR = re.compile(r"^get_([a-z][a-z0-9_]*)$")
+_VALUE_TEST = re.compile(r"^is_([a-z0-9_]+)$")
+# Only an args object holds flag values as given; a config's same-named field (``model_config.
+# quantization``) may come from the checkpoint instead.
+_ARGS_WORDS = re.compile(r"args")
+
+
+class GuardReader:
+    """Reads guard atoms in one file; ``module_subjects`` and ``module_aliases`` hold its module-level names."""
+
+    def __init__(self, imports: dict[str, str]) -> None:
+        self.imports = imports
+        self.module_aliases: dict[str, list[Atom]] = {}
+        self.module_subjects: dict[str, tuple[str, str]] = {}
+
+    def dotted(self, node: ast.expr) -> str:
+        """Dotted text of a name or attribute chain with the file's imports applied; ``?`` parts unknown."""
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if isinstance(node, ast.Name):
+            head = self.imports.get(node.id, node.id)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super":
+            head = "super()"
+        else:
+            head = "?"
+        return ".".join([head, *reversed(parts)])
+
+    # ----------------------------------------------------------------- module level
+
+    def subject(self, node: ast.expr, local: dict[str, tuple[str, str]]) -> tuple[str, str] | None:
+        """``(name, receiver kind)`` of a value that may hold a user choice."""
+        if isinstance(node, ast.Attribute):
+            if _ENV_NAME.match(node.attr):
+                return None
+            recv = node.value
+            if isinstance(recv, ast.Name) and recv.id == "self":
+                return node.attr, "self"
+            text = ast.unparse(recv) if isinstance(recv, ast.Call | ast.Attribute | ast.Name) else ""
+            return node.attr, "args" if _ARGS_WORDS.search(text.lower()) else "other"
+        if isinstance(node, ast.Call) and not node.args and not node.keywords:
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            m = _ACCESSOR.match(name)
+            if m:
+                return m.group(1), "args"
+        if isinstance(node, ast.Name):
+            found = local.get(node.id) or self.module_subjects.get(node.id)
+            return found or (node.id, "name")
+        return None
+
+    def env(self, node: ast.expr) -> str | None:
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = self.dotted(func).split(".")
+            tail = ".".join(name[-2:]) if len(name) >= 2 and name[-2] == "environ" else name[-1]
+            if tail in _ENV_READERS and node.args:
+                arg = node.args[0]
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    return arg.value
+            if (
+                isinstance(func, ast.Attribute)
+                and func.attr in ("get", "is_set")
+                and isinstance(func.value, ast.Attribute)
+            ):
+                node = func.value
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr in ("value",)
+            and isinstance(node.value, ast.Attribute)
+        ):
+            node = node.value
+        if (
+            isinstance(node, ast.Attribute)
+            and _ENV_NAME.match(node.attr)
+            and node.attr.startswith(("SGL", "SGLANG"))
+        ):
+            return node.attr
+        if isinstance(node, ast.Subscript) and self.dotted(node.value).endswith("environ"):
+            key = node.slice
+            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                return key.value
+        return None
+
+    def platform(self, node: ast.expr) -> str | None:
+        if isinstance(node, ast.Call) and not node.args:
+            node = node.func
+        if isinstance(node, ast.Name | ast.Attribute):
+            text = node.id if isinstance(node, ast.Name) else node.attr
+            m = _PLATFORM_NAME.match(text)
+            if m:
+                return m.group(1)
+        return None
+
+    def atoms_of(
+        self, node: ast.expr, local: dict[str, tuple[str, str]], aliases: dict[str, list[Atom]]
+    ) -> list[Atom]:
+        """The atoms every way through ``node`` being true implies (its ``and`` conjuncts)."""
+        if isinstance(node, ast.BoolOp):
+            if isinstance(node.op, ast.And):
+                return [a for v in node.values for a in self.atoms_of(v, local, aliases)]
+            return self._any_of(node.values, local, aliases)
+        if isinstance(node, ast.UnaryOp | ast.Lambda):
+            return []
+        env = self.env(node)
+        if env is not None:
+            return [("e", env)]
+        platform = self.platform(node)
+        if platform is not None:
+            return [("p", platform)]
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            return self._compare(node, local, aliases)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args:
+            m = _VALUE_TEST.match(node.func.attr)
+            if not m:
+                return []
+            recv = node.func.value
+            out: list[Atom] = []
+            subject = self.subject(recv, local)
+            if subject is not None and subject[1] != "other":
+                out.append(("i", subject[0], subject[1], m.group(1)))
+            typed = local.get(f"{TYPED}{recv.id}") if isinstance(recv, ast.Name) else None
+            if typed is not None and (subject is None or typed[0] != subject[0]):
+                out.append(("i", typed[0], "enum", m.group(1)))
+            return out
+        if isinstance(node, ast.Name):
+            found = aliases.get(node.id) or self.module_aliases.get(node.id)
+            if found is not None:
+                return list(found)
+        if isinstance(node, ast.Name | ast.Attribute):
+            subject = self.subject(node, local)
+            if subject is not None:
+                return [("a", *subject)]
+        return []
+
+    def _any_of(
+        self, values: list[ast.expr], local: dict[str, tuple[str, str]], aliases: dict[str, list[Atom]]
+    ) -> list[Atom]:
+        # ``x == "a" or x == "b"`` still requires ``x`` to be one of them; other ``or``s require nothing.
+        merged: list[str] = []
+        head: tuple[str, str] | None = None
+        for value in values:
+            atoms = self.atoms_of(value, local, aliases)
+            if len(atoms) != 1 or atoms[0][0] != "v":
+                return []
+            here = (atoms[0][1], atoms[0][2])
+            if head is not None and here != head:
+                return []
+            head = here
+            merged.extend(atoms[0][3:])
+        return [("v", head[0], head[1], *merged)] if head else []
+
+    def _compare(
+        self, node: ast.Compare, local: dict[str, tuple[str, str]], aliases: dict[str, list[Atom]]
+    ) -> list[Atom]:
+        op, right, left = node.ops[0], node.comparators[0], node.left
+        if isinstance(op, ast.IsNot | ast.NotEq) and isinstance(right, ast.Constant) and right.value is None:
+            if (
+                isinstance(left, ast.Attribute)
+                and left.attr == "hip"
+                and self.dotted(left).endswith("version.hip")
+            ):
+                return [("p", "hip")]
+            subject = self.subject(left, local)
+            return [("a", *subject)] if subject is not None else []
+        if not isinstance(op, ast.Eq | ast.In | ast.Is):
+            return []
+        values = _literal_values(right)
+        subject = self.subject(left, local)
+        if values is None or subject is None:
+            return []
+        atoms: list[Atom] = [("v", subject[0], subject[1], *values)]
+        enum = _enum_subject(right)
+        if enum is not None and enum != subject[0]:
+            atoms.append(("v", enum, "enum", *values))
+        return atoms
+
+
+# Parameters annotated with a class are kept under this prefix in a function's subjects: only a
+# value test (``backend.is_x()``) reads them, as a choice of the flag the class is named after.
+TYPED = "\x00"
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_ENUM_SUFFIX = re.compile(r"_(?:enum|type|kind)$")
+
+
+def _class_flag_name(name: str) -> str | None:
+    """``MoeRunnerBackend`` -> ``moe_runner_backend``, ``AttentionBackendEnum`` -> ``attention_backend``."""
+    if not name[:1].isupper() or "_" in name:
+        return None
+    return _ENUM_SUFFIX.sub("", _CAMEL.sub("_", name).lower())
+
+
+class_flag_name = _class_flag_name
+
+
+def _enum_subject(node: ast.expr) -> str | None:
+    items = node.elts if isinstance(node, ast.Tuple | ast.List | ast.Set) else [node]
+    names = {i.value.id for i in items if isinstance(i, ast.Attribute) and isinstance(i.value, ast.Name)}
+    return _class_flag_name(names.pop()) if len(names) == 1 else None
+
+
+def typed_params(func: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, tuple[str, str]]:
+    out = {}
+    args = func.args
+    for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+        ann = arg.annotation
+        if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+            name = ann.value.rpartition(".")[2]
+        elif isinstance(ann, ast.Name):
+            name = ann.id
+        elif isinstance(ann, ast.Attribute):
+            name = ann.attr
+        else:
+            continue
+        flag = _class_flag_name(name)
+        if flag:
+            out[f"{TYPED}{arg.arg}"] = (flag, "enum")
+    return out
+
+
+def _literal_values(node: ast.expr) -> list[str] | None:
+    items = node.elts if isinstance(node, ast.Tuple | ast.List | ast.Set) else [node]
+    out = []
+    for item in items:
+        if isinstance(item, ast.Constant) and isinstance(item.value, str):
+            out.append(item.value)
+        elif isinstance(item, ast.Attribute) and item.attr.isupper():
+            out.append(item.attr)  # an enum member: ``SpeculativeAlgorithm.EAGLE``
+        else:
+            return None
+    return out or None
