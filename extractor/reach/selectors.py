@@ -11,8 +11,11 @@ A :data:`Selector` is ``(kind, name, values)``:
 
 Guard atoms become flags through the flag knowledge (``Knowledge.flags_for``); registries become
 flags by their name (``register_attention_backend`` / ``ATTENTION_BACKENDS`` ->
-``--attention-backend``, ``QUANTIZATION_METHODS`` -> ``--quantization``) or, failing that, by
-their keys being the choices a flag declares.
+``--attention-backend``, ``BASE_QUANTIZATION_METHODS`` -> ``--quantization``) or, failing that, by
+their keys being the choices a flag declares. A class that lists model entry classes becomes those
+architectures, and so does a test of a class's name (the architectures that build that class).
+``if __name__ == "__main__":`` is a ``script`` selector: never said, it only keeps a benchmark's
+``main`` from counting as a way in for everyone (:func:`user_ways`).
 """
 
 from __future__ import annotations
