@@ -712,3 +712,6 @@ def test_one_flag_twice_on_a_chain_keeps_the_values_both_allow() -> None:
     twice = (frozenset({("flag", "--quantization", ("fp8", "int4")), ("flag", "--quantization", ("int4",))}),)
     assert tidy(twice) == (frozenset({("flag", "--quantization", ("int4",))}),)
     assert tidy(()) == ()
+    # Two platforms on one chain cannot both hold: a way in was missed, so nothing is said.
+    both = frozenset({("platform", "hip", ()), ("platform", "npu", ())})
+    assert tidy((both, frozenset({("platform", "hip", ())}))) == ()

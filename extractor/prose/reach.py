@@ -260,7 +260,7 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
                 by_q[qualname] = tidy(user_ways(sites.of(f.path, qualname)))
             key = str(partial.get("id", ""))
             gates = gate_alternatives(_guard(key), f.path, knowledge)
-            joined = with_gates(by_q[qualname], gates)
+            joined = tidy(with_gates(by_q[qualname], gates))
             if joined != by_q[qualname]:
                 by_q[key] = joined
     return RunReach(table, sites.choices)

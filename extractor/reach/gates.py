@@ -176,14 +176,18 @@ def _join(a: frozenset[Selector], b: frozenset[Selector]) -> frozenset[Selector]
 
 def tidy(reach: tuple[frozenset[Selector], ...]) -> tuple[frozenset[Selector], ...]:
     """One selector per flag in each alternative: a registry's keys and a guard's test of the same
-    flag on one chain both hold, so only their common values do (an impossible one is dropped)."""
+    flag on one chain both hold, so only their common values do. An alternative that cannot hold
+    (no common value, two platforms) shows a way in the index missed: then nothing is said."""
     out: list[frozenset[Selector]] = []
     for conj in reach:
         joined: frozenset[Selector] | None = frozenset()
         for sel in sorted(conj):
             joined = _join(joined, frozenset({sel})) if joined is not None else None
+        if joined is not None and len({s[1] for s in joined if s[0] == "platform"}) > 1:
+            joined = None  # one process runs on one platform: a chain needing two is a lost way in
         if joined is not None and joined not in out:
             out.append(joined)
     if len(out) == len(reach) and all(a == b for a, b in zip(out, reach, strict=True)):
         return reach
-    return tuple(sorted(out, key=lambda c: sorted(c))) if out else reach
+    # A way in that cannot hold means one was missed: nothing sure is left to say.
+    return tuple(sorted(out, key=lambda c: sorted(c))) if len(out) == len(reach) else ()
