@@ -1,6 +1,6 @@
 """Benchmark of the extractor against the C parser, on a real mirror of sglang (issue 7).
 
-    /work/venv/bin/python bench/bench.py --source /path/to/sglang.git --sha <commit> [--jobs N] [--out t.md]
+    .venv/bin/python bench/bench.py --source /path/to/sglang.git --sha <commit> [--jobs N] [--out t.md]
 
 Measures, in one run:
 

@@ -102,6 +102,20 @@ def invoke(*args: str | Path, input: str | None = None, env: Mapping[str, str] |
     return runner.invoke(app, argv, input=input, env={"NO_COLOR": "1", "COLUMNS": "200", **(env or {})})
 
 
+def run_in_process(
+    *args: str | Path, input: str | None = None, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """:func:`invoke` read as :func:`run_cli` reads a process: exit status, stdout, stderr.
+
+    An exception the command did not turn into a message is raised here, where a process would
+    have printed its traceback and exited 1.
+    """
+    done = invoke(*args, input=input, env=env)
+    if done.exception is not None and not isinstance(done.exception, SystemExit):
+        raise done.exception
+    return subprocess.CompletedProcess([str(a) for a in args], done.exit_code, done.stdout, done.stderr)
+
+
 @pytest.fixture
 def cli() -> Callable[..., Result]:
     """:func:`invoke` as a fixture."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,9 +16,9 @@ from extractor.datasets.diff import CONTENT_FIELDS, LOCATION_FIELDS, DiffResult,
 from extractor.errors import ExtractorError
 from extractor.records.model import ErrorRecord
 from extractor.render.diff import DiffFormat, render, render_markdown
+from tests.conftest import run_in_process
 from tests.diff_factory import SHA_NEW, SHA_OLD, VERSION_NEW, make_record, regenerate, write
 
-ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).parent / "fixtures" / "diff"
 SCHED = "python/sglang/srt/managers/scheduler.py"
 MEM = "python/sglang/srt/mem_cache/memory_pool.py"
@@ -382,16 +381,9 @@ def test_line_shifts_alone_are_never_differences(
 # -- the real CLI ----------------------------------------------------------------------------
 
 
-def cli(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
-    return subprocess.run(
-        [sys.executable, "-m", "extractor", "diff", *map(str, args)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd or ROOT,
-        timeout=120,
-    )
+def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    # In this process: the real process is run in test_cli_conventions.
+    return run_in_process("diff", *args)
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import run_cli, run_in_process
 from tests.gitrepos import bare_clone, make_repo
 
 FIXTURES = Path(__file__).parent / "fixtures" / "core"
@@ -62,7 +62,7 @@ def dataset(target: tuple[Path, str], tmp_path_factory: pytest.TempPathFactory) 
 
 
 def test_validate_accepts_the_output(dataset: Path) -> None:
-    proc = run_cli("validate", dataset)
+    proc = run_in_process("validate", dataset)
     assert proc.returncode == 0, proc.stderr
 
 
@@ -173,7 +173,7 @@ def test_ids_do_not_depend_on_line_shifts(tmp_path: Path) -> None:
     ids = []
     for i, sha in enumerate(shas):
         out = tmp_path / f"{i}.jsonl"
-        proc = run_cli("extract", "--source", repo, "--sha", sha, "--out", out, "--no-cache")
+        proc = run_in_process("extract", "--source", repo, "--sha", sha, "--out", out, "--no-cache")
         assert proc.returncode == 0, proc.stderr
         recs = [line["record"] for line in read_lines(out)]
         ids.append({(r["filePath"], r["id"], r["slug"]) for r in recs})
@@ -185,7 +185,7 @@ def test_ids_do_not_depend_on_line_shifts(tmp_path: Path) -> None:
 def test_include_exclude_and_repo_options(target: tuple[Path, str], tmp_path: Path) -> None:
     mirror, sha = target
     out = tmp_path / "x.jsonl"
-    proc = run_cli(
+    proc = run_in_process(
         "extract",
         "--source",
         mirror,
@@ -225,7 +225,7 @@ def test_failed_run_keeps_the_previous_output(target: tuple[Path, str], tmp_path
 def test_source_from_environment_variable(target: tuple[Path, str], tmp_path: Path) -> None:
     mirror, sha = target
     out = tmp_path / "env.jsonl"
-    proc = run_cli(
+    proc = run_in_process(
         "extract", "--sha", sha, "--out", out, "--no-cache", env={"SGLANG_ERRORS_SOURCE": str(mirror)}
     )
     assert proc.returncode == 0, proc.stderr

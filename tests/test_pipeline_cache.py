@@ -15,6 +15,9 @@ import pytest
 from extractor.api import ExtractOptions, ExtractResult, ExtractStats, extract
 from extractor.engine import pipeline, workers
 from extractor.engine.cache import ResultCache
+from extractor.engine.commit_files import commit_files
+from extractor.engine.read_kinds import READ_KINDS, ReadKind
+from extractor.engine.reads import ReadsCheck, RecordingKnowledge
 from extractor.reasons import Reason
 from extractor.records.jsonl import dumps_line
 from extractor.source.git import open_target
@@ -192,10 +195,40 @@ def test_a_stale_answer_in_a_cache_entry_forces_a_new_analysis(
     assert raw is not None
     reads, payload = raw.split(b"\n", 1)
     answers = orjson.loads(reads)
-    assert ["f", GATE, "tp_size"] in [a[:3] for a in answers]  # the gate's read of --tp-size
+    assert [ReadKind.FLAG.value, GATE, "tp_size"] in [a[:3] for a in answers]  # the gate's read of --tp-size
     forged = [[*a[:3], "0000000000000000"] if a[2] == "tp_size" else a for a in answers]
     results.put(key, orjson.dumps(forged) + b"\n" + payload)
     assert run(repo, shas[0], cache).stats.files_parsed == 1
+
+
+def test_every_read_kind_is_recorded_under_its_code_and_checked_again(
+    history: tuple[Path, list[str]], tmp_path: Path
+) -> None:
+    repo, shas = history
+    with open_target(str(repo), shas[0]) as target:
+        knowledge = pipeline.load_knowledge(target, tmp_path / "cache")
+        files = commit_files(target)
+    recorder = RecordingKnowledge(knowledge)
+    files.reads = recorder.reads
+    assert files.blob_of(ARGS) is not None
+    assert recorder.namespace_of(GATE) == knowledge.namespace_of(GATE)
+    assert recorder.is_arg_class(ARGS, "ServerArgs")
+    assert recorder.flags_for(GATE)["tp_size"].flag == "--tp-size"
+    assert "max_queue" in list(recorder.flags_for(GATE))
+    assert recorder.env_of("SGLANG_NOT_DECLARED") is None
+    assert recorder.default_namespace == knowledge.default_namespace  # any other use
+    encoded = recorder.encoded()
+    assert {row[0] for row in orjson.loads(encoded)} == {kind.value for kind in ReadKind}
+    assert ReadsCheck(knowledge, files.blobs).holds(encoded)
+    # Other knowledge gives other answers; a code this version does not write never holds.
+    assert not ReadsCheck(pipeline.Knowledge.empty(), files.blobs).holds(encoded)
+    assert not ReadsCheck(knowledge, files.blobs).holds(orjson.dumps([["f", GATE, "tp_size", None]]))
+
+
+def test_read_kinds_are_one_registry() -> None:
+    codes = [kind.value for kind in ReadKind]
+    assert len(set(codes)) == len(codes) and set(READ_KINDS) == set(ReadKind)
+    assert all(kind.summary and len(kind.value) > 1 for kind in ReadKind)
 
 
 class _Boom:

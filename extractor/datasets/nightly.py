@@ -27,6 +27,13 @@ import orjson
 
 from extractor import __version__
 from extractor.datasets.folder_lock import locked, pause
+from extractor.datasets.manifest import (
+    MANIFEST_NAME,
+    MANIFEST_VERSION,
+    is_own_file,
+    named_files,
+    read_manifest,
+)
 from extractor.datasets.publishing import compact, fresh_names, same_bytes, write_public, write_validated
 from extractor.engine.cache import default_cache_dir
 from extractor.errors import ExtractorError
@@ -45,20 +52,12 @@ __all__ = [
     "run_nightly",
 ]
 
-MANIFEST_NAME = "manifest.json"
-MANIFEST_VERSION = 1
 DEFAULT_KEEP = 7
 # Result namespaces of older extractors are dropped from the cache once unused this long.
 CACHE_PRUNE_DAYS = 30
 
-# Files this job owns in DIR; nothing else there is ever deleted.
-_DATASET_RE = re.compile(r"^sglang-errors-[0-9a-f]{12}-[0-9TZ]+(-[0-9a-f]{8})?\.jsonl$")
-_CHANGELOG_RE = re.compile(
-    r"^sglang-errors-[0-9a-f]{12}-[0-9TZ]+(-[0-9a-f]{8})?\.changelog(-[0-9a-f]{8})?\.(md|json)$"
-)
 # Temp files (".<name>.<random>.tmp") a killed run left behind.
 _TEMP_RE = re.compile(r"^\.+(sglang-errors-|manifest\.json\.).*\.tmp$")
-_SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 
 
 @dataclass(frozen=True)
@@ -148,7 +147,7 @@ def _publish(
 
     records = sorted(result.records, key=sort_key)
     data = b"".join(dumps_line(r, result.dataset_version) for r in records)
-    protected = _named_files(previous)
+    protected = named_files(previous)
     stem = f"sglang-errors-{sha[:12]}-{compact(result.dataset_version)}"
     [dataset_name] = fresh_names(folder, stem, [(".jsonl", data)], protected)
     dataset_path = folder / dataset_name
@@ -264,67 +263,6 @@ def _publish(
 # -- the manifest -----------------------------------------------------------------------------
 
 
-def read_manifest(folder: Path) -> dict[str, Any] | None:
-    """The manifest in ``folder``, or ``None`` when there is none; a damaged one raises."""
-    path = folder / MANIFEST_NAME
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise ExtractorError(str(path), f"cannot read manifest ({exc.strerror or exc})") from exc
-    try:
-        obj = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise ExtractorError(str(path), f"not valid JSON ({exc}); move it aside to start afresh") from exc
-    problem = _manifest_problem(obj)
-    if problem:
-        raise ExtractorError(str(path), f"{problem}; move it aside to start afresh")
-    assert isinstance(obj, dict)
-    return obj
-
-
-def _manifest_problem(obj: object) -> str | None:
-    if not isinstance(obj, dict):
-        return "not a JSON object"
-    if obj.get("manifestVersion") != MANIFEST_VERSION:
-        return f"unsupported manifestVersion {obj.get('manifestVersion')!r} (expected {MANIFEST_VERSION})"
-    sha = obj.get("sha")
-    if not isinstance(sha, str) or not _SHA_RE.match(sha):
-        return f"sha is not a full commit sha: {sha!r}"
-    if not isinstance(obj.get("datasetFile"), str):
-        return "datasetFile missing"
-    for name in _named_files(obj):
-        # Names are bare file names in DIR; anything else was not written by this job.
-        if not _is_own_file(name):
-            return f"names a file this job does not write: {name!r}"
-    return None
-
-
-def _named_files(manifest: dict[str, Any] | None) -> set[str]:
-    """Every file a manifest names: its dataset and changelog, and those of its history."""
-    if manifest is None:
-        return set()
-    names: set[str] = set()
-    entries: list[Any] = [manifest]
-    history = manifest.get("history")
-    if isinstance(history, list):
-        entries.extend(history)
-    for entry in entries:
-        if not isinstance(entry, dict):
-            continue
-        if isinstance(entry.get("datasetFile"), str):
-            names.add(entry["datasetFile"])
-        log = entry.get("changelog")
-        if isinstance(log, dict):
-            names.update(v for k, v in log.items() if k in ("markdown", "json") and isinstance(v, str))
-    return names
-
-
-def _is_own_file(name: str) -> bool:
-    return bool(_DATASET_RE.match(name) or _CHANGELOG_RE.match(name))
-
-
 def _dump_json(obj: object) -> bytes:
     return orjson.dumps(obj, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
 
@@ -408,10 +346,10 @@ def _remove_stale_temps(folder: Path) -> None:
 
 def _prune(folder: Path, manifest: dict[str, Any]) -> list[Path]:
     """Delete datasets and changelogs the new manifest does not name; its history is the keep list."""
-    keep = _named_files(manifest)
+    keep = named_files(manifest)
     removed: list[Path] = []
     for path in sorted(folder.iterdir()):
-        if _is_own_file(path.name) and path.name not in keep and path.is_file():
+        if is_own_file(path.name) and path.name not in keep and path.is_file():
             path.unlink(missing_ok=True)
             removed.append(path)
     return removed

@@ -13,11 +13,10 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from extractor.engine.read_kinds import ReadKind
+
 if TYPE_CHECKING:
     from extractor.source.blobs import Target
-
-READ_KIND = "m"
-"""The kind under which a module lookup is recorded: ``(READ_KIND, path, "") -> blob or None``."""
 
 
 class CommitFiles:
@@ -39,7 +38,7 @@ class CommitFiles:
     def blob_of(self, path: str) -> str | None:
         blob = self.blobs.get(path)
         if self.reads is not None:
-            self.reads[(READ_KIND, path, "")] = blob
+            self.reads[(ReadKind.MODULE.value, path, "")] = blob
         return blob
 
     def read_blob(self, blob: str) -> bytes:

@@ -62,7 +62,8 @@ __all__ = [
 # 2: entries hold the knowledge answers before the payload and are keyed by blob and path.
 # 3: outcomes carry a reason code.
 # 4: parsed outcomes carry the file's reach facts.
-PAYLOAD_VERSION = 4
+# 5: the knowledge answers are recorded under named read kinds (engine/read_kinds.py).
+PAYLOAD_VERSION = 5
 
 
 def namespace(options_scope: Scope) -> str:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
-from extractor.engine.commit_files import READ_KIND
+from extractor.engine.read_kinds import ReadKind
 from extractor.prose.knowledge import Knowledge
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ class _RecordingFlags(Mapping[str, "FlagInfo"]):
         if not isinstance(key, str):
             return None
         info = self._flags.get(key)
-        self._reads[("f", self._path, key)] = _flag_digest(info)
+        self._reads[(ReadKind.FLAG.value, self._path, key)] = _flag_digest(info)
         return info
 
     def __getitem__(self, key: str) -> FlagInfo:
@@ -68,7 +68,7 @@ class _RecordingFlags(Mapping[str, "FlagInfo"]):
         return self._look(key) is not None
 
     def _all(self) -> None:
-        self._reads[("F", self._path, "")] = _mapping_digest(self._flags)
+        self._reads[(ReadKind.ALL_FLAGS.value, self._path, "")] = _mapping_digest(self._flags)
 
     def __iter__(self) -> Iterator[str]:
         self._all()
@@ -101,12 +101,12 @@ class RecordingKnowledge:
 
     def namespace_of(self, path: str) -> str:
         answer = self._k().namespace_of(path)
-        self.reads[("n", path, "")] = answer
+        self.reads[(ReadKind.NAMESPACE.value, path, "")] = answer
         return answer
 
     def is_arg_class(self, path: str, class_name: str | None) -> bool:
         answer = self._k().is_arg_class(path, class_name)
-        self.reads[("c", path, class_name or "")] = answer
+        self.reads[(ReadKind.ARG_CLASS.value, path, class_name or "")] = answer
         return answer
 
     def flags_for(self, path: str) -> Mapping[str, FlagInfo]:
@@ -114,14 +114,14 @@ class RecordingKnowledge:
 
     def env_of(self, name: str) -> Any:
         info = self._k().env_of(name)
-        self.reads[("e", "", name)] = [info.kind, info.default] if info is not None else None
+        self.reads[(ReadKind.ENV.value, "", name)] = [info.kind, info.default] if info is not None else None
         return info
 
     def __getattr__(self, name: str) -> Any:
         if name in ("_source", "_resolved", "reads"):  # not set yet (a copy being made): no recursion
             raise AttributeError(name)
         knowledge = self._k()
-        self.reads[("*", "", "")] = knowledge.fingerprint()
+        self.reads[(ReadKind.WHOLE_KNOWLEDGE.value, "", "")] = knowledge.fingerprint()
         return getattr(knowledge, name)
 
     def encoded(self) -> bytes:
@@ -130,26 +130,30 @@ class RecordingKnowledge:
             return orjson.dumps(sorted([*k, v] for k, v in self.reads.items()))
         except orjson.JSONEncodeError:
             # A key orjson cannot write (a lone surrogate from a string literal): depend on it all.
-            return orjson.dumps([["*", "", "", self._k().fingerprint()]])
+            return orjson.dumps([[ReadKind.WHOLE_KNOWLEDGE.value, "", "", self._k().fingerprint()]])
 
 
-def _answer(knowledge: Knowledge, kind: str, path: str, key: str, blobs: Mapping[str, str]) -> Any:
-    if kind == READ_KIND:
-        return blobs.get(path)
-    if kind == "n":
-        return knowledge.namespace_of(path)
-    if kind == "c":
-        return knowledge.is_arg_class(path, key or None)
-    if kind == "f":
-        return _flag_digest(knowledge.flags_for(path).get(key))
-    if kind == "F":
-        return _mapping_digest(knowledge.flags_for(path))
-    if kind == "e":
-        info = knowledge.env_of(key)
-        return [info.kind, info.default] if info is not None else None
-    if kind == "*":
-        return knowledge.fingerprint()
-    return _MISSING  # an unknown kind never matches
+def _answer(knowledge: Knowledge, code: str, path: str, key: str, blobs: Mapping[str, str]) -> Any:
+    try:
+        kind = ReadKind(code)
+    except ValueError:
+        return _MISSING  # a kind this version does not write never matches
+    match kind:
+        case ReadKind.MODULE:
+            return blobs.get(path)
+        case ReadKind.NAMESPACE:
+            return knowledge.namespace_of(path)
+        case ReadKind.ARG_CLASS:
+            return knowledge.is_arg_class(path, key or None)
+        case ReadKind.FLAG:
+            return _flag_digest(knowledge.flags_for(path).get(key))
+        case ReadKind.ALL_FLAGS:
+            return _mapping_digest(knowledge.flags_for(path))
+        case ReadKind.ENV:
+            info = knowledge.env_of(key)
+            return [info.kind, info.default] if info is not None else None
+        case ReadKind.WHOLE_KNOWLEDGE:
+            return knowledge.fingerprint()
 
 
 class ReadsCheck:

@@ -2,7 +2,9 @@
 
 Only what ``manifest.json`` names is read (docs/nightly.md): the current dataset, and for each
 entry of ``history`` its dataset (counted per subsystem) and its changelog JSON (as
-``sglang-errors diff --format json`` writes it).
+``sglang-errors diff --format json`` writes it). The manifest goes through the nightly job's own
+reader (:func:`~extractor.datasets.manifest.read_manifest`), so the catalogue accepts exactly
+the manifests the job accepts.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
+from extractor.datasets.manifest import MANIFEST_NAME, read_manifest
 from extractor.errors import ExtractorError
 from extractor.records.model import ErrorRecord
 from extractor.records.subsystem import subsystem
@@ -70,7 +73,7 @@ class Nightly:
 
 def _safe_name(folder: Path, name: object, what: str) -> Path:
     """A file the manifest names, which must sit directly in ``folder`` and exist."""
-    where = str(folder / "manifest.json")
+    where = str(folder / MANIFEST_NAME)
     if not isinstance(name, str) or not name or "/" in name or "\\" in name or name.startswith("."):
         raise ExtractorError(where, f"{what} is not a plain file name: {name!r}")
     path = folder / name
@@ -130,28 +133,9 @@ def _read_changelog(path: Path) -> Changelog:
     )
 
 
-def _read_manifest(folder: Path) -> dict[str, Any] | None:
-    # Read here rather than through the nightly module, which imports the library API (and so
-    # this package): the fields used below are checked where they are used.
-    path = folder / "manifest.json"
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise ExtractorError(str(path), f"cannot read manifest ({exc.strerror or exc})") from exc
-    try:
-        obj = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise ExtractorError(str(path), f"not valid JSON ({exc})") from exc
-    if not isinstance(obj, dict):
-        raise ExtractorError(str(path), "not a JSON object")
-    return obj
-
-
 def read_nightly(folder: Path) -> Nightly:
     """The current dataset and every kept version (oldest first) of a nightly folder."""
-    manifest = _read_manifest(folder)
+    manifest = read_manifest(folder)
     if manifest is None:
         raise ExtractorError(
             str(folder), "no manifest.json: not a nightly folder (give a dataset file instead)"
@@ -161,11 +145,11 @@ def read_nightly(folder: Path) -> Nightly:
         {k: manifest.get(k) for k in ("sha", "ref", "datasetFile", "datasetVersion", "changelog")}
     ]
     if not isinstance(history, list):
-        raise ExtractorError(str(folder / "manifest.json"), "history: expected a list")
+        raise ExtractorError(str(folder / MANIFEST_NAME), "history: expected a list")
     versions: list[Version] = []
     for entry in reversed(history):
         if not isinstance(entry, dict):
-            raise ExtractorError(str(folder / "manifest.json"), "history: expected objects")
+            raise ExtractorError(str(folder / MANIFEST_NAME), "history: expected objects")
         path = _safe_name(folder, entry.get("datasetFile"), "history datasetFile")
         changelog = None
         log = entry.get("changelog")
