@@ -715,3 +715,8 @@ def test_one_flag_twice_on_a_chain_keeps_the_values_both_allow() -> None:
     # Two platforms on one chain cannot both hold: a way in was missed, so nothing is said.
     both = frozenset({("platform", "hip", ()), ("platform", "npu", ())})
     assert tidy((both, frozenset({("platform", "hip", ())}))) == ()
+    # So do two pipelines with nothing in common; a pipeline and the model it loads may.
+    pipes = frozenset({("arch", "", ("APipeline", "BPipeline")), ("arch", "CPipeline", ())})
+    assert tidy((pipes,)) == ()
+    levels = (frozenset({("arch", "APipeline", ()), ("arch", "ToyForCausalLM", ())}),)
+    assert tidy(levels) == levels

@@ -183,11 +183,24 @@ def tidy(reach: tuple[frozenset[Selector], ...]) -> tuple[frozenset[Selector], .
         joined: frozenset[Selector] | None = frozenset()
         for sel in sorted(conj):
             joined = _join(joined, frozenset({sel})) if joined is not None else None
-        if joined is not None and len({s[1] for s in joined if s[0] == "platform"}) > 1:
-            joined = None  # one process runs on one platform: a chain needing two is a lost way in
+        if joined is not None and (
+            len({s[1] for s in joined if s[0] == "platform"}) > 1 or _disjoint_archs(joined)
+        ):
+            joined = None  # one process, one platform, one checkpoint: a chain needing two is a lost way in
         if joined is not None and joined not in out:
             out.append(joined)
     if len(out) == len(reach) and all(a == b for a, b in zip(out, reach, strict=True)):
         return reach
     # A way in that cannot hold means one was missed: nothing sure is left to say.
     return tuple(sorted(out, key=lambda c: sorted(c))) if len(out) == len(reach) else ()
+
+
+def _disjoint_archs(conj: frozenset[Selector]) -> bool:
+    """Two sets of architectures of one level with nothing in common (a pipeline and a model may
+    both hold: a pipeline loads its models; two pipelines may not)."""
+    by_level: dict[bool, list[set[str]]] = {}
+    for kind, name, values in conj:
+        if kind == "arch":
+            names = set(values) | ({name} if name else set())
+            by_level.setdefault(all(n.endswith("Pipeline") for n in names), []).append(names)
+    return any(len(sets) > 1 and not set.intersection(*sets) for sets in by_level.values())
