@@ -720,3 +720,13 @@ def test_one_flag_twice_on_a_chain_keeps_the_values_both_allow() -> None:
     assert tidy((pipes,)) == ()
     levels = (frozenset({("arch", "APipeline", ()), ("arch", "ToyForCausalLM", ())}),)
     assert tidy(levels) == levels
+
+
+def test_a_site_whose_guard_empties_its_scopes_reach_keeps_that_when_read_back() -> None:
+    from extractor.prose.reach import RunReach
+
+    npu = (frozenset({("platform", "npu", ())}),)
+    site = "Mixin.compress\x1fraise\x1fNotImplementedError\x1fpaged only\x1f_is_hip\x000"
+    run = RunReach({"a.py": {"Mixin.compress": npu, site.rpartition("\x00")[0]: ()}}, {})
+    back = RunReach.from_plain(orjson.loads(orjson.dumps(run.to_plain())))
+    assert back is not None and back.table == run.table

@@ -196,13 +196,14 @@ class RunReach:
         return with_reach(partial, reach, self.choices)
 
     def to_plain(self) -> dict[str, Any]:
-        """JSON-ready: only sites with a reach are kept."""
+        """JSON-ready: only scopes with a reach are kept, and every site whose own guard changes its
+        scope's reach (to nothing, too: the scope's reach must not stand in for it when read back)."""
         return {
             "table": {
                 path: {
                     q: [sorted([k, n, list(v)] for k, n, v in c) for c in r]
                     for q, r in sorted(by_q.items())
-                    if r
+                    if r or "\x1f" in q
                 }
                 for path, by_q in sorted(self.table.items())
             },
