@@ -17,11 +17,16 @@ site is then the expected answer:
   dropped or added, one more item in a list; one or two such edits);
 * ``moved_file``: a traceback with the message whose file sits in another folder (an older
   release's layout), its lines shifted;
-* ``json_body``: the OpenAI-compatible server's JSON error body.
+* ``json_body``: the OpenAI-compatible server's JSON error body;
+* ``reach_log``: a server log whose launch arguments or model config name a choice that reaches
+  the site (``attention_backend='fa3'``, ``--enable-lora``, ``architectures=['XForCausalLM']``),
+  then an exception line whose message another site, not reached by that choice, raises too. A
+  tie does not count here: the named choice is what tells the two sites apart.
 
 A case is right when the first result is the record it was made from, or one that no input of
 that kind can tell apart from it (the same ``messagePattern`` and class, and for inputs with
-frames the same file), or one that scores exactly as high (a tie the input cannot break).
+frames the same file; for ``reach_log`` also reached by the named choice), or, except for
+``reach_log``, one that scores exactly as high (a tie the input cannot break).
 
 Usage: ``python bench/match_eval.py DATASET [--per-kind N] [--seed S] [--show-misses K]``.
 """
@@ -42,6 +47,7 @@ from match_queries import render_message
 from extractor.datasets.match import Matcher, analyse_pattern, last_name
 from extractor.datasets.match.ranking import MIN_SPECIFICITY
 from extractor.records.model import ErrorRecord
+from extractor.records.reach_tags import arch_tag, kebab
 
 KINDS = (
     "full",
@@ -54,6 +60,7 @@ KINDS = (
     "reworded",
     "moved_file",
     "json_body",
+    "reach_log",
 )
 
 
@@ -62,6 +69,7 @@ class Case:
     kind: str
     text: str
     expected: tuple[str, ...]  # one id per error the input holds, in order
+    names: frozenset[str] = frozenset()  # the choices (as tags) a reach_log input names
 
 
 def _installed(path: str) -> str:
@@ -140,6 +148,70 @@ def _reword(message: str, rng: random.Random, edits_wanted: int = 1) -> str | No
             if done == edits_wanted:
                 break
     return out if done else None
+
+
+_REACH_SENTENCE = re.compile(r"This code runs only (.+?)\.(?: |$)")
+_TICKED = re.compile(r"`([^`]+)`")
+
+
+def _choices(record: ErrorRecord) -> list[tuple[str, str, str]]:
+    """``(kind, name, value)`` of the choices the record's reach sentence names first (its first
+    alternative): flags with a value, switches, architectures."""
+    m = _REACH_SENTENCE.search(record.documentation)
+    if not m:
+        return []
+    out = []
+    for part in m.group(1).split("; or ")[0].split(", "):
+        for ticked in _TICKED.findall(part):
+            if ticked.startswith("--"):
+                name, _, value = ticked.partition(" ")
+                out.append(("flag", name, value))
+            elif part.startswith("for ") and not ticked.endswith(" set"):
+                out.append(("arch", ticked, ""))
+    return out
+
+
+def _choice_tag(kind: str, name: str, value: str) -> str:
+    return arch_tag(name) if kind == "arch" else kebab(value or name)
+
+
+def _launch_log(kind: str, name: str, value: str, k: int) -> str:
+    """A log's start naming one choice: a ServerArgs dump, a command line or a model config."""
+    if kind == "arch":
+        if k % 2:
+            return f'[2026-01-01 12:00:00] config.json: {{\n  "architectures": [\n    "{name}"\n  ],\n  "hidden_size": 4096\n}}\n'
+        return f"[2026-01-01 12:00:00] Load model: model_type=custom, architectures=['{name}'], dtype=torch.bfloat16\n"
+    if k % 2:
+        arg = f"{name} {value}" if value else name
+        return f"$ python -m sglang.launch_server --model-path org/some-model --tp 2 {arg} --port 30000\n"
+    field = name.removeprefix("--").replace("-", "_")
+    arg = f"{field}='{value}'" if value else f"{field}=True"
+    return (
+        "[2026-01-01 12:00:00] server_args=ServerArgs(model_path='org/some-model', tp_size=2, "
+        f"mem_fraction_static=0.88, {arg}, enable_metrics=False, log_level='info')\n"
+    )
+
+
+def _reach_cases(rendered: list[tuple[ErrorRecord, str]], records: Sequence[ErrorRecord]) -> list[Case]:
+    """Sites that share a message with another site that the choice named does not reach."""
+    by_message: dict[tuple[str, str], list[ErrorRecord]] = {}
+    for r in records:
+        by_message.setdefault((r.messagePattern, r.errorClass), []).append(r)
+    cases: list[Case] = []
+    for r, m in rendered:
+        others = [o for o in by_message[(r.messagePattern, r.errorClass)] if o.id != r.id]
+        for kind, name, value in _choices(r):
+            tag = _choice_tag(kind, name, value)
+            if tag not in r.tags or all(tag in o.tags for o in others):
+                continue
+            text = (
+                _launch_log(kind, name, value, len(cases))
+                + "[2026-01-01 12:00:05] INFO:     Started server process [4242]\n"
+                + f"[2026-01-01 12:00:09 TP0] {last_name(r.errorClass)}: {m}\n"
+            )
+            cases.append(Case("reach_log", text, (r.id,), frozenset({tag})))
+            break
+    return cases
 
 
 def build_cases(records: Sequence[ErrorRecord], per_kind: int, seed: int) -> list[Case]:
@@ -255,14 +327,17 @@ def build_cases(records: Sequence[ErrorRecord], per_kind: int, seed: int) -> lis
             )
         )
     take("json_body", bodies)
+    take("reach_log", _reach_cases(rendered, records))
     return cases
 
 
-def _equivalent(got: ErrorRecord, want: ErrorRecord, frames: bool) -> bool:
+def _equivalent(
+    got: ErrorRecord, want: ErrorRecord, frames: bool, names: frozenset[str] = frozenset()
+) -> bool:
     if got.id == want.id:
         return True
     same = got.messagePattern == want.messagePattern and got.errorClass == want.errorClass
-    return same and (not frames or got.filePath == want.filePath)
+    return same and (not frames or got.filePath == want.filePath) and names <= set(got.tags)
 
 
 def evaluate(matcher: Matcher, cases: Sequence[Case]) -> dict[str, tuple[int, int, list[Case]]]:
@@ -281,7 +356,8 @@ def evaluate(matcher: Matcher, cases: Sequence[Case]) -> dict[str, tuple[int, in
                 continue
             scores = {m.record.id: m.score for m in found}
             first = found[0]
-            if _equivalent(first.record, want, frames) or scores.get(want_id) == first.score:
+            tie = scores.get(want_id) == first.score and case.kind != "reach_log"
+            if _equivalent(first.record, want, frames, case.names) or tie:
                 hits += 1
         right, total, misses = out.get(case.kind, (0, 0, []))
         if hits < len(case.expected):

@@ -32,6 +32,8 @@ def make_record(
     source_start: int | None = None,
     documentation: str = "Raised when the check fails.",
     sha: str = SHA,
+    tags: list[str] | None = None,
+    trigger: str = "A bad launch option.",
 ) -> ErrorRecord:
     """One record at ``file_path:line`` raising ``error_class`` with a message ``template``."""
     digest = hashlib.sha256(f"{file_path}:{line}:{error_class}:{template}".encode()).hexdigest()[:16]
@@ -58,7 +60,7 @@ def make_record(
         sourceCodeEnd=end,
         githubUrl=f"https://github.com/sgl-project/sglang/blob/{sha}/{file_path}#L{start}-L{end}",
         documentation=documentation,
-        triggerScenarios="A bad launch option.",
+        triggerScenarios=trigger,
         commonSituations="Copying flags between models.",
         solutions=[solution],
         exampleFix="# before\n--bad\n# after\n--good",
@@ -67,7 +69,7 @@ def make_record(
         typeGuard=None,
         tryCatchPattern=None,
         preventionTips=[],
-        tags=["test"],
+        tags=tags if tags is not None else ["test"],
         backgroundTag="invalid-value",
         analyzedSha=sha,
         analyzedAt=VERSION,

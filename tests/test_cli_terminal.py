@@ -51,6 +51,7 @@ def in_terminal(
         os.execve(sys.executable, [sys.executable, "-m", "extractor", *args], env)
     out = b""
     sent = False
+    status: int | None = None
     deadline = time.monotonic() + timeout
     try:
         while time.monotonic() < deadline:
@@ -69,7 +70,6 @@ def in_terminal(
                 sent = True
         # Closing the terminal hangs up its session: wait for the child first (still draining what
         # it prints), so a slow exit on a loaded machine is not read as a SIGHUP death.
-        status = None
         while status is None and time.monotonic() < deadline + 30:
             done, raw = os.waitpid(pid, os.WNOHANG)
             if done:
@@ -80,18 +80,17 @@ def in_terminal(
                 with contextlib.suppress(OSError):
                     out += os.read(fd, 65536)
     finally:
+        if status is None:  # still running: a hang, to be reported as one (not as the SIGHUP of the close)
+            with contextlib.suppress(OSError):
+                os.killpg(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
         os.close(fd)
+    screen = out.decode("utf-8", "replace")
     if status is None:
-        _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status), out.decode("utf-8", "replace"), sent
+        pytest.fail(f"still running {timeout + 30:.0f}s in ({sent=}), a hang: {screen[-400:]!r}")
+    return os.waitstatus_to_exitcode(status), screen, sent
 
 
-@pytest.mark.xfail(
-    reason="known race: about one run in four the interrupted process dies of SIGHUP right after the "
-    "bar is erased, before it prints its message (seen since workers watch a lifeline pipe); "
-    "under investigation",
-    strict=False,
-)
 def test_extract_shows_progress_and_ctrl_c_leaves_its_message_after_the_bar(
     big_repo: Path, tmp_path: Path
 ) -> None:

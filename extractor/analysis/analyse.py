@@ -15,6 +15,7 @@ from typing import Any
 from extractor.analysis.conditions import count_sites, guard_of
 from extractor.analysis.context import window_of
 from extractor.analysis.facts import Placeholder, Raised, Site
+from extractor.analysis.handling import site_handling
 from extractor.analysis.http_status import error_response
 from extractor.analysis.messages.expressions import MessageContext, expr_parts
 from extractor.analysis.messages.parts import Part
@@ -91,6 +92,9 @@ def site_of(resolver: Resolver, raw: RawSite) -> Site:
         error_code=raised.code,
         is_async=isinstance(raw.scope, ast.AsyncFunctionDef),
         in_class=raw.class_name,
+        handled=None
+        if response is not None
+        else site_handling(resolver, raw.frames, raised.error_class, raw.qualname, raw.scope),
     )
 
 

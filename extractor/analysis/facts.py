@@ -10,7 +10,10 @@ from __future__ import annotations
 import ast
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from extractor.analysis.handling import Handled
 
 SiteKind = Literal["raise", "assert", "response"]
 AtomKind = Literal[
@@ -168,3 +171,5 @@ class Site:
     error_code: str | None = None
     is_async: bool = False
     in_class: str | None = None
+    handled: Handled | None = field(default=None, repr=False)
+    """Whether its own function catches the raise (:mod:`extractor.analysis.handling`)."""

@@ -66,6 +66,7 @@ def _analyse_file(
     """:func:`analyse_file`, except that running out of recursion raises (unless ``deep``)."""
     # Imported here: a warm run (everything cached) never needs the parser stack (libcst...).
     from extractor.analysis.analyse import analyse
+    from extractor.analysis.handling import file_call_handling
     from extractor.analysis.parse import ParseFailure, parse_source
     from extractor.prose.knowledge import module_constants
 
@@ -78,7 +79,7 @@ def _analyse_file(
         sites = analyse(parsed, modules)
         constants = module_constants(parsed.tree) if sites else {}
         records = _records(sites, repo, knowledge, constants)
-        facts = _facts_text(path, parsed.tree)
+        facts = _facts_text(path, parsed.tree, file_call_handling(parsed, modules))
     except RecursionError:
         if not deep:
             raise
@@ -88,12 +89,16 @@ def _analyse_file(
     return Parsed(_utf8_safe(records), len(sites), facts)
 
 
-def _facts_text(path: str, tree: Any) -> str | None:
-    """The file's reach facts as JSON text; None when they cannot be written (the records stay)."""
+def _facts_text(path: str, tree: Any, handling: dict[str, Any]) -> str | None:
+    """The file's reach facts as JSON text, with how its calls in a ``try`` are handled
+    (:func:`extractor.analysis.handling.call_handling`); None when they cannot be written."""
     from extractor.reach.file_index import file_facts
 
     try:
-        return orjson.dumps(_utf8_safe(file_facts(path, tree).to_plain())).decode()
+        plain = file_facts(path, tree).to_plain()
+        if handling:
+            plain["handling"] = handling
+        return orjson.dumps(_utf8_safe(plain)).decode()
     except (TypeError, ValueError):
         return None
 
@@ -167,6 +172,7 @@ def _utf8_safe(value: Any) -> Any:
 
 def _records(sites: list[Site], repo: str, knowledge: Knowledge, constants: dict[str, str]) -> list[Partial]:
     from extractor.prose.enrich import enrich
+    from extractor.prose.handled import handled_by_own_function
 
     seen: dict[str, int] = {}
     out = []
@@ -210,6 +216,7 @@ def _records(sites: list[Site], repo: str, knowledge: Knowledge, constants: dict
                 "backgroundTag": prose.backgroundTag,
             }
         )
+        out[-1] = handled_by_own_function(out[-1], site)
     return out
 
 
@@ -252,7 +259,8 @@ def record_fields(
     # still gives two distinct ids.
     rid = record_id(repo, path, partial["id"])
     return {
-        **partial,
+        # A worker's private fields (``_escapes``) are for the whole-target step, never the record.
+        **{k: v for k, v in partial.items() if not k.startswith("_")},
         # Records name the path they were found at.
         "filePath": path,
         "id": rid,

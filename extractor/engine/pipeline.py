@@ -32,6 +32,7 @@ import orjson
 
 from extractor.config import Scope
 from extractor.engine.commit_files import commit_files
+from extractor.engine.handled_store import stored_handling
 from extractor.engine.knowledge_store import knowledge_cache, load_knowledge
 from extractor.engine.payloads import analyse_file, check_outcome, record_fields, why_invalid
 from extractor.engine.reach_store import run_reach
@@ -186,6 +187,7 @@ def assemble(
     # Reach is global (an edit to one file changes the reach of others): it is computed here, from
     # every file's cached facts, and never stored in a file's payload.
     reach = run_reach(outcomes, knowledge, cache_dir) if knowledge is not None else None
+    handling = stored_handling(outcomes, cache_dir)
     for f, outcome in outcomes:
         if not isinstance(outcome, Parsed):
             stats.failures.append(FileFailure(f.path, outcome.text, outcome.reason))
@@ -195,6 +197,7 @@ def assemble(
             for partial in outcome.records:
                 if reach is not None:
                     partial = reach.apply(f.path, partial)
+                partial = handling.apply(f.path, partial)
                 fields = record_fields(partial, f.path, repo, sha, analyzed_at)
                 if probe or revalidate:
                     built.append(ErrorRecord.model_validate(fields))
@@ -232,22 +235,28 @@ class _progress:
             return lambda key: None
         from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-        self._bar = Progress(
+        bar = Progress(
             TextColumn("analysing"),
             BarColumn(),
             TextColumn("{task.fields[done]}/{task.fields[files]} files"),
             TimeRemainingColumn(),
             transient=True,
         )
-        self._bar.start()
-        self._task = self._bar.add_task("files", total=sum(self.sizes.values()), done=0, files=self.total)
-        bar, task, sizes = self._bar, self._task, self.sizes
+        task = bar.add_task("files", total=sum(self.sizes.values()), done=0, files=self.total)
+        self._bar, self._task, sizes = bar, task, self.sizes
         done = [0]
 
         def tick(key: str) -> None:
             done[0] += 1
             bar.update(task, advance=sizes.get(key, 1), done=done[0])
 
+        # Starting is the last step: a Ctrl-C once the bar shows but before this returns would
+        # skip __exit__, and the bar, still drawn, would overwrite the "interrupted" message.
+        try:
+            bar.start()
+        except BaseException:
+            bar.stop()
+            raise
         return tick
 
     def __exit__(self, *exc: object) -> None:

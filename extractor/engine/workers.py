@@ -15,6 +15,7 @@ import hashlib
 import os
 import signal
 import tempfile
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -43,6 +44,8 @@ _BATCH_FILES = 8
 _BATCH_BYTES = 256 * 1024
 # Below this many files to analyse a pool costs more than it saves.
 MIN_PARALLEL = 8
+# How long the parent waits on the pool at once: a Ctrl-C held off meanwhile is acted on after this.
+_POLL_SECONDS = 0.2
 
 _worker_state: dict[str, Any] = {}
 
@@ -153,6 +156,42 @@ def _batches(items: Iterable[tuple[str, str, bytes]]) -> Iterator[list[tuple[str
         yield batch
 
 
+class _HeldInterrupt:
+    """Ctrl-C held off while this process runs the pool's own locking code, raised once it returns.
+
+    ``concurrent.futures`` locks each future in plain Python (``wait`` acquires them one by one and
+    releases them one by one): a KeyboardInterrupt raised between two of those steps leaves a lock
+    held for good, and the pool's manager thread, which takes every queued future's lock to cancel
+    it, then blocks ``shutdown`` forever. Inside, SIGINT only records itself; the KeyboardInterrupt
+    is raised on leaving, where no lock of the pool is held. Only the main thread receives signals,
+    and a handler someone else installed (or SIG_IGN) is left alone.
+    """
+
+    def __init__(self) -> None:
+        self.pending = False
+        self._previous: Any = None
+
+    def _record(self, signum: int, frame: object) -> None:
+        self.pending = True
+
+    def __enter__(self) -> _HeldInterrupt:
+        if (
+            threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        ):
+            self._previous = signal.signal(signal.SIGINT, self._record)
+        return self
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+            self._previous = None
+        if self.pending:
+            self.pending = False
+            if exc_type is None:
+                raise KeyboardInterrupt
+
+
 class Workers:
     """Worker processes, forked as soon as the parent knows there is work for them.
 
@@ -164,6 +203,15 @@ class Workers:
     def __init__(
         self, jobs: int, repo: str, cache: ResultCache | None, files: CommitFiles | None = None
     ) -> None:
+        try:
+            with _HeldInterrupt():
+                self._start(jobs, repo, cache, files)
+        except KeyboardInterrupt:  # held off while forking: the caller never gets a pool to close
+            if getattr(self, "_pool", None) is not None:
+                self.close(cancel=True)
+            raise
+
+    def _start(self, jobs: int, repo: str, cache: ResultCache | None, files: CommitFiles | None) -> None:
         ctx = get_context("fork") if hasattr(os, "fork") else get_context("spawn")
         # The knowledge is handed over in a file that has no name from the start: the forked
         # workers share its descriptor, and nothing is left on disk however the run ends.
@@ -191,7 +239,8 @@ class Workers:
     def submit(self, items: Iterable[tuple[str, str, bytes]], *, batches: int | None = None) -> None:
         """Hand out files in batches (all of ``items``, or only the first ``batches`` batches of it)."""
         for n, batch in enumerate(_batches(items), 1):
-            self._pending.add(self._pool.submit(_work, batch))
+            with _HeldInterrupt():
+                self._pending.add(self._pool.submit(_work, batch))
             if batches is not None and n >= batches:
                 return
 
@@ -207,15 +256,20 @@ class Workers:
             view = memoryview(raw)
             while view:
                 view = view[os.write(self._published, view) :]
-        self._ready.set()
+        with _HeldInterrupt():  # a multiprocessing condition, as easily left half-notified
+            self._ready.set()
 
     def results(self, tick: Callable[[str], None]) -> Iterator[tuple[str, bytes]]:
         """Every submitted file's ``(key, payload)`` as batches finish."""
         try:
             while self._pending:
-                finished, self._pending = wait(self._pending, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    for result in fut.result():
+                with _HeldInterrupt():
+                    finished, self._pending = wait(
+                        self._pending, timeout=_POLL_SECONDS, return_when=FIRST_COMPLETED
+                    )
+                    batches = [fut.result() for fut in finished]
+                for batch in batches:
+                    for result in batch:
                         yield result
                         tick(result[0])
         except BrokenProcessPool as exc:
@@ -227,7 +281,8 @@ class Workers:
         """Stop the workers; on an error (or Ctrl-C) queued batches are dropped, not analysed."""
         self.publish(None)  # no worker may wait for a knowledge that will never come
         try:
-            self._pool.shutdown(wait=True, cancel_futures=cancel)
+            with _HeldInterrupt():
+                self._pool.shutdown(wait=True, cancel_futures=cancel)
         finally:
             os.close(self._published)
             self._lifeline.close()

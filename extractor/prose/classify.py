@@ -135,12 +135,6 @@ KIND_RULES: tuple[KindRule, ...] = (
         ("not-implemented", "not-implemented", "configuration"),
     ),
     KindRule(
-        "not-implemented",
-        "raise NotImplementedError",
-        lambda s, c: _short(s) in _NOT_IMPL,
-        ("not-implemented", "not-implemented", "fallback"),
-    ),
-    KindRule(
         "flag-with-model",
         'if args.enable_x and kimi_linear_config(model_config) is None: raise ValueError("...")',
         lambda s, c: c.kind in ("flag", "env") and c.with_model,
@@ -157,6 +151,24 @@ KIND_RULES: tuple[KindRule, ...] = (
         'if args.tp_size <= 0: raise ValueError("--tp-size must be positive")',
         lambda s, c: c.kind in ("flag", "env"),
         ("configuration", "invalid-value", "configuration"),
+    ),
+    KindRule(
+        "not-implemented-model",
+        'if hf_config.model_type == "x": raise NotImplementedError("x is not supported yet")',
+        lambda s, c: _short(s) in _NOT_IMPL and c.kind == "model",
+        ("not-implemented", "model-feature-mismatch", "validation"),
+    ),
+    KindRule(
+        "not-implemented-hardware",
+        'if _is_npu: raise NotImplementedError("not yet on NPU")',
+        lambda s, c: _short(s) in _NOT_IMPL and c.kind == "hardware",
+        ("not-implemented", "hardware-unsupported", "fallback"),
+    ),
+    KindRule(
+        "not-implemented-input",
+        'if request.n > 1: raise NotImplementedError("n > 1")',
+        lambda s, c: _short(s) in _NOT_IMPL and c.kind == "input",
+        ("not-implemented", "bad-request", "validation"),
     ),
     KindRule(
         "model",
@@ -181,6 +193,12 @@ KIND_RULES: tuple[KindRule, ...] = (
         'raise TimeoutError("did not respond within 30 s")',
         lambda s, c: _short(s) in _TIMEOUT_CLASSES or bool(_TIMEOUT_RE.search(_msg(s))),
         ("timeout", "timeout", "retry"),
+    ),
+    KindRule(
+        "not-implemented",
+        "raise NotImplementedError",
+        lambda s, c: _short(s) in _NOT_IMPL,
+        ("not-implemented", "not-implemented", "fallback"),
     ),
     KindRule(
         "resource",

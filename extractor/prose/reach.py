@@ -20,6 +20,7 @@ from extractor.reach import SiteReach
 from extractor.reach.gates import gate_alternatives, tidy, with_gates
 from extractor.reach.paths import Reach
 from extractor.reach.selectors import Selector, user_ways
+from extractor.records.reach_tags import arch_tag, kebab
 from extractor.types import FileOutcome, Parsed
 
 if TYPE_CHECKING:
@@ -40,17 +41,9 @@ _PLATFORM_WORDS = {
     "mlu": "MLU",
 }
 _PLATFORM_TAGS = {"hip": "rocm", "cuda": "cuda"}
-_ARCH_SUFFIX = re.compile(
-    r"(?:For(?:CausalLM|ConditionalGeneration|SequenceClassification)\w*|Model|Pipeline)$"
-)
 _COMMAND = re.compile(r"sglang\.launch_server|sglang serve|python3? -m sglang")
 _MAX_TAGS = 10
 _LISTED_ARCHS = 4
-
-
-def _kebab(text: str) -> str:
-    text = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", text)
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 def _selector_words(sel: Selector) -> str:
@@ -97,14 +90,14 @@ def _tags(reach: Reach) -> list[str]:
     for conj in reach:
         for kind, name, values in sorted(conj):
             if kind == "flag":
-                out.extend(_kebab(v) for v in values[:3])
+                out.extend(kebab(v) for v in values[:3])
                 if not values:
-                    out.append(_kebab(name))
+                    out.append(kebab(name))
             elif kind == "platform":
                 out.append(_PLATFORM_TAGS.get(name, name))
             elif kind == "arch":
                 names = [name] if name else list(values[:3])
-                out.extend(_kebab(_ARCH_SUFFIX.sub("", n) or n) for n in names)
+                out.extend(arch_tag(n) for n in names)
     return [t for t in out if t]
 
 

@@ -10,7 +10,8 @@ Modules: ``logs`` (logger prefixes, reading a long log), ``query`` (text -> exce
 ``patterns`` (a pattern's literal runs), ``prefix`` (cut-short messages), ``classes`` (the class
 hierarchy), ``sites`` (a record's function and statement lines), ``results`` (evidence, scores
 and their explanation), ``ranking`` (the index and the ranking), ``selection`` (which datasets),
-``history`` (older datasets of a nightly folder), ``render`` (tables and JSON rows).
+``history`` (older datasets of a nightly folder), ``render`` (tables and JSON rows),
+``choices`` (the architecture and flag values a log names).
 
 Evidence and score (0..100, the sum of three parts, best over the exceptions of the input;
 the last exception of a chain counts fully, the ones before it 0.6, and an exception quoted
@@ -41,6 +42,11 @@ inside another's message 0.85):
   to another folder. A frame within a few lines, or on the same statement, names its site by
   itself (a bare ``AssertionError``), unless the site's class contradicts the input's and its
   text does too.
+* reach (a tiebreak, at most 1 point on top): each choice the whole input names (a
+  ``ServerArgs(attention_backend='fa3', ...)`` dump, a ``--enable-lora`` command line, an
+  architecture such as ``DeepseekV3ForCausalLM``) that is among a site's tags, which carry the
+  choices that reach it, adds 0.5 for two at most. Sites sharing a message are told apart by
+  it; a site the other parts score more than a point higher is never overtaken.
 
 Speed: patterns are analysed once (literal runs, specificity, word anchors); a query only tries
 records whose rarest safe literal word occurs in the message (a word that any full match must

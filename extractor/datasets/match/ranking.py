@@ -8,6 +8,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from extractor.datasets.match.choices import named_choices
 from extractor.datasets.match.classes import BUILTIN_PARENTS, ClassHierarchy, last_name
 from extractor.datasets.match.patterns import WORD_RE, WS_RE, PatternInfo, analyse_pattern, runs_in_order
 from extractor.datasets.match.prefix import HEAD_CHARS, head_words, prefix_cover, strip_ellipsis
@@ -22,6 +23,8 @@ from extractor.datasets.match.results import (
     explain,
     label,
     qualifies,
+    reach_explain,
+    reach_why,
     why,
 )
 from extractor.datasets.match.sites import function_name, statement_lines
@@ -48,6 +51,11 @@ CUT_UNEXPLAINED = 0.4
 the text the pattern's literals spell out."""
 FUZZY_MIN_RECALL = 0.6
 """Share of a record's (idf-weighted) literal words the message must hold for a loose match."""
+CHOICE_POINTS = 0.5
+"""Points for each choice the input names (an architecture, a backend) that reaches a site, for
+two at most: a tiebreak between sites the rest of the evidence scores alike (two sites sharing a
+message), never enough to lift a weaker match over a literal one."""
+MAX_CHOICES = 2
 
 
 def fuzzy_words(words: Iterable[str]) -> frozenset[str]:
@@ -107,6 +115,9 @@ class Matcher:
                 self.by_basename[parts[-1]].append(i)
             self.by_class[self.classes[i]].append(i)
         self.functions = [function_name(r) for r in self.records]
+        # The choices that reach a site are among its tags (see extractor.records.reach_tags).
+        self.tags = [frozenset(r.tags) for r in self.records]
+        self._tag_vocabulary = frozenset().union(*self.tags)
         self._statements: dict[int, frozenset[str]] = {}
         # A cut-short message keeps the pattern's first words: each record is found by the rarest.
         self.by_head: dict[str, list[int]] = defaultdict(list)
@@ -346,7 +357,7 @@ class Matcher:
 
         Every error of the input competes in one list; :meth:`match_groups` ranks each apart.
         """
-        return self._rank(self._all_evidence(parse_query(text, self.hierarchy)), top)
+        return self._rank(self._all_evidence(parse_query(text, self.hierarchy)), top, self._choices(text))
 
     def match_groups(self, text: str, top: int | None = 10) -> list[MatchGroup]:
         """One ranked list per distinct error of the input (a log may hold several), in input order.
@@ -362,7 +373,16 @@ class Matcher:
         for q, found in self._all_evidence(parse_query(text, self.hierarchy)):
             if q.group in by_group or len(by_group) < MAX_GROUPS:
                 by_group[q.group].append((q, found))
-        return {g: MatchGroup(label(items), self._rank(items, top)) for g, items in sorted(by_group.items())}
+        # The launch arguments a log prints hold for every error in it.
+        named = self._choices(text) if by_group else frozenset()
+        return {
+            g: MatchGroup(label(items), self._rank(items, top, named))
+            for g, items in sorted(by_group.items())
+        }
+
+    def _choices(self, text: str) -> frozenset[str]:
+        """The choices ``text`` names that reach some record (as the records' tags spell them)."""
+        return named_choices(text) & self._tag_vocabulary
 
     def _all_evidence(
         self, queries: Sequence[QueryException]
@@ -382,7 +402,10 @@ class Matcher:
         return out
 
     def _rank(
-        self, evidence: Sequence[tuple[QueryException, dict[int, Evidence]]], top: int | None
+        self,
+        evidence: Sequence[tuple[QueryException, dict[int, Evidence]]],
+        top: int | None,
+        named: frozenset[str] = frozenset(),
     ) -> list[Match]:
         best: dict[int, tuple[float, QueryException, Evidence]] = {}
         for q, found in evidence:
@@ -390,15 +413,32 @@ class Matcher:
                 score = e.total(q.weight)
                 if i not in best or score > best[i][0]:
                     best[i] = (score, q, e)
+        reached: dict[int, list[str]] = {}
+        if named:
+            for i in best:
+                shared = sorted(named & self.tags[i])
+                if shared:
+                    reached[i] = shared[:MAX_CHOICES]
+        points = {i: CHOICE_POINTS / 100 * len(shared) for i, shared in reached.items()}
         ranked = sorted(
             best.items(),
-            key=lambda kv: (-round(kv[1][0], 6), -self.infos[kv[0]].specificity, self._sort_key(kv[0])),
+            key=lambda kv: (
+                -round(kv[1][0] + points.get(kv[0], 0.0), 6),
+                -self.infos[kv[0]].specificity,
+                self._sort_key(kv[0]),
+            ),
         )
         if top is not None:
             ranked = ranked[:top]
-        return [
-            Match(round(100 * s, 1), self.records[i], why(q, e), explain(q, e)) for i, (s, q, e) in ranked
-        ]
+        out = []
+        for i, (s, q, e) in ranked:
+            reasons, parts = why(q, e), explain(q, e)
+            if i in reached:
+                reasons = (*reasons, reach_why(reached[i]))
+                parts = (*parts, reach_explain(reached[i], points[i]))
+            score = round(min(100.0, 100 * (s + points.get(i, 0.0))), 1)
+            out.append(Match(score, self.records[i], reasons, parts))
+        return out
 
     def _sort_key(self, i: int) -> tuple[str, int, str]:
         r = self.records[i]

@@ -74,6 +74,17 @@ def explain(q: QueryException, e: Evidence) -> tuple[str, ...]:
     return tuple(out)
 
 
+def reach_why(choices: Sequence[str]) -> str:
+    return "reached with " + ", ".join(f"`{c}`" for c in choices) + ", which the input names"
+
+
+def reach_explain(choices: Sequence[str], points: float) -> str:
+    return (
+        f"reach +{100 * points:.1f} (the input names {', '.join(choices)}, a choice this site runs under; "
+        "a tiebreak, never more than a point)"
+    )
+
+
 def label(items: Sequence[tuple[QueryException, object]]) -> str:
     """The error a group stands for: its heaviest exception, as ``Class: first message line``."""
     q = max((q for q, _ in items), key=lambda q: q.weight)

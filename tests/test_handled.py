@@ -1,0 +1,85 @@
+"""Golden test of raises that are caught: ``tests/fixtures/handled/*.py`` is a small package (an
+optional loader that falls back, a scheduler loop that logs and goes on, a frontend that turns one
+error into another, and raises that are *not* swallowed: a re-raise, a clause of another class, a
+``BaseException`` an ``except Exception`` lets through). It is committed to a real git repository
+and extracted; ``handled.jsonl`` holds the fields the handling decides. Regenerate after a
+deliberate change with ``SGLANG_ERRORS_REGEN=1`` and review ``git diff tests/fixtures/handled/``."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from extractor.api import ExtractOptions, extract
+from tests.gitrepos import make_repo
+
+FIXTURES = Path(__file__).parent / "fixtures" / "handled"
+GOLDEN = FIXTURES / "handled.jsonl"
+FIELDS = (
+    "errorClass",
+    "handlingStrategy",
+    "severity",
+    "documentation",
+    "triggerScenarios",
+    "tryCatchPattern",
+)
+
+
+def _rows(tmp_path: Path, jobs: int = 1) -> list[dict[str, object]]:
+    files = {f"python/sglang/pkg/{p.name}": p.read_bytes() for p in sorted(FIXTURES.glob("*.py"))}
+    files["python/sglang/pkg/__init__.py"] = b""
+    repo, shas = make_repo(tmp_path / "repo", [files])
+    result = extract(
+        ExtractOptions.build(source=str(repo), sha=shas[0], jobs=jobs, cache_dir=tmp_path / "cache")
+    )
+    rows = []
+    for r in result.records:
+        row: dict[str, object] = {"file": r.filePath.rsplit("/", 1)[1], "line": r.lineNumber}
+        row.update({f: getattr(r, f) for f in FIELDS})
+        row["firstSolution"] = r.solutions[0]
+        row["handled"] = next((t for t in r.tags if t in ("swallowed", "re-raised-as-other")), None)
+        rows.append(row)
+    return rows
+
+
+def test_handled_records_match_the_golden_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
+    got = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in _rows(tmp_path))
+    if os.environ.get("SGLANG_ERRORS_REGEN") == "1":
+        GOLDEN.write_text(got, encoding="utf-8")
+    assert got == GOLDEN.read_text(encoding="utf-8")
+
+
+def test_what_is_and_is_not_swallowed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
+    rows = {(str(r["file"]), str(r["errorClass"]), int(str(r["line"]))): r for r in _rows(tmp_path, jobs=2)}
+
+    def one(file: str, cls: str) -> dict[str, object]:
+        (found,) = [r for (f, c, _), r in rows.items() if f == file and c == cls]
+        return found
+
+    loader = one("loader.py", "ImportError")
+    assert loader["handled"] == "swallowed" and loader["handlingStrategy"] == "fallback"
+    assert "Kernel {name} unavailable, using the slow path: {exc}" in str(loader["triggerScenarios"])
+    assert loader["tryCatchPattern"] is None and loader["severity"] == "warning"
+    # An alias of a class from another module, caught through its ValueError base.
+    aliased = [r for (f, c, _), r in rows.items() if f == "loader.py" and c == "ShapeErr"]
+    assert [r["handled"] for r in aliased] == [
+        "swallowed",
+        None,
+    ]  # pick_dtype swallows, strict_dtype does not
+    assert one("loader.py", "ValueError")["handled"] is None  # logged, then re-raised
+    # Every caller of validate_request logs and goes on; the BaseException passes `except Exception`.
+    assert one("scheduler.py", "ValueError")["handled"] == "swallowed"
+    assert one("scheduler.py", "StopServing")["handled"] is None
+    converted = one("scheduler.py", "BackendError")
+    assert converted["handled"] == "re-raised-as-other" and converted["handlingStrategy"] == "propagate"
+    assert "`ClientError` raised from it" in str(converted["triggerScenarios"])
+    # A route is called by its framework too: its one caller in the tree does not make it swallowed.
+    assert one("scheduler.py", "LookupError")["handled"] is None
+    # OverflowError is an ArithmeticError: logged, kept for later, said once.
+    kept = one("scheduler.py", "OverflowError")
+    assert kept["handled"] == "swallowed" and str(kept["documentation"]).count("failures[job.id] = exc") == 1
