@@ -457,3 +457,276 @@ def test_a_value_test_outside_the_declared_choices_only_says_the_flag_is_set() -
     }
     got = _site_reach(files).of("python/sglang/srt/spec.py", "Drafter.step")
     assert got == (frozenset({("flag", "--spec-algorithm", ())}),)
+
+
+# --------------------------------------------------------------------------- model selectors
+
+
+MODEL_FILES = {
+    ARGS: SERVER_ARGS,
+    "python/sglang/srt/models/toy.py": FILES["python/sglang/srt/models/toy.py"],
+    # A second model file whose decoder layer is built only by its own entry class.
+    "python/sglang/srt/models/gizmo.py": """\
+        class GizmoDecoderLayer:
+            def __init__(self):
+                self.width = 8
+
+
+        class GizmoForCausalLM:
+            def __init__(self, config):
+                self.layers = [GizmoDecoderLayer()]
+
+
+        EntryClass = [GizmoForCausalLM]
+        """,
+    # A processor that declares the architectures it serves, and one listing other classes.
+    "python/sglang/srt/multimodal/processors/toy_vision.py": """\
+        from sglang.srt.models.toy import ToyForCausalLM
+        from sglang.srt.models.gizmo import GizmoDecoderLayer
+
+
+        class ToyVisionProcessor:
+            models = [ToyForCausalLM]
+
+            def pick(self, model_type):
+                if model_type != "clip":
+                    raise ValueError(f"no processor for {model_type}")
+
+
+        class LayerLister:
+            kinds = [GizmoDecoderLayer]
+
+            def pick(self, kind):
+                raise ValueError(f"unknown layer kind {kind}")
+        """,
+    # A strategy chosen by the name of the layer class it is given.
+    "python/sglang/srt/batch_overlap/strategy.py": """\
+        def _gizmo_plan(mode):
+            if mode != "extend":
+                raise NotImplementedError("gizmo overlap only plans prefill")
+
+
+        def plan(layers, mode):
+            layer_name = layers[0].__class__.__name__
+            if layer_name == "GizmoDecoderLayer":
+                return _gizmo_plan(mode)
+            elif layer_name == "MissingDecoderLayer":
+                return _other(mode)
+
+
+        def _other(mode):
+            raise NotImplementedError("no plan")
+        """,
+}
+
+
+@pytest.fixture(scope="module")
+def models() -> SiteReach:
+    return _site_reach({p: _source(p) if p == ARGS else textwrap.dedent(s) for p, s in MODEL_FILES.items()})
+
+
+def test_a_class_listing_entry_classes_is_reached_for_those_architectures(models: SiteReach) -> None:
+    path = "python/sglang/srt/multimodal/processors/toy_vision.py"
+    assert models.of(path, "ToyVisionProcessor.pick") == (frozenset({("arch", "ToyForCausalLM", ())}),)
+    # Classes that are no model's entry class say nothing about the checkpoint.
+    assert models.of(path, "LayerLister.pick") == ()
+
+
+def test_a_test_of_a_class_name_selects_the_architectures_that_build_the_class(models: SiteReach) -> None:
+    path = "python/sglang/srt/batch_overlap/strategy.py"
+    assert models.of(path, "_gizmo_plan") == (frozenset({("arch", "GizmoForCausalLM", ())}),)
+    # A name no class of the target carries selects nothing.
+    assert models.of(path, "_other") == ()
+
+
+# --------------------------------------------------------------------------- the site's own guard
+
+
+def test_the_sites_own_guard_selects_flags_and_an_or_of_flags_gives_alternatives() -> None:
+    from extractor.reach.gates import gate_alternatives
+
+    knowledge = build_knowledge({ARGS: SERVER_ARGS.encode()})
+    path = "python/sglang/srt/layers/attention/checks.py"
+    one = gate_alternatives("view.attention_backend == 'flex' and view.tp_size > 2", path, knowledge)
+    assert one == (frozenset({("flag", "--attention-backend", ("flex",))}),)
+    either = gate_alternatives(
+        "(view.attention_backend == 'flex' or view.moe_runner_backend == 'tiled') and server_args.enable_adapters",
+        path,
+        knowledge,
+    )
+    assert either == (
+        frozenset({("flag", "--attention-backend", ("flex",)), ("flag", "--enable-adapters", ())}),
+        frozenset({("flag", "--enable-adapters", ()), ("flag", "--moe-runner-backend", ("tiled",))}),
+    )
+    # Negations, locals, config fields and unparsable text select nothing.
+    for text in (
+        "not server_args.enable_adapters",
+        "x == 'flex'",
+        "model_config.quantization == 'fp8'",
+        "(",
+        "True",
+    ):
+        assert gate_alternatives(text, path, knowledge) == ()
+    # ``a == 'x' or a == 'y'`` is one flag with both values.
+    both = gate_alternatives(
+        "args.attention_backend == 'flex' or args.attention_backend == 'paged'", path, knowledge
+    )
+    assert both == (frozenset({("flag", "--attention-backend", ("flex", "paged"))}),)
+
+
+def test_the_guard_joins_the_callers_reach_keeping_the_values_both_allow() -> None:
+    from extractor.reach.gates import with_gates
+
+    callers = (frozenset({("flag", "--attention-backend", ("flex", "sparse"))}),)
+    gates = (frozenset({("flag", "--attention-backend", ("sparse",)), ("platform", "hip", ())}),)
+    assert with_gates(callers, gates) == (
+        frozenset({("flag", "--attention-backend", ("sparse",)), ("platform", "hip", ())}),
+    )
+    # A guard no caller's choice can meet leaves the callers' reach as it was.
+    assert with_gates(callers, (frozenset({("flag", "--attention-backend", ("paged",))}),)) == callers
+    assert with_gates((), gates) == gates and with_gates(callers, ()) == callers
+
+
+# --------------------------------------------------------------------------- factories and scripts
+
+
+FACTORY_FILES = {
+    ARGS: SERVER_ARGS.replace(
+        '"--tp-size", type=int',
+        '"--tp-size", type=int)\n        parser.add_argument("--draft-algorithm", type=str',
+    ),
+    # An enum named after a flag hands out the worker class of its value; ``is_none`` is no choice.
+    "python/sglang/srt/drafting/algorithm.py": """\
+        from enum import Enum
+
+
+        class DraftAlgorithm(Enum):
+            NONE = "none"
+            LOOKAHEAD = "lookahead"
+
+            def worker_class(self):
+                if self.is_lookahead():
+                    from sglang.srt.drafting.lookahead import LookaheadWorker
+
+                    return LookaheadWorker
+                if self.is_none():
+                    from sglang.srt.drafting.plain import PlainWorker
+
+                    return PlainWorker
+                return None
+
+
+        def start(server_args):
+            cls = DraftAlgorithm[server_args.draft_algorithm].worker_class()
+            return cls()
+        """,
+    "python/sglang/srt/drafting/lookahead.py": """\
+        class LookaheadWorker:
+            def step(self, n):
+                if n > 4:
+                    raise ValueError("lookahead drafts at most 4 tokens")
+        """,
+    "python/sglang/srt/drafting/plain.py": """\
+        class PlainWorker:
+            def step(self, n):
+                assert n == 0, "the plain worker drafts nothing"
+        """,
+    # A dict whose name leads with a qualifier before the flag's name.
+    "python/sglang/srt/layers/quantization/__init__.py": """\
+        from sglang.srt.layers.quantization.fp8 import Fp8Config
+
+        BASE_QUANTIZATION_METHODS = {"fp8": Fp8Config}
+        """,
+    "python/sglang/srt/layers/quantization/fp8.py": FILES["python/sglang/srt/layers/quantization/fp8.py"],
+    # A kernel called by the flex backend and by a benchmark script's main.
+    "python/sglang/srt/layers/attention/registry.py": FILES["python/sglang/srt/layers/attention/registry.py"],
+    "python/sglang/srt/layers/attention/flex_backend.py": """\
+        from sglang.kernels.flex_kernel import flex_kernel
+
+
+        class FlexBackend:
+            def __init__(self, runner):
+                self.runner = runner
+
+            def forward_extend(self, q, layer):
+                return flex_kernel(q)
+        """,
+    "python/sglang/kernels/flex_kernel.py": """\
+        def flex_kernel(q):
+            assert q.is_contiguous(), "flex kernel wants a contiguous query"
+            return q
+
+
+        def tile_kernel(q):
+            assert q.shape[0] % 8 == 0, "tiles of 8"
+        """,
+    "python/sglang/kernels/bench_flex.py": """\
+        from sglang.kernels.flex_kernel import flex_kernel, tile_kernel
+
+
+        def main():
+            flex_kernel(None)
+            tile_kernel(None)
+
+
+        if __name__ == "__main__":
+            main()
+        """,
+}
+
+
+@pytest.fixture(scope="module")
+def factories() -> SiteReach:
+    return _site_reach({p: s if p == ARGS else textwrap.dedent(s) for p, s in FACTORY_FILES.items()})
+
+
+def test_a_class_a_factory_returns_under_a_value_test_of_an_enum_named_after_a_flag(
+    factories: SiteReach,
+) -> None:
+    got = factories.of("python/sglang/srt/drafting/lookahead.py", "LookaheadWorker.step")
+    assert got == (frozenset({("flag", "--draft-algorithm", ())}),)
+    # ``is_none()`` holds when the flag is not chosen: it selects nothing.
+    assert factories.of("python/sglang/srt/drafting/plain.py", "PlainWorker.step") == ()
+
+
+def test_a_dict_named_with_a_qualifier_before_the_flag_still_selects(factories: SiteReach) -> None:
+    got = factories.of("python/sglang/srt/layers/quantization/fp8.py", "Fp8Config.get_quant_method")
+    assert got == (frozenset({("flag", "--quantization", ("fp8",))}),)
+
+
+def test_a_benchmark_script_is_no_way_in_of_its_own(factories: SiteReach) -> None:
+    from extractor.reach.selectors import user_ways
+
+    kernel = "python/sglang/kernels/flex_kernel.py"
+    # Reached by the flex backend and by the script: only the backend is said.
+    assert user_ways(factories.of(kernel, "flex_kernel")) == (
+        frozenset({("flag", "--attention-backend", ("flex",))}),
+    )
+    # Reached by the script alone: nothing is said (the serving path is unknown, not absent).
+    assert user_ways(factories.of(kernel, "tile_kernel")) == ()
+
+
+def test_one_flag_twice_on_a_chain_keeps_the_values_both_allow() -> None:
+    from extractor.reach.gates import tidy
+
+    twice = (frozenset({("flag", "--quantization", ("fp8", "int4")), ("flag", "--quantization", ("int4",))}),)
+    assert tidy(twice) == (frozenset({("flag", "--quantization", ("int4",))}),)
+    assert tidy(()) == ()
+    # Two platforms on one chain cannot both hold: a way in was missed, so nothing is said.
+    both = frozenset({("platform", "hip", ()), ("platform", "npu", ())})
+    assert tidy((both, frozenset({("platform", "hip", ())}))) == ()
+    # So do two pipelines with nothing in common; a pipeline and the model it loads may.
+    pipes = frozenset({("arch", "", ("APipeline", "BPipeline")), ("arch", "CPipeline", ())})
+    assert tidy((pipes,)) == ()
+    levels = (frozenset({("arch", "APipeline", ()), ("arch", "ToyForCausalLM", ())}),)
+    assert tidy(levels) == levels
+
+
+def test_a_site_whose_guard_empties_its_scopes_reach_keeps_that_when_read_back() -> None:
+    from extractor.prose.reach import RunReach
+
+    npu = (frozenset({("platform", "npu", ())}),)
+    site = "Mixin.compress\x1fraise\x1fNotImplementedError\x1fpaged only\x1f_is_hip\x000"
+    run = RunReach({"a.py": {"Mixin.compress": npu, site.rpartition("\x00")[0]: ()}}, {})
+    back = RunReach.from_plain(orjson.loads(orjson.dumps(run.to_plain())))
+    assert back is not None and back.table == run.table

@@ -18,8 +18,9 @@ import orjson
 from extractor.prose.knowledge import Knowledge
 from extractor.prose.passed import PASSED_KEY, flag_from_plain, passed_table, with_passed
 from extractor.reach import SiteReach
+from extractor.reach.gates import gate_alternatives, tidy, with_gates
 from extractor.reach.paths import Reach
-from extractor.reach.selectors import Selector
+from extractor.reach.selectors import Selector, user_ways
 from extractor.records.reach_tags import arch_tag, kebab
 from extractor.types import FileOutcome, Parsed
 
@@ -179,6 +180,8 @@ class RunReach:
         choices: Mapping[str, Sequence[str]],
         passed: Mapping[str, Mapping[str, Mapping[str, Sequence[Any]]]] | None = None,
     ) -> None:
+        # path -> qualname (the callers' reach) or whole site key (a site whose own guard
+        # narrows it further) -> reach.
         self.table = table
         self.choices = choices
         self.passed = passed or {}
@@ -196,17 +199,20 @@ class RunReach:
                     t: [i for i in map(flag_from_plain, rows) if i is not None] for t, rows in found.items()
                 }
                 partial = with_passed(partial, spec, flags)
-        reach = self.table.get(path, {}).get(qualname, ())
+        by_key = self.table.get(path, {})
+        key = str(partial.get("id", ""))
+        reach = by_key[key] if key in by_key else by_key.get(qualname, ())
         return with_reach(partial, reach, self.choices)
 
     def to_plain(self) -> dict[str, Any]:
-        """JSON-ready: only sites with a reach are kept."""
+        """JSON-ready: only scopes with a reach are kept, and every site whose own guard changes its
+        scope's reach (to nothing, too: the scope's reach must not stand in for it when read back)."""
         return {
             "table": {
                 path: {
                     q: [sorted([k, n, list(v)] for k, n, v in c) for c in r]
                     for q, r in sorted(by_q.items())
-                    if r
+                    if r or "\x1f" in q
                 }
                 for path, by_q in sorted(self.table.items())
             },
@@ -248,6 +254,13 @@ def _qualname(partial: Mapping[str, Any]) -> str:
     return str(partial.get("id", "")).split("\x1f", 1)[0]
 
 
+def _guard(key: str) -> str:
+    # The site key ends with the guard expression and then ``\x00`` and the occurrence count (see
+    # ``payloads.site_key``); ``ast.unparse`` escapes control characters, so no field holds one.
+    parts = key.rpartition("\x00")[0].split("\x1f")
+    return parts[-1] if len(parts) >= 5 else ""
+
+
 def _plain(text: str) -> Any:
     try:
         return orjson.loads(text)
@@ -267,6 +280,11 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
             qualname = _qualname(partial)
             by_q = table.setdefault(f.path, {})
             if qualname not in by_q:
-                by_q[qualname] = sites.of(f.path, qualname)
+                by_q[qualname] = tidy(user_ways(sites.of(f.path, qualname)))
+            key = str(partial.get("id", ""))
+            gates = gate_alternatives(_guard(key), f.path, knowledge)
+            joined = tidy(with_gates(by_q[qualname], gates))
+            if joined != by_q[qualname]:
+                by_q[key] = joined
     passed = passed_table([(f.path, o.records) for f, o in outcomes if isinstance(o, Parsed)], sites)
     return RunReach(table, sites.choices, passed)

@@ -82,7 +82,8 @@ class Call(NamedTuple):
 
 @dataclass(frozen=True)
 class Registration:
-    """A definition stored under string keys: ``@register("k")`` or ``{"k": Cls}``."""
+    """A definition stored under string keys: ``@register("k")``, ``{"k": Cls}``, or a class-body
+    list of class names (``models = [XForCausalLM]``: the keys are those names)."""
 
     target: str
     """The registered definition: a qualname of this file or a dotted imported name."""

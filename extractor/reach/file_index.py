@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 from collections.abc import Iterable, Sequence
 
 from extractor.reach.arguments import passed_args, positional_params, self_assignment
 from extractor.reach.facts import Atom, Call, Def, FileFacts, Registration
-from extractor.reach.guard_atoms import GuardReader, typed_params
+from extractor.reach.guard_atoms import TYPED, GuardReader, class_flag_name, typed_params
 from extractor.reach.receiver_facts import Types, class_attributes, expr_types, function_types, return_types
 
 __all__ = ["file_facts", "module_name"]
@@ -223,7 +224,12 @@ class _Builder:
                     )
                 )
                 self._decorators(stmt, name, qual, guards, catches, local, aliases)
-                self._block(stmt.body, name, f"{name}.<locals>", "", [], None, typed_params(stmt), {})
+                typed = typed_params(stmt)
+                flag = class_flag_name(owner.rpartition(".")[2]) if owner else None
+                if flag and stmt.args.args and f"{TYPED}{stmt.args.args[0].arg}" not in typed:
+                    # A method of a class named after a flag (an enum of its values): ``self.is_x()``.
+                    typed[f"{TYPED}{stmt.args.args[0].arg}"] = (flag, "enum")
+                self._block(stmt.body, name, f"{name}.<locals>", "", [], None, typed, {})
             elif isinstance(stmt, ast.ClassDef):
                 name = f"{prefix}.{stmt.name}" if prefix else stmt.name
                 bases = tuple(b for b in (self.guards.dotted(x) for x in stmt.bases) if not b.startswith("?"))
@@ -270,6 +276,8 @@ class _Builder:
                 kept = self_assignment(stmt) if qual != "<module>" else None
                 if kept is not None:
                     self.facts.attrs.append((qual, *kept))
+                if isinstance(stmt, ast.Assign) and owner and qual == owner:
+                    self._class_list(owner, stmt)
                 self._expr(stmt, qual, guards, catches, local, aliases)
 
     def _local_alias(
@@ -301,6 +309,16 @@ class _Builder:
             dotted = self.guards.dotted(stmt.value)
             if not dotted.startswith("?"):
                 self.facts.registrations.append(Registration(dotted, target.value.id, (key.value,)))
+
+    def _class_list(self, owner: str, stmt: ast.Assign) -> None:
+        # ``models = [LlavaForConditionalGeneration, ...]`` in a class body: the class declares the
+        # classes it serves; :mod:`extractor.reach.selectors` decides whether they are architectures.
+        target, value = stmt.targets[0], stmt.value
+        if not (isinstance(target, ast.Name) and isinstance(value, ast.List | ast.Tuple) and value.elts):
+            return
+        names = [e.id if isinstance(e, ast.Name) else getattr(e, "attr", "") for e in value.elts]
+        if all(n[:1].isupper() for n in names):
+            self.facts.registrations.append(Registration(owner, target.id, tuple(names)))
 
     def _decorators(
         self,
@@ -456,6 +474,7 @@ _TESTS = frozenset({ast.Compare, ast.BoolOp, ast.UnaryOp})
 _TYPE_TESTS = frozenset({"isinstance", "issubclass", "type", "getattr", "hasattr", "setattr"})
 
 
+_CLASS_NAME = re.compile(r"^_?[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*$")
 _LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue})
 _SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
 # Fields that never hold a syntax node (names, flags, contexts): the walk skips them. The order of

@@ -13,7 +13,7 @@ import re
 
 from extractor.reach.facts import Atom
 
-__all__ = ["TYPED", "GuardReader", "typed_params"]
+__all__ = ["TYPED", "GuardReader", "class_flag_name", "typed_params"]
 
 # ``is_hip()``, ``_is_npu``, ``_use_xpu``: the platform word is the suffix.
 _PLATFORM_NAME = re.compile(r"^_?(?:is|use|on)_(hip|rocm|npu|xpu|cpu|cuda|musa|mps|hpu|mlu)$")
@@ -209,6 +209,9 @@ def _class_flag_name(name: str) -> str | None:
     if not name[:1].isupper() or "_" in name:
         return None
     return _ENUM_SUFFIX.sub("", _CAMEL.sub("_", name).lower())
+
+
+class_flag_name = _class_flag_name
 
 
 def _enum_subject(node: ast.expr) -> str | None:

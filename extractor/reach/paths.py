@@ -17,7 +17,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from extractor.prose.knowledge import FlagInfo, Knowledge
-from extractor.reach.selectors import Selector, atom_selector, folder_platform, registry_flag
+from extractor.reach.selectors import (
+    Selector,
+    atom_selector,
+    class_value_selector,
+    folder_platform,
+    registry_selector,
+)
 from extractor.reach.target_index import Edge, TargetIndex
 
 __all__ = ["MAX_DEPTH", "Reach", "ReachFinder"]
@@ -54,6 +60,7 @@ class ReachFinder:
         registered: dict[str, set[Selector]] = {}
         # In the order the target registers them (files by path): the first is usually the main one.
         keys: dict[str, dict[str, None]] = {}
+        archs = {n for m, f in self.index.files.items() for n in f.entry if f"{m}:{n}" in self.index.defs}
         for module, f in sorted(self.index.files.items()):
             flags = self.knowledge.flags_for(f.path)
             by_registry: dict[str, set[str]] = {}
@@ -62,14 +69,15 @@ class ReachFinder:
                 # only single keys say which flag's choices a registry holds.
                 by_registry.setdefault(reg.registry, set()).update(reg.keys if len(reg.keys) == 1 else ())
             for reg in f.registrations:
-                info = registry_flag(reg.registry, by_registry[reg.registry], flags)
-                if info is None:
+                sel = registry_selector(reg.registry, set(reg.keys), by_registry[reg.registry], flags, archs)
+                if sel is None:
                     continue
                 node = self.index.resolve_dotted(reg.target, f, "<module>")
                 if node is None:
                     continue
-                registered.setdefault(node, set()).add(("flag", info.flag, tuple(sorted(reg.keys))))
-                keys.setdefault(info.flag, {}).update(dict.fromkeys(reg.keys))
+                if sel[0] == "flag":
+                    keys.setdefault(sel[1], {}).update(dict.fromkeys(reg.keys))
+                registered.setdefault(node, set()).add(sel)
             for name in f.entry:
                 node = f"{module}:{name}"
                 if node in self.index.defs:
@@ -94,6 +102,17 @@ class ReachFinder:
             if sel is not None:
                 out.add(sel)
         return frozenset(out)
+
+    def _class_guards(self, guards: Iterable[tuple[str, ...]], depth: int) -> frozenset[Selector]:
+        out = set()
+        for atom in guards:
+            sel = class_value_selector(atom, self._classes_named, lambda n: self.reach(n, depth + 1))
+            if sel is not None:
+                out.add(sel)
+        return frozenset(out)
+
+    def _classes_named(self, name: str) -> list[str]:
+        return [n for n in self.index.by_name.get(name, []) if self.index.defs[n].kind == "c"]
 
     def own(self, node: str) -> frozenset[Selector]:
         """Selectors that hold wherever ``node`` runs: the gates it is defined under, its folder."""
@@ -165,7 +184,8 @@ class ReachFinder:
         # A registered definition is also reached through its registry (its key picks it).
         registered = self._registered.get(node)
         if registered:
-            alts = [*(alts or []), registered]
+            # Each registration is a way in of its own (two dicts, or a dict and an EntryClass).
+            alts = [*(alts or []), *(frozenset({r}) for r in sorted(registered))]
         elif alts is None:
             d = self.index.defs.get(node)
             if d is not None and (d.kind == "c" or d.owner):
@@ -202,7 +222,7 @@ class ReachFinder:
             if up is None:
                 continue
             reached = True
-            here = self.guard_selectors(edge.guards, edge.path)
+            here = self.guard_selectors(edge.guards, edge.path) | self._class_guards(edge.guards, depth)
             alts.extend(c | here for c in up)
             if any(not c for c in alts):
                 return list(_FREE)

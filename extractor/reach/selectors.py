@@ -11,19 +11,32 @@ A :data:`Selector` is ``(kind, name, values)``:
 
 Guard atoms become flags through the flag knowledge (``Knowledge.flags_for``); registries become
 flags by their name (``register_attention_backend`` / ``ATTENTION_BACKENDS`` ->
-``--attention-backend``, ``QUANTIZATION_METHODS`` -> ``--quantization``) or, failing that, by
-their keys being the choices a flag declares.
+``--attention-backend``, ``BASE_QUANTIZATION_METHODS`` -> ``--quantization``) or, failing that, by
+their keys being the choices a flag declares. A class that lists model entry classes becomes those
+architectures, and so does a test of a class's name (the architectures that build that class).
+``if __name__ == "__main__":`` is a ``script`` selector: never said, it only keeps a benchmark's
+``main`` from counting as a way in for everyone (:func:`user_ways`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence, Set
 
 from extractor.prose.knowledge import FlagInfo, Knowledge
 from extractor.reach.facts import Atom
 
-__all__ = ["PLATFORM_WORDS", "Selector", "atom_selector", "folder_platform", "registry_flag"]
+__all__ = [
+    "PLATFORM_WORDS",
+    "SCRIPT",
+    "Selector",
+    "atom_selector",
+    "class_value_selector",
+    "folder_platform",
+    "registry_flag",
+    "registry_selector",
+    "user_ways",
+]
 
 Selector = tuple[str, str, tuple[str, ...]]
 
@@ -37,6 +50,7 @@ _CHOICE_SUFFIX = ("_backend", "_algorithm", "_mode", "_format", "_method", "_imp
 _REGISTRY_NOISE = re.compile(
     r"^(?:_+)|^(?:register|get|add)_|_(?:registry|map|mapping|dict|table|classes|cls|choices|methods|method|fns|funcs)$"
 )
+_UNSET_WORDS = frozenset({"none", "null", "disabled", "off", "auto", "default", "unset"})
 _TOO_GENERIC = frozenset({"name", "type", "mode", "backend", "method", "format", "device", "dtype"})
 
 
@@ -49,9 +63,26 @@ def _trusted(info: FlagInfo, recv: str) -> bool:
     return info.is_bool or dest.endswith(_CHOICE_SUFFIX)
 
 
+SCRIPT = "script"
+"""Kind of the selector ``if __name__ == "__main__":`` means: the file run as a script. It is no user
+choice of the served model; :func:`user_ways` drops the ways in it stands for when others exist."""
+
+
+def user_ways(reach: Sequence[Set[Selector]]) -> tuple[frozenset[Selector], ...]:
+    """The alternatives without those only a script run of a module reaches (a benchmark's ``main``).
+
+    When every way in is through a script, nothing is said: the serving path to the code is then
+    unknown, not absent.
+    """
+    served = tuple(frozenset(c) for c in reach if not any(s[0] == SCRIPT for s in c))
+    return served
+
+
 def atom_selector(atom: Atom, flags: Mapping[str, FlagInfo], knowledge: Knowledge) -> Selector | None:
     """The selector a guard atom means, or None when it is not a user choice."""
     kind = atom[0]
+    if kind == "v" and atom[1:] == ("__name__", "name", "__main__"):
+        return (SCRIPT, "__main__", ())
     if kind == "p":
         return ("platform", atom[1], ())
     if kind == "e":
@@ -70,6 +101,8 @@ def atom_selector(atom: Atom, flags: Mapping[str, FlagInfo], knowledge: Knowledg
     if atom[2] != "enum" and not _trusted(info, atom[2]):
         return None
     values: tuple[str, ...] = ()
+    if kind == "i" and atom[3].lower() in _UNSET_WORDS:
+        return None  # ``is_none()``: the path runs when the flag is *not* chosen
     if kind == "i" and not info.choices:
         # ``is_eagle_family()`` names a group, not a value: only "the flag is set" is sure.
         return None if info.is_bool else ("flag", info.flag, ())
@@ -98,7 +131,11 @@ def registry_flag(registry: str, keys: set[str], flags: Mapping[str, FlagInfo]) 
     stem = registry.lower()
     for _ in range(3):
         stem = _REGISTRY_NOISE.sub("", stem)
-    candidates = [stem, stem.rstrip("s")] if stem else []
+    # A qualifier may lead the flag's name (``BASE_QUANTIZATION_METHODS``, ``CPU_...``): every tail
+    # of two words or more is tried, then a last single word, longest first.
+    words = stem.split("_") if stem else []
+    tails = ["_".join(words[i:]) for i in range(len(words))]
+    candidates = [c for t in tails for c in (t, t.rstrip("s"))]
     for cand in candidates:
         info = flags.get(cand)
         if info is not None and not info.is_bool and cand not in _TOO_GENERIC:
@@ -115,6 +152,56 @@ def registry_flag(registry: str, keys: set[str], flags: Mapping[str, FlagInfo]) 
             if best is None or rank < best:
                 best = rank
     return flags[best[2]] if best else None
+
+
+def registry_selector(
+    registry: str, keys: Set[str], siblings: set[str], flags: Mapping[str, FlagInfo], archs: Set[str]
+) -> Selector | None:
+    """What picks a registered definition: the flag its registry is keyed by, or the architectures.
+
+    A class that lists model entry classes (``models = [LlavaForConditionalGeneration]``, as
+    multimodal processors do) is picked by the checkpoint declaring one of them; every key must be
+    an ``EntryClass`` name somewhere in the target, so a list of layer types is never read so.
+    A flag is judged by the registry's name or by ``siblings``, every key its file registers.
+    """
+    if keys and keys <= archs:
+        values = tuple(sorted(keys))
+        return ("arch", values[0], ()) if len(values) == 1 else ("arch", "", values)
+    info = registry_flag(registry, siblings, flags)
+    return None if info is None else ("flag", info.flag, tuple(sorted(keys)))
+
+
+def class_value_selector(
+    atom: Atom,
+    classes: Callable[[str], Sequence[str]],
+    reach_of: Callable[[str], Sequence[Set[Selector]] | None],
+) -> Selector | None:
+    """A test against the name of a class of the target (``layer_name == "ToyDecoderLayer"``).
+
+    Code that branches on ``type(x).__name__`` runs only where that class is built: when every way
+    to build it is for some architectures, the test selects those architectures. Anything else
+    (a name with several definitions, a class anyone may build) selects nothing.
+    """
+    if atom[0] != "v" or atom[2] == "enum" or len(atom) < 4:
+        return None
+    names: set[str] = set()
+    for value in atom[3:]:
+        found = classes(value)
+        if len(found) != 1:
+            return None
+        reach = reach_of(found[0])
+        if not reach:
+            return None
+        for conj in reach:
+            archs = [s for s in conj if s[0] == "arch"]
+            if not archs:
+                return None
+            for _kind, name, values in archs:
+                names.update(values or (name,))
+    if not names:
+        return None
+    ordered = tuple(sorted(names))
+    return ("arch", ordered[0], ()) if len(ordered) == 1 else ("arch", "", ordered)
 
 
 def folder_platform(path: str) -> str | None:

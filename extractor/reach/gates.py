@@ -1,0 +1,206 @@
+"""Selectors in a site's own guard: the user choices its enclosing ``if`` blocks test.
+
+The caller chains (:mod:`extractor.reach.paths`) stop at the site's function; the ``if`` blocks
+inside it that lead to the site select code the same way (``if view.attention_backend ==
+"trtllm_mla": ... raise``). This reads them from the guard as the site finder wrote it (one
+expression, each atom in the direction that leads to the site), so nothing per site has to be
+cached: only conjuncts that must hold count (never a negation), and an ``or`` of tests of several
+flags (``a == "x" or b == "x"``) gives one alternative per flag.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Mapping
+
+from extractor.prose.knowledge import FlagInfo, Knowledge
+from extractor.reach.facts import Atom
+from extractor.reach.selectors import PLATFORM_WORDS, Selector, atom_selector
+
+__all__ = ["gate_alternatives", "tidy", "with_gates"]
+
+_PLATFORM_NAME = re.compile(rf"^_?(?:is|use|on)_({'|'.join(PLATFORM_WORDS)})$")
+_MAX_ALTERNATIVES = 3
+_MAX_EXPRESSION = 4000
+
+
+def gate_alternatives(expression: str, path: str, knowledge: Knowledge) -> tuple[frozenset[Selector], ...]:
+    """Alternatives of selectors the guard ``expression`` requires (``()``: none)."""
+    if not expression or expression == "True" or len(expression) > _MAX_EXPRESSION:
+        return ()
+    try:
+        tree = ast.parse(expression, mode="eval")
+    except (SyntaxError, ValueError, RecursionError):
+        return ()
+    flags = knowledge.flags_for(path)
+    alts: list[frozenset[Selector]] = [frozenset()]
+    for conjunct in _conjuncts(tree.body):
+        options = _options(conjunct, flags, knowledge)
+        if not options:
+            continue
+        grown = [a | o for a in alts for o in options]
+        if len(set(grown)) > _MAX_ALTERNATIVES:
+            continue  # too many ways to say simply; the other conjuncts still hold
+        alts = grown
+    kept = sorted({a for a in alts if a}, key=lambda a: sorted(a))
+    return tuple(kept) if len(kept) == len(alts) else ()
+
+
+def _conjuncts(node: ast.expr) -> list[ast.expr]:
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+        return [c for v in node.values for c in _conjuncts(v)]
+    return [node]
+
+
+def _options(
+    node: ast.expr, flags: Mapping[str, FlagInfo], knowledge: Knowledge
+) -> list[frozenset[Selector]]:
+    """One selector set per way the conjunct can hold; ``[]`` when it says nothing sure."""
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+        out: list[frozenset[Selector]] = []
+        for value in node.values:
+            one = _options(value, flags, knowledge)
+            if not one:
+                return []  # a way through that selects nothing: the ``or`` requires nothing
+            out.extend(one)
+        merged = _merge(out)
+        return merged if len(merged) <= _MAX_ALTERNATIVES else []
+    atom = _atom(node)
+    if atom is None:
+        return []
+    sel = atom_selector(atom, flags, knowledge)
+    return [] if sel is None else [frozenset({sel})]
+
+
+def _merge(options: list[frozenset[Selector]]) -> list[frozenset[Selector]]:
+    """``x == "a" or x == "b"``: one flag with both values."""
+    by_flag: dict[tuple[str, str], set[str]] = {}
+    rest: list[frozenset[Selector]] = []
+    for option in options:
+        sel = next(iter(option)) if len(option) == 1 else None
+        if sel is not None and sel[0] == "flag" and sel[2]:
+            by_flag.setdefault((sel[0], sel[1]), set()).update(sel[2])
+        elif option not in rest:
+            rest.append(option)
+    merged = [frozenset({(k, n, tuple(sorted(v)))}) for (k, n), v in sorted(by_flag.items())]
+    return merged + rest
+
+
+def _subject(node: ast.expr) -> tuple[str, str] | None:
+    if isinstance(node, ast.Attribute):
+        recv = node.value
+        if isinstance(recv, ast.Name) and recv.id == "self":
+            return node.attr, "self"
+        return node.attr, "args" if "args" in ast.unparse(recv).lower() else "other"
+    if isinstance(node, ast.Name):
+        return node.id, "name"
+    return None
+
+
+def _atom(node: ast.expr) -> Atom | None:
+    if isinstance(node, ast.Call) and not node.args and not node.keywords:
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        m = _PLATFORM_NAME.match(name)
+        return ("p", m.group(1)) if m else None
+    if isinstance(node, ast.Name) and (m := _PLATFORM_NAME.match(node.id)):
+        return ("p", m.group(1))
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        op, right = node.ops[0], node.comparators[0]
+        subject = _subject(node.left)
+        if subject is None:
+            return None
+        if isinstance(op, ast.IsNot) and isinstance(right, ast.Constant) and right.value is None:
+            return ("a", *subject)
+        if isinstance(op, ast.Eq | ast.In):
+            values = _literals(right)
+            return ("v", *subject, *values) if values else None
+        return None
+    if isinstance(node, ast.Attribute):
+        subject = _subject(node)
+        return None if subject is None else ("a", *subject)
+    return None
+
+
+def _literals(node: ast.expr) -> list[str]:
+    items = node.elts if isinstance(node, ast.Tuple | ast.List | ast.Set) else [node]
+    out = []
+    for item in items:
+        if isinstance(item, ast.Constant) and isinstance(item.value, str) and item.value:
+            out.append(item.value)
+        else:
+            return []
+    return out
+
+
+def with_gates(
+    reach: tuple[frozenset[Selector], ...], gates: tuple[frozenset[Selector], ...]
+) -> tuple[frozenset[Selector], ...]:
+    """The callers' alternatives joined with the guard's; a flag in both keeps the common values."""
+    if not gates:
+        return reach
+    out: list[frozenset[Selector]] = []
+    for outer in reach or (frozenset(),):
+        for inner in gates:
+            joined = _join(outer, inner)
+            if joined is not None and joined not in out:
+                out.append(joined)
+    kept = [c for c in out if not any(k < c for k in out)]
+    if not kept or len(kept) > _MAX_ALTERNATIVES:
+        return reach
+    return tuple(sorted(kept, key=lambda c: sorted(c)))
+
+
+def _join(a: frozenset[Selector], b: frozenset[Selector]) -> frozenset[Selector] | None:
+    out = set(a)
+    for sel in b:
+        same = [s for s in out if s[0] == sel[0] == "flag" and s[1] == sel[1]]
+        if not same:
+            out.add(sel)
+            continue
+        (old,) = same[:1]
+        if not sel[2]:
+            continue
+        if not old[2]:
+            out.discard(old)
+            out.add(sel)
+            continue
+        common = tuple(v for v in old[2] if v in sel[2])
+        if not common:
+            return None  # both cannot hold: this way in never reaches the site
+        out.discard(old)
+        out.add((old[0], old[1], common))
+    return frozenset(out)
+
+
+def tidy(reach: tuple[frozenset[Selector], ...]) -> tuple[frozenset[Selector], ...]:
+    """One selector per flag in each alternative: a registry's keys and a guard's test of the same
+    flag on one chain both hold, so only their common values do. An alternative that cannot hold
+    (no common value, two platforms) shows a way in the index missed: then nothing is said."""
+    out: list[frozenset[Selector]] = []
+    for conj in reach:
+        joined: frozenset[Selector] | None = frozenset()
+        for sel in sorted(conj):
+            joined = _join(joined, frozenset({sel})) if joined is not None else None
+        if joined is not None and (
+            len({s[1] for s in joined if s[0] == "platform"}) > 1 or _disjoint_archs(joined)
+        ):
+            joined = None  # one process, one platform, one checkpoint: a chain needing two is a lost way in
+        if joined is not None and joined not in out:
+            out.append(joined)
+    if len(out) == len(reach) and all(a == b for a, b in zip(out, reach, strict=True)):
+        return reach
+    # A way in that cannot hold means one was missed: nothing sure is left to say.
+    return tuple(sorted(out, key=lambda c: sorted(c))) if len(out) == len(reach) else ()
+
+
+def _disjoint_archs(conj: frozenset[Selector]) -> bool:
+    """Two sets of architectures of one level with nothing in common (a pipeline and a model may
+    both hold: a pipeline loads its models; two pipelines may not)."""
+    by_level: dict[bool, list[set[str]]] = {}
+    for kind, name, values in conj:
+        if kind == "arch":
+            names = set(values) | ({name} if name else set())
+            by_level.setdefault(all(n.endswith("Pipeline") for n in names), []).append(names)
+    return any(len(sets) > 1 and not set.intersection(*sets) for sets in by_level.values())
