@@ -12,13 +12,22 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import re
 from collections.abc import Iterable, Sequence
 
 from extractor.reach.arguments import passed_args, positional_params, self_assignment
 from extractor.reach.facts import Atom, Call, Def, FileFacts, Registration
 from extractor.reach.guard_atoms import TYPED, GuardReader, class_flag_name, typed_params
 from extractor.reach.receiver_facts import Types, class_attributes, expr_types, function_types, return_types
+from extractor.reach.syntax import (
+    LEAVES,
+    SCOPES,
+    TESTS,
+    TYPE_TESTS,
+    flat,
+    handler_names,
+    heads,
+    node_fields,
+)
 
 __all__ = ["file_facts", "module_name"]
 
@@ -59,7 +68,7 @@ class _Builder:
     # ----------------------------------------------------------------- entry
 
     def run(self) -> None:
-        self._collect_imports(s for s in _flat(self.tree.body) if isinstance(s, ast.Import | ast.ImportFrom))
+        self._collect_imports(s for s in flat(self.tree.body) if isinstance(s, ast.Import | ast.ImportFrom))
         self._module_level(self.tree.body)
         self._block(self.tree.body, "<module>", "", "", [], None, {}, {})
         # Call heads are resolved once every import is known: one inside a function may come
@@ -145,7 +154,7 @@ class _Builder:
         return ".".join(reversed(parts))
 
     def _module_level(self, body: Sequence[ast.stmt]) -> None:
-        for stmt in _flat(body):
+        for stmt in flat(body):
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
                 target, value = stmt.targets[0], stmt.value
             elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
@@ -251,7 +260,7 @@ class _Builder:
             elif isinstance(stmt, ast.Try | ast.TryStar):
                 caught: list[str] = []
                 for handler in stmt.handlers:
-                    caught.extend(_handler_names(handler.type))
+                    caught.extend(handler_names(handler.type))
                 inner = tuple(caught) if all(h.type is not None for h in stmt.handlers) else ()
                 body_catches = inner if stmt.handlers else catches
                 self._block(stmt.body, qual, prefix, owner, guards, body_catches, local, aliases)
@@ -260,7 +269,7 @@ class _Builder:
                 self._block(stmt.orelse, qual, prefix, owner, guards, catches, local, aliases)
                 self._block(stmt.finalbody, qual, prefix, owner, guards, catches, local, aliases)
             elif isinstance(stmt, ast.For | ast.AsyncFor | ast.While | ast.With | ast.AsyncWith):
-                for expr in _heads(stmt):
+                for expr in heads(stmt):
                     self._expr(expr, qual, guards, catches, local, aliases)
                 self._block(stmt.body, qual, prefix, owner, guards, catches, local, aliases)
                 self._block(getattr(stmt, "orelse", []), qual, prefix, owner, guards, catches, local, aliases)
@@ -396,10 +405,10 @@ class _Builder:
                     )
                 stack.append((func.value if isinstance(func, ast.Attribute) else func, gs, False))
                 # ``isinstance(x, Foo)`` tests a class; it does not hand it to anyone.
-                passes = not (isinstance(func, ast.Name) and func.id in _TYPE_TESTS)
-                stack.extend((a, gs, passes) for a in here.args if type(a) not in _LEAVES or passes)
+                passes = not (isinstance(func, ast.Name) and func.id in TYPE_TESTS)
+                stack.extend((a, gs, passes) for a in here.args if type(a) not in LEAVES or passes)
                 stack.extend(
-                    (k.value, gs, passes) for k in here.keywords if type(k.value) not in _LEAVES or passes
+                    (k.value, gs, passes) for k in here.keywords if type(k.value) not in LEAVES or passes
                 )
                 continue
             if kind is ast.IfExp:
@@ -409,7 +418,7 @@ class _Builder:
                 stack.append((here.body, gs + extra, True))
                 stack.append((here.orelse, gs, True))
                 continue
-            if kind in _SCOPES:
+            if kind in SCOPES:
                 continue
             if kind is ast.Import or kind is ast.ImportFrom:
                 self._collect_imports((here,))
@@ -419,14 +428,14 @@ class _Builder:
                 if here.value is not None:
                     stack.append((here.value, gs, True))
                 continue
-            value = value and kind not in _TESTS
-            for field_name in _node_fields(kind):
+            value = value and kind not in TESTS
+            for field_name in node_fields(kind):
                 held = getattr(here, field_name, None)
                 for c in held if type(held) is list else (held,):
                     if isinstance(c, ast.Name):
                         if value:
                             self._reference(c, qual, gs, types)
-                    elif isinstance(c, ast.AST) and type(c) not in _LEAVES:
+                    elif isinstance(c, ast.AST) and type(c) not in LEAVES:
                         stack.append((c, gs, value))
 
     def _receiver(self, func: ast.expr, types: Types) -> str:
@@ -467,64 +476,3 @@ class _Builder:
             if head not in ("self", "cls") and head not in self.facts.imports:
                 return
         self._calls.append(Call(qual, dotted, node.lineno, list(gs), None, recv="", ref=True))
-
-
-# Only the comparisons and tests of these read a name; they never hand its value on.
-_TESTS = frozenset({ast.Compare, ast.BoolOp, ast.UnaryOp})
-_TYPE_TESTS = frozenset({"isinstance", "issubclass", "type", "getattr", "hasattr", "setattr"})
-
-
-_CLASS_NAME = re.compile(r"^_?[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*$")
-_LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue})
-_SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
-# Fields that never hold a syntax node (names, flags, contexts): the walk skips them. The order of
-# the rest is ``ast.iter_child_nodes``'s, so calls are found in the same order.
-_SCALAR_FIELDS = frozenset(
-    {"ctx", "id", "attr", "arg", "asname", "module", "level", "conversion", "type_comment", "kind"}
-    | {"is_async", "simple", "name"}
-)
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _node_fields(kind: type) -> tuple[str, ...]:
-    found = _FIELDS.get(kind)
-    if found is None:
-        found = _FIELDS[kind] = tuple(f for f in getattr(kind, "_fields", ()) if f not in _SCALAR_FIELDS)
-    return found
-
-
-def _flat(body: Sequence[ast.stmt]) -> Iterable[ast.stmt]:
-    """Module-level statements, including those inside top-level ``if`` / ``try`` blocks."""
-    for stmt in body:
-        if isinstance(stmt, ast.If):
-            yield from _flat(stmt.body)
-            yield from _flat(stmt.orelse)
-        elif isinstance(stmt, ast.Try):
-            yield from _flat(stmt.body)
-            for handler in stmt.handlers:
-                yield from _flat(handler.body)
-        else:
-            yield stmt
-
-
-def _heads(stmt: ast.stmt) -> list[ast.expr]:
-    if isinstance(stmt, ast.For | ast.AsyncFor):
-        return [stmt.iter]
-    if isinstance(stmt, ast.While):
-        return [stmt.test]
-    if isinstance(stmt, ast.With | ast.AsyncWith):
-        return [item.context_expr for item in stmt.items]
-    return []
-
-
-def _handler_names(node: ast.expr | None) -> list[str]:
-    if node is None:
-        return []
-    items = node.elts if isinstance(node, ast.Tuple) else [node]
-    out = []
-    for item in items:
-        if isinstance(item, ast.Name):
-            out.append(item.id)
-        elif isinstance(item, ast.Attribute):
-            out.append(item.attr)
-    return out

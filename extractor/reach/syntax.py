@@ -1,0 +1,77 @@
+"""The shapes of syntax the per-file index walks: which nodes end a walk, which fields hold
+nodes, module-level statements behind top-level ``if`` / ``try``, a loop's or ``with``'s heads."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Sequence
+
+__all__ = [
+    "LEAVES",
+    "SCOPES",
+    "TESTS",
+    "TYPE_TESTS",
+    "flat",
+    "handler_names",
+    "heads",
+    "node_fields",
+]
+
+# Only the comparisons and tests of these read a name; they never hand its value on.
+TESTS = frozenset({ast.Compare, ast.BoolOp, ast.UnaryOp})
+TYPE_TESTS = frozenset({"isinstance", "issubclass", "type", "getattr", "hasattr", "setattr"})
+
+
+LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue})
+SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+# Fields that never hold a syntax node (names, flags, contexts): the walk skips them. The order of
+# the rest is ``ast.iter_child_nodes``'s, so calls are found in the same order.
+_SCALAR_FIELDS = frozenset(
+    {"ctx", "id", "attr", "arg", "asname", "module", "level", "conversion", "type_comment", "kind"}
+    | {"is_async", "simple", "name"}
+)
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def node_fields(kind: type) -> tuple[str, ...]:
+    found = _FIELDS.get(kind)
+    if found is None:
+        found = _FIELDS[kind] = tuple(f for f in getattr(kind, "_fields", ()) if f not in _SCALAR_FIELDS)
+    return found
+
+
+def flat(body: Sequence[ast.stmt]) -> Iterable[ast.stmt]:
+    """Module-level statements, including those inside top-level ``if`` / ``try`` blocks."""
+    for stmt in body:
+        if isinstance(stmt, ast.If):
+            yield from flat(stmt.body)
+            yield from flat(stmt.orelse)
+        elif isinstance(stmt, ast.Try):
+            yield from flat(stmt.body)
+            for handler in stmt.handlers:
+                yield from flat(handler.body)
+        else:
+            yield stmt
+
+
+def heads(stmt: ast.stmt) -> list[ast.expr]:
+    if isinstance(stmt, ast.For | ast.AsyncFor):
+        return [stmt.iter]
+    if isinstance(stmt, ast.While):
+        return [stmt.test]
+    if isinstance(stmt, ast.With | ast.AsyncWith):
+        return [item.context_expr for item in stmt.items]
+    return []
+
+
+def handler_names(node: ast.expr | None) -> list[str]:
+    if node is None:
+        return []
+    items = node.elts if isinstance(node, ast.Tuple) else [node]
+    out = []
+    for item in items:
+        if isinstance(item, ast.Name):
+            out.append(item.id)
+        elif isinstance(item, ast.Attribute):
+            out.append(item.attr)
+    return out
