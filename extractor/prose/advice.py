@@ -212,7 +212,13 @@ def advise(
             shown = ", ".join(f"`{n}`" for n in named[:3])
             target = f" so that `{avoid}`" if avoid else ""
             sols.append(f"Change {shown} in the launch command{target}")
-            fix = _command(site, knowledge, [named[0], "<current-value>"], [named[0], "<accepted-value>"])
+            if named[0].startswith("--"):
+                fix = _command(site, knowledge, [named[0], "<current-value>"], [named[0], "<accepted-value>"])
+            else:
+                # An environment variable is set in front of the launcher, never passed as an argument.
+                fix = _command(
+                    site, knowledge, [f"{named[0]}=<current-value>"], [f"{named[0]}=<accepted-value>"]
+                )
         for v in roles.deciding:
             typed = v.isinstance_
             if typed is not None and not typed[2] and v.reads.flags:
