@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -133,10 +134,35 @@ def packages(site: Site) -> list[str]:
             if base and base not in _NOT_PACKAGES and not base.startswith("{") and len(base) > 1:
                 out.append(name)
     if not out and site.error_class.rsplit(".", 1)[-1] in ("ImportError", "ModuleNotFoundError"):
+        tried = imported_package(site)
         imported = re.search(r"import ([A-Za-z0-9_]+)", site.statement)
-        if imported:
+        if tried:
+            out.append(tried)
+        elif imported:
             out.append(imported.group(1))
     return list(dict.fromkeys(out))
+
+
+_IMPORT_LINE_RE = re.compile(r"^\s*(?:from\s+([A-Za-z_][\w.]*)\s+import\b|import\s+([A-Za-z_][\w.]*))")
+
+
+def imported_package(site: Site) -> str | None:
+    """The top-level package of the nearest absolute import above the raise in its window: the
+    ``try`` body an ``except ImportError`` re-raises for (``from aiter.ops.x import f`` -> ``aiter``).
+    The target's own modules and the standard library are no package to install."""
+    start = site.window[0]
+    for number in range(site.line - 1, start - 1, -1):
+        index = number - start
+        if not 0 <= index < len(site.source_lines):
+            continue
+        m = _IMPORT_LINE_RE.match(site.source_lines[index])
+        if m is None:
+            continue
+        top = (m.group(1) or m.group(2)).split(".", 1)[0]
+        if top == "sglang" or top in sys.stdlib_module_names:
+            return None
+        return top
+    return None
 
 
 def hardware_words(text: str) -> list[str]:
