@@ -7,6 +7,7 @@ Test modules import these from here, never from one another; the domain factorie
 
 from __future__ import annotations
 
+import ast
 import copy
 import os
 import subprocess
@@ -18,6 +19,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
+from extractor.prose.knowledge import build_knowledge
+from extractor.reach import SiteReach
+from extractor.reach.file_index import file_facts
 from tests.gitrepos import Content, make_repo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -114,6 +118,13 @@ def run_in_process(
     if done.exception is not None and not isinstance(done.exception, SystemExit):
         raise done.exception
     return subprocess.CompletedProcess([str(a) for a in args], done.exit_code, done.stdout, done.stderr)
+
+
+def site_reach_of(files: Mapping[str, str], args_path: str) -> SiteReach:
+    """The whole-target reach of fixture sources (path -> text); ``args_path`` holds the flags."""
+    knowledge = build_knowledge({args_path: files[args_path].encode()})
+    facts = [file_facts(p, ast.parse(src)).to_plain() for p, src in sorted(files.items())]
+    return SiteReach(facts, knowledge)
 
 
 @pytest.fixture

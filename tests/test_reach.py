@@ -18,6 +18,7 @@ from extractor.prose.reach import reach_phrase, with_reach
 from extractor.reach import SiteReach
 from extractor.reach.facts import FileFacts
 from extractor.reach.file_index import file_facts, module_name
+from tests.conftest import site_reach_of
 from tests.gitrepos import make_repo
 
 ARGS = "python/sglang/srt/server_args.py"
@@ -234,9 +235,7 @@ def _source(path: str) -> str:
 
 
 def _site_reach(files: dict[str, str]) -> SiteReach:
-    knowledge = build_knowledge({ARGS: files[ARGS].encode()})
-    facts = [file_facts(p, ast.parse(src)).to_plain() for p, src in sorted(files.items())]
-    return SiteReach(facts, knowledge)
+    return site_reach_of(files, ARGS)
 
 
 @pytest.fixture(scope="module")

@@ -4,17 +4,15 @@ values, so that the guard deciding a site sits several files and frames above it
 
 from __future__ import annotations
 
-import ast
 import textwrap
 from pathlib import Path
 
 import pytest
 
 from extractor.api import ExtractOptions, ExtractResult, extract
-from extractor.prose.knowledge import build_knowledge
 from extractor.reach import SiteReach
-from extractor.reach.file_index import file_facts
 from extractor.reach.target_index import is_test_path
+from tests.conftest import site_reach_of
 from tests.gitrepos import make_repo
 
 ARGS = "python/sglang/srt/server_args.py"
@@ -185,9 +183,7 @@ def _source(path: str) -> str:
 
 
 def _site_reach(files: dict[str, str]) -> SiteReach:
-    knowledge = build_knowledge({ARGS: files[ARGS].encode()})
-    facts = [file_facts(p, ast.parse(src)).to_plain() for p, src in sorted(files.items())]
-    return SiteReach(facts, knowledge)
+    return site_reach_of(files, ARGS)
 
 
 @pytest.fixture(scope="module")

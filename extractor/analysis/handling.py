@@ -25,7 +25,7 @@ from extractor.analysis.handler_outcome import outcome_of
 from extractor.analysis.parse import ParsedFile
 from extractor.analysis.resolver import OtherModules, Resolver
 from extractor.analysis.sites import Frame
-from extractor.analysis.walk import header_expressions
+from extractor.analysis.walk import called_name, header_expressions
 
 __all__ = [
     "Caught",
@@ -164,12 +164,9 @@ def _call_names(stmt: ast.stmt) -> Iterator[str]:
             node = todo.pop()
             if isinstance(node, ast.Lambda):
                 continue  # runs later, elsewhere
-            if isinstance(node, ast.Call):
-                func = node.func
-                if isinstance(func, ast.Attribute):
-                    yield func.attr
-                elif isinstance(func, ast.Name):
-                    yield func.id
+            name = called_name(node)
+            if name:
+                yield name
             todo.extend(ast.iter_child_nodes(node))
 
 

@@ -76,3 +76,15 @@ def header_expressions(stmt: ast.stmt) -> Iterator[ast.AST]:
 def own_returns(func: FunctionNode) -> list[ast.Return]:
     """The ``return <value>`` statements of a function's own body, in source order."""
     return [s for s in own_statements(func.body) if isinstance(s, ast.Return) and s.value is not None]
+
+
+def called_name(node: ast.AST) -> str:
+    """The last name of what a call calls (``f(...)`` -> ``f``, ``a.b.m(...)`` -> ``m``); ``""``
+    for anything else."""
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            return func.attr
+        if isinstance(func, ast.Name):
+            return func.id
+    return ""

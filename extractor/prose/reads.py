@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from extractor.analysis.facts import GuardAtom, Site
+from extractor.analysis.walk import called_name
 from extractor.prose.knowledge import ENV_NAME_RE, FlagInfo, Knowledge
 
 _ARGS_NAMES = frozenset({"args", "cli_args", "parsed_args", "cmd_args"})
@@ -45,16 +46,6 @@ BINDING_DEPTH = 3
 
 def _is_server_args_name(name: str) -> bool:
     return name in _ARGS_NAMES or "server_args" in name
-
-
-def _call_name(node: ast.expr) -> str:
-    if isinstance(node, ast.Call):
-        f = node.func
-        if isinstance(f, ast.Name):
-            return f.id
-        if isinstance(f, ast.Attribute):
-            return f.attr
-    return ""
 
 
 def _is_args_receiver(node: ast.expr, ctx: ReadContext | None = None, depth: int = 0) -> bool:
@@ -82,10 +73,10 @@ def _is_args_receiver(node: ast.expr, ctx: ReadContext | None = None, depth: int
                 return _is_accessor_call(inner)
         return False
     if isinstance(node, ast.Call):
-        if _is_accessor_call(node) or _SERVER_ARGS_CALL_RE.match(_call_name(node)):
+        if _is_accessor_call(node) or _SERVER_ARGS_CALL_RE.match(called_name(node)):
             return True
         # A resolved view of the args: ``resolved_view(server_args)``, ``self._resolved()``.
-        name = _call_name(node)
+        name = called_name(node)
         if "resolved" in name or name.endswith("atom_view"):
             if len(node.args) == 1 and not node.keywords:
                 return _is_args_receiver(node.args[0], ctx, depth + 1)
@@ -96,7 +87,7 @@ def _is_args_receiver(node: ast.expr, ctx: ReadContext | None = None, depth: int
 
 
 def _is_accessor_call(node: ast.Call) -> bool:
-    name = _call_name(node)
+    name = called_name(node)
     if _SERVER_ARGS_CALL_RE.match(name):
         return True
     return not node.args and not node.keywords and bool(_ACCESSOR_RE.match(name))
@@ -182,7 +173,7 @@ def flag_of_node(node: ast.AST, ctx: ReadContext) -> FlagInfo | None:
     if isinstance(node, ast.Call) and not node.args and not node.keywords:
         # ``get_moe_runner_backend()``: a getter named after a multi-word flag destination
         # returns that flag's (parsed) value.
-        name = _call_name(node)
+        name = called_name(node)
         if name.startswith("get_") and "_" in name[4:]:
             return ctx.flags.get(name[4:])
         return None
@@ -228,7 +219,7 @@ def env_of_node(node: ast.AST, ctx: ReadContext) -> str | None:
             and _is_os_environ(f.value)
         ):
             return _env_name(first, ctx)
-        name = _call_name(node)
+        name = called_name(node)
         if name in ("getenv", "environ_get") or (
             "env" in name.lower() and not _ENV_HELPER_SKIP_RE.match(name) and name not in ("Env", "envs")
         ):
