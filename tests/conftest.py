@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import ast
 import copy
+import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -125,6 +126,15 @@ def site_reach_of(files: Mapping[str, str], args_path: str) -> SiteReach:
     knowledge = build_knowledge({args_path: files[args_path].encode()})
     facts = [file_facts(p, ast.parse(src)).to_plain() for p, src in sorted(files.items())]
     return SiteReach(facts, knowledge)
+
+
+def assert_golden_rows(golden: Path, rows: Iterable[Mapping[str, object]]) -> None:
+    """``rows`` as JSON lines equal ``golden``; with ``SGLANG_ERRORS_REGEN=1`` the file is rewritten
+    first, so the change shows as a diff to review."""
+    got = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    if os.environ.get("SGLANG_ERRORS_REGEN") == "1":
+        golden.write_text(got, encoding="utf-8")
+    assert got == golden.read_text(encoding="utf-8")
 
 
 @pytest.fixture

@@ -6,13 +6,13 @@ deliberate change with ``SGLANG_ERRORS_REGEN=1`` and review the diff."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from extractor.analysis.analyse import analyse
 from extractor.analysis.parse import ParsedFile, parse_source
 from extractor.prose.enrich import Siblings, enrich
 from extractor.prose.knowledge import build_knowledge, module_constants
+from tests.conftest import assert_golden_rows
 
 FIXTURES = Path(__file__).parent / "fixtures" / "fixes"
 GOLDEN = FIXTURES / "draft_checks.jsonl"
@@ -40,10 +40,7 @@ def _rows() -> list[dict[str, object]]:
 
 
 def test_flag_fixes_match_the_golden_file() -> None:
-    got = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in _rows())
-    if os.environ.get("SGLANG_ERRORS_REGEN") == "1":
-        GOLDEN.write_text(got, encoding="utf-8")
-    assert got == GOLDEN.read_text(encoding="utf-8")
+    assert_golden_rows(GOLDEN, _rows())
 
 
 def test_a_fix_brings_what_the_other_checks_need() -> None:

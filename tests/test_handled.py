@@ -7,13 +7,12 @@ deliberate change with ``SGLANG_ERRORS_REGEN=1`` and review ``git diff tests/fix
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 
 import pytest
 
 from extractor.api import ExtractOptions, extract
+from tests.conftest import assert_golden_rows
 from tests.gitrepos import make_repo
 
 FIXTURES = Path(__file__).parent / "fixtures" / "handled"
@@ -47,10 +46,7 @@ def _rows(tmp_path: Path, jobs: int = 1) -> list[dict[str, object]]:
 
 def test_handled_records_match_the_golden_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
-    got = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in _rows(tmp_path))
-    if os.environ.get("SGLANG_ERRORS_REGEN") == "1":
-        GOLDEN.write_text(got, encoding="utf-8")
-    assert got == GOLDEN.read_text(encoding="utf-8")
+    assert_golden_rows(GOLDEN, _rows(tmp_path))
 
 
 def test_what_is_and_is_not_swallowed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

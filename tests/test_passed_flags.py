@@ -7,12 +7,12 @@ deliberate change with ``SGLANG_ERRORS_REGEN=1`` and review the diff."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 from extractor.api import ExtractOptions, extract
+from tests.conftest import assert_golden_rows
 from tests.gitrepos import make_repo
 
 FIXTURES = Path(__file__).parent / "fixtures" / "passed"
@@ -45,10 +45,7 @@ def _rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runs: int = 1) -> lis
 
 
 def test_passed_flags_match_the_golden_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    got = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in _rows(tmp_path, monkeypatch))
-    if os.environ.get("SGLANG_ERRORS_REGEN") == "1":
-        GOLDEN.write_text(got, encoding="utf-8")
-    assert got == GOLDEN.read_text(encoding="utf-8")
+    assert_golden_rows(GOLDEN, _rows(tmp_path, monkeypatch))
 
 
 def test_a_warm_run_says_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,14 +5,13 @@ deliberate change with ``SGLANG_ERRORS_REGEN=1`` and review the diff."""
 from __future__ import annotations
 
 import ast
-import json
-import os
 from pathlib import Path
 
 from extractor.analysis.analyse import analyse
 from extractor.analysis.parse import ParsedFile, parse_source
 from extractor.prose.enrich import enrich
 from extractor.prose.knowledge import build_knowledge, module_constants
+from tests.conftest import assert_golden_rows
 
 FIXTURES = Path(__file__).parent / "fixtures" / "prose"
 GOLDEN = FIXTURES / "advice.jsonl"
@@ -48,10 +47,7 @@ def prose_of_fixture() -> list[dict[str, object]]:
 
 
 def test_prose_matches_the_golden_file() -> None:
-    got = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in prose_of_fixture())
-    if os.environ.get("SGLANG_ERRORS_REGEN") == "1":
-        GOLDEN.write_text(got, encoding="utf-8")
-    assert got == GOLDEN.read_text(encoding="utf-8")
+    assert_golden_rows(GOLDEN, prose_of_fixture())
 
 
 def _double_negation(code: str) -> bool:

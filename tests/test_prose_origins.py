@@ -5,14 +5,13 @@ the diff."""
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 
 from extractor.analysis.analyse import analyse
 from extractor.analysis.parse import ParsedFile, parse_source
 from extractor.prose.enrich import enrich
 from extractor.prose.knowledge import build_knowledge, module_constants
+from tests.conftest import assert_golden_rows
 
 FIXTURES = Path(__file__).parent / "fixtures" / "prose"
 GOLDEN = FIXTURES / "origins.jsonl"
@@ -46,10 +45,7 @@ def _line_of(text: str) -> int:
 
 
 def test_origins_match_the_golden_file() -> None:
-    got = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows().values())
-    if os.environ.get("SGLANG_ERRORS_REGEN") == "1":
-        GOLDEN.write_text(got, encoding="utf-8")
-    assert got == GOLDEN.read_text(encoding="utf-8")
+    assert_golden_rows(GOLDEN, rows().values())
 
 
 def _text(row: dict[str, object], *fields: str) -> str:
