@@ -47,8 +47,6 @@ def _atom_words(v: AtomView) -> str:
     if v.atom.kind == "except":
         return f"inside the handler `{v.text}`"
     bits: list[str] = []
-    if v.simple != v.text:
-        bits.append(f"that is, `{v.simple}`")
     if v.constraints:
         bits.extend(constraint_words(c) for c in v.constraints)
         return "; ".join(bits)
@@ -115,7 +113,7 @@ def _condition_sentence(views: list[AtomView]) -> str:
         if v.atom.kind == "except":
             parts.append(gloss)
         else:
-            parts.append(f"`{v.text}`" + (f" ({gloss})" if gloss else ""))
+            parts.append(f"`{v.simple}`" + (f" ({gloss})" if gloss else ""))
     more = len(conds) - _MAX_DOC_ATOMS
     tail = (
         f", and {more} further condition{'s' if more > 1 else ''} listed in validationCode"
@@ -158,11 +156,11 @@ def documentation_of(
     plain_gates = [v for v in gates if v.atom.kind != "except"]
     if plain_gates:
         words = "; ".join(
-            f"`{v.text}`" + (f" ({g})" if (g := _atom_words(v)) else "") for v in plain_gates[:40]
+            f"`{v.simple}`" + (f" ({g})" if (g := _atom_words(v)) else "") for v in plain_gates[:40]
         )
         out.append(f"This check runs only when {words}.")
     if survivors:
-        passed = "; ".join(f"`{v.text}`" for v in survivors[:40])
+        passed = "; ".join(f"`{v.simple}`" for v in survivors[:40])
         out.append(
             f"It is reached after earlier checks of the function passed ({passed}); those are not the cause."
         )
