@@ -117,6 +117,57 @@ def test_except_handler_atoms_and_validation_code_comment() -> None:
     assert site.guard.validation_code() == "# reached in: except (KeyError, IndexError)\nstrict"
 
 
+def roles(source: str) -> list[list[tuple[str, str]]]:
+    return [[(a.text, a.role) for a in s.guard.atoms] for s in sites_of(source)]
+
+
+def test_an_earlier_error_response_is_a_survivor_not_the_deciding_condition() -> None:
+    # An HTTP handler's earlier ``return self.create_error_response(...)`` is a check of its own:
+    # the later raise is reached only after it passed, so negating it is never the cause.
+    got = roles(
+        """
+        def create(self, request):
+            if not request.tools:
+                return self.create_error_response("tools are required")
+            if request.n > 4:
+                raise ValueError("n is too large")
+        """
+    )
+    assert got[-1] == [("not not request.tools", "survivor"), ("request.n > 4", "deciding")]
+
+
+def test_a_raise_in_an_except_handler_is_decided_by_the_caught_error() -> None:
+    # The plain early exits before the ``try`` select the path; the handler decides.
+    got = roles(
+        """
+        def load(path, cache):
+            if path in cache:
+                return cache[path]
+            try:
+                data = read(path)
+            except OSError as e:
+                raise RuntimeError(f"cannot read {path}") from e
+            return data
+        """
+    )
+    assert got[-1] == [("not path in cache", "gate"), ("except OSError", "deciding")]
+
+
+def test_an_assert_decides_by_its_own_test_and_the_if_around_it_is_a_gate() -> None:
+    got = roles(
+        """
+        def check(self):
+            if self.impl == "ascend":
+                assert is_npu(), "only on NPU"
+            if self.mode == "strict":
+                assert False, "strict mode is gone"
+        """
+    )
+    assert got[0] == [("self.impl == 'ascend'", "gate"), ("not is_npu()", "deciding")]
+    # ``assert False`` is a raise spelled as an assert: the ``if`` decides.
+    assert ("self.mode == 'strict'", "deciding") in got[1]
+
+
 def test_match_cases_become_comparisons() -> None:
     got = atoms(
         """

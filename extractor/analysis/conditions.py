@@ -24,7 +24,7 @@ from collections.abc import Iterable
 
 from extractor.analysis.bindings import case_bindings, local_bindings
 from extractor.analysis.facts import AtomKind, AtomRole, Guard, GuardAtom
-from extractor.analysis.sites import Frame, RawSite, block_of
+from extractor.analysis.sites import Frame, RawSite, block_of, error_response_call
 
 _EXIT_CALLS = {"sys.exit", "exit", "quit", "os._exit"}
 
@@ -352,10 +352,12 @@ def _skip_else_run(frames: list[Frame], pos: int) -> int:
 
 
 def _raises(block: list[ast.stmt]) -> bool:
+    """Whether the block ends in an error: a ``raise``, or the error response an HTTP handler
+    returns (``return self.create_error_response(...)``), which is a check of its own."""
     if not block:
         return False
     last = block[-1]
-    if isinstance(last, ast.Raise):
+    if isinstance(last, ast.Raise) or error_response_call(last) is not None:
         return True
     return isinstance(last, ast.If) and _raises(last.body) and _raises(last.orelse)
 
@@ -366,6 +368,13 @@ def _raising_tests(stmt: ast.stmt) -> set[int]:
         return set()
     branches, _orelse = _if_chain(stmt)
     return {id(test) for test, body in branches if _raises(body)}
+
+
+def _always_false(test: ast.expr) -> bool:
+    """``assert False`` / ``assert 0`` / ``assert not True``: a raise spelled as an assert."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return isinstance(test.operand, ast.Constant) and bool(test.operand.value)
+    return isinstance(test, ast.Constant) and not test.value
 
 
 def _with_roles(site: RawSite, tagged: list[tuple[GuardAtom, str, int]]) -> list[GuardAtom]:
@@ -383,6 +392,12 @@ def _with_roles(site: RawSite, tagged: list[tuple[GuardAtom, str, int]]) -> list
         and frames[chain_start - 1].stmt.orelse == [frames[chain_start].stmt]  # type: ignore[attr-defined]
     ):
         chain_start -= 1
+    # A site inside an ``except`` handler is decided by the error its ``try`` caught: the plain
+    # early exits before that ``try`` only select the path to it.
+    handler = max((fi for atom, _, fi in tagged if atom.kind == "except" and fi > inner), default=-1)
+    # An assert decides by its own test: the ``if`` around it only selects the path
+    # (``if impl == "x": assert is_npu()``), unless the assert always fails (``assert False``).
+    asserted = isinstance(site.node, ast.Assert) and not _always_false(site.node.test)
     out: list[GuardAtom] = []
     for atom, source, fi in tagged:
         role: AtomRole = "gate"
@@ -390,12 +405,18 @@ def _with_roles(site: RawSite, tagged: list[tuple[GuardAtom, str, int]]) -> list
             role = "survivor"
         elif source == "assert":
             role = "deciding"
-        elif source == "branch" and inner >= 0 and chain_start <= fi <= inner and atom.kind != "except":
+        elif (
+            source == "branch"
+            and inner >= 0
+            and chain_start <= fi <= inner
+            and atom.kind != "except"
+            and not asserted
+        ):
             earlier = frames[fi].stmt
             # An elif after a branch that raised: ``not a`` only says that check passed.
             raised = atom.negated and isinstance(earlier, ast.If) and _raises(earlier.body) and fi < inner
             role = "survivor" if raised else "deciding"
-        elif source == "exit" and fi > inner:
+        elif (source == "exit" and fi > inner and fi > handler) or (atom.kind == "except" and fi == handler):
             role = "deciding"
         out.append(dataclasses.replace(atom, role=role))
     return out

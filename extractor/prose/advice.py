@@ -106,6 +106,8 @@ def _gate_workarounds(roles: Roles, survivor_names: set[str]) -> list[str]:
                     out.append(f"Or launch without `{c.name}`: this check only runs when it is given")
                 else:
                     out.append(f"Or unset `{c.name}`: this check only runs when it is set")
+            elif c.op == "is-none" and c.kind == "flag":
+                out.append(f"Or give `{c.name}` a value: this check only runs when it is left unset")
             elif c.op in ("eq", "in") and c.values and c.values[0] not in ("None", "False"):
                 vals = ", ".join(c.values)
                 if c.kind == "flag":

@@ -45,7 +45,8 @@ def constraint_words(c: Constraint) -> str:
 def _atom_words(v: AtomView) -> str:
     """A short gloss of one atom, naming the flags/env vars it reads."""
     if v.atom.kind == "except":
-        return f"inside the handler `{v.text}`"
+        caught = v.text.removeprefix("except").split(" as ", 1)[0].strip()
+        return f"the `try` block above it raised {f'`{caught}`' if caught else 'an exception'} (`{v.text}`)"
     bits: list[str] = []
     if v.constraints:
         bits.extend(constraint_words(c) for c in v.constraints)
@@ -187,6 +188,12 @@ def documentation_of(
                 c = c[:397] + "..."
             out.append(f'The code above the check says: "{c}"')
     out.extend(doc_sentences(site))
+    raw = [v.text for v in [*survivors, *gates, *deciding] if v.atom.kind != "except" and v.simple != v.text]
+    if raw:
+        # The sentences above push each ``not`` inwards; a reader matching the record to the source
+        # (or to a guard written the way the code's tests read) finds the literal forms here.
+        shown = "; ".join(f"`{t}`" for t in dict.fromkeys(raw[:_MAX_DOC_ATOMS]))
+        out.append(f"As the tests on the path read, negated where it takes the other branch: {shown}.")
     return " ".join(out)
 
 
