@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from extractor.analysis.facts import Site
 from extractor.prose.cause import Cause, Roles, message_text
+from extractor.prose.combinations import combination_of
 from extractor.prose.commands import call_of, code_fix, launcher
 from extractor.prose.constraints import AtomView, Constraint, literal, simplify, unparse
 from extractor.prose.fixes import (
@@ -210,10 +211,16 @@ def advise(
                 sols[0] = together_words(sols[0], extra)
                 fix += " " + " ".join(w for s, _ in extra for w in render_setting(s))
         named = [n for n in cause.names if n.startswith("--") or n.isupper()]
-        if not fixed and named:
+        combo = combination_of(msg) if not fixed and named else None
+        if combo is not None:
+            sols.extend(combo.solutions())
+            fix = _command(site, knowledge, *combo.launches(knowledge.flags_for(site.path)))
+        elif not fixed and named:
             shown = ", ".join(f"`{n}`" for n in named[:3])
             target = f" so that `{avoid}`" if avoid else ""
-            sols.append(f"Change {shown} in the launch command{target}")
+            if not (advice or workaround):
+                # Only when nothing better is known: it restates the check.
+                sols.append(f"Change {shown} in the launch command{target}")
             if named[0].startswith("--"):
                 fix = _command(site, knowledge, [named[0], "<current-value>"], [named[0], "<accepted-value>"])
             else:

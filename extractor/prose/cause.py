@@ -23,7 +23,7 @@ from extractor.analysis.facts import Site
 from extractor.prose.constraints import AtomView, Constraint, unparse
 from extractor.prose.knowledge import FlagInfo
 
-__all__ = ["RULES", "Cause", "CauseRule", "cause_of", "message_flags", "split_roles"]
+__all__ = ["RULES", "Cause", "CauseRule", "cause_of", "message_envs", "message_flags", "split_roles"]
 
 FLAG_RE = re.compile(r"(?<![\w-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 _DEP_MSG_RE = re.compile(
@@ -306,6 +306,24 @@ def _resource(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | No
     return None
 
 
+_ENV_WORD_RE = re.compile(r"(?<![A-Za-z0-9_])(SGLANG?_[A-Z0-9_]*[A-Z0-9])(?![A-Za-z0-9_])")
+
+
+def message_envs(site: Site) -> list[str]:
+    """Environment variables the message itself names (``SGLANG_X``), in order."""
+    return list(dict.fromkeys(_ENV_WORD_RE.findall(message_text(site))))
+
+
+def _message_env(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
+    # The message names the variable whose setting put the run here ("SGLANG_A is incompatible
+    # with SGLANG_B") while the test reads a value derived from it; one the path reads comes first.
+    named = message_envs(site)
+    if not named:
+        return None
+    read = [e for v in [*roles.deciding, *roles.gates] for e in v.reads.envs]
+    return tuple(dict.fromkeys([*(e for e in read if e in named), *named]))
+
+
 def _hardware_message(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
     if not roles.deciding and any(v.hardware for v in roles.gates):
         return None
@@ -332,6 +350,9 @@ RULES: tuple[CauseRule, ...] = (
     ),
     CauseRule("weights", "model", "def load_weights(self, weights): ... raise KeyError(name)", _weights),
     CauseRule("message-flag", "flag", 'if self._n > 1: raise ValueError("--x needs --y")', _message_flag),
+    CauseRule(
+        "message-env", "env", 'if self._fast: raise ValueError("SGLANG_X needs SGLANG_Y")', _message_env
+    ),
     CauseRule(
         "message-hardware", "hardware", 'raise RuntimeError("only supported on CUDA")', _hardware_message
     ),

@@ -1,0 +1,153 @@
+"""Settings the message says go together or apart: "--a is incompatible with --b", "SGLANG_A
+cannot be used with SGLANG_B", "--a requires --b", "--a can only be used with --b x".
+
+A check on a combination often tests values derived from the settings (a mode the code computed,
+a parameter a caller filled), so the constraint on the guard says little; the message names the
+settings themselves, and what it says about them is the fix: drop one of two settings that
+conflict, or add the one the first needs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from extractor.prose.knowledge import FlagInfo
+
+__all__ = ["Combination", "combination_of"]
+
+_SETTING = r"(--[a-z][a-z0-9]*(?:-[a-z0-9]+)*|SGLANG?_[A-Z0-9_]*[A-Z0-9])"
+_CONFLICT_RES = (
+    re.compile(
+        _SETTING
+        + r"[`'\"]?(?:\s+\S+)?\s+(?:is|are)\s+(?:not\s+compatible|incompatible)\s+with\s+[`'\"]?"
+        + _SETTING
+    ),
+    re.compile(
+        _SETTING
+        + r"[`'\"]?(?:\s+\S+)?\s+(?:cannot|can ?not|can't|could not|should not|must not|may not)\s+be\s+"
+        r"(?:used|enabled|set|combined|specified|given)(?:\s+together)?\s+(?:with|alongside)\s+[`'\"]?"
+        + _SETTING
+    ),
+    re.compile(
+        _SETTING + r"[`'\"]?(?:\s+\S+)?\s+(?:and|&)\s+[`'\"]?" + _SETTING + r"[`'\"]?(?:\s+\S+)?\s+"
+        r"(?:are\s+mutually\s+exclusive|cannot\s+be\s+(?:used|enabled|set|combined|specified)\s+together|"
+        r"are\s+incompatible|conflict)"
+    ),
+    re.compile(_SETTING + r"[`'\"]?(?:\s+\S+)?\s+conflicts?\s+with\s+[`'\"]?" + _SETTING),
+    re.compile(
+        r"(?i:cannot|can't|can ?not)\s+(?i:enable|use|set|specify)\s+both\s+[`'\"]?"
+        + _SETTING
+        + r"[`'\"]?\s+and\s+[`'\"]?"
+        + _SETTING
+    ),
+)
+_NEED_RES = (
+    re.compile(
+        _SETTING + r"[`'\"]?\s+(?:requires|needs|must\s+be\s+used\s+with|only\s+works\s+with|"
+        r"can\s+only\s+be\s+used\s+with|is\s+only\s+supported\s+with|depends\s+on)\s+[`'\"]?"
+        + _SETTING
+        + r"(?:[`'\"]?[ =]+[`'\"]?([A-Za-z0-9_.]+))?"
+    ),
+)
+# Words that follow a setting in a sentence without being its value ("--x requires --y to be set").
+_NOT_VALUES = frozenset(
+    [
+        "to",
+        "be",
+        "is",
+        "are",
+        "and",
+        "or",
+        "with",
+        "when",
+        "for",
+        "if",
+        "set",
+        "enabled",
+        "disabled",
+        "given",
+        "specified",
+        "on",
+        "off",
+        "the",
+        "a",
+        "an",
+        "as",
+        "in",
+        "at",
+        "by",
+        "but",
+        "not",
+        "only",
+        "also",
+        "which",
+        "that",
+        "this",
+        "it",
+    ]
+)
+
+
+@dataclass(frozen=True)
+class Combination:
+    """Two settings the message ties together: ``conflict`` (drop either) or ``need`` (``first``
+    needs ``second``, at ``value`` when the message gives one)."""
+
+    kind: str
+    first: str
+    second: str
+    value: str = ""
+
+    def solutions(self) -> list[str]:
+        a, b = f"`{self.first}`", f"`{self.second}`"
+        if self.kind == "conflict":
+            return [
+                f"{_upper_first(_drop(self.first))}, or {_drop(self.second)}: "
+                f"the message says {a} and {b} cannot be combined"
+            ]
+        needed = f"`{self.second} {self.value}`" if self.value else b
+        return [f"Also set {needed}: the message says {a} needs it", f"Or {_drop(self.first)}"]
+
+    def launches(self, flags: Mapping[str, FlagInfo]) -> tuple[list[str], list[str]]:
+        """The settings of a launch that trips the check, and of one that does not."""
+        first = _given(self.first, flags)
+        if self.kind == "conflict":
+            return [*first, *_given(self.second, flags)], first
+        second = _given(self.second, flags, self.value)
+        return first, [*first, *second]
+
+
+def _upper_first(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _drop(name: str) -> str:
+    return f"launch without `{name}`" if name.startswith("--") else f"unset `{name}`"
+
+
+def _given(name: str, flags: Mapping[str, FlagInfo], value: str = "") -> list[str]:
+    if not name.startswith("--"):
+        return [f"{name}={value or 1}"]
+    info = next((f for f in flags.values() if f.flag == name or name in f.aliases), None)
+    if info is not None and info.is_bool and not value:
+        return [name]
+    return [name, value or "<value>"]
+
+
+def combination_of(message: str) -> Combination | None:
+    """The first conflict or need between two settings the message states, if any."""
+    text = " ".join(message.split())
+    for rx in _CONFLICT_RES:
+        m = rx.search(text)
+        if m and m.group(1) != m.group(2):
+            return Combination("conflict", m.group(1), m.group(2))
+    for rx in _NEED_RES:
+        m = rx.search(text)
+        if m and m.group(1) != m.group(2):
+            value = m.group(3) or ""
+            if value.lower() in _NOT_VALUES or value.startswith("{") or not m.group(2).startswith("--"):
+                value = ""
+            return Combination("need", m.group(1), m.group(2), value)
+    return None
