@@ -14,6 +14,7 @@ import pytest
 
 from extractor.api import ExtractOptions, ExtractResult, extract
 from extractor.prose.knowledge import build_knowledge
+from extractor.prose.passed import INTERNAL_CAUSE
 from extractor.prose.reach import reach_phrase, with_reach
 from extractor.reach import SiteReach
 from extractor.reach.facts import FileFacts
@@ -349,6 +350,35 @@ def test_the_wording_states_reach_in_each_field_and_offers_another_value(reach: 
     before, after = out["exampleFix"].split("# after")
     assert "--attention-backend flex" in before and "--attention-backend" not in after
     assert with_reach(partial, (), reach.choices) == partial
+
+
+def test_a_case_the_selected_backend_does_not_implement_is_fixed_by_another_backend(reach: SiteReach) -> None:
+    # Written by the worker as an internal invariant; the reach shows one backend value selects it.
+    partial = {
+        "filePath": "python/sglang/srt/layers/attention/flex_backend.py",
+        "errorType": "not-implemented",
+        "documentation": f"Raised for cross attention. {INTERNAL_CAUSE}",
+        "triggerScenarios": "A cross-attention layer.",
+        "tags": ["layers"],
+        "solutions": ["Report it as a bug"],
+        "exampleFix": "# before: forward_extend(...) reaches an internal state\npython3 -m sglang.check_env",
+    }
+    got = reach.of("python/sglang/srt/layers/attention/flex_backend.py", "FlexBackend.forward_extend")
+    out = with_reach(partial, got, reach.choices)
+    assert INTERNAL_CAUSE not in out["documentation"]
+    assert (
+        "Cause: the launch selected `--attention-backend flex`, which does not implement this case"
+        in (out["documentation"])
+    )
+    assert out["solutions"][0].endswith("e.g. `--attention-backend sparse`")
+    assert out["solutions"][1] == "Report it as a bug"
+    assert out["exampleFix"] == (
+        "# before\npython -m sglang.launch_server --model-path <model> --attention-backend flex\n"
+        "# after\npython -m sglang.launch_server --model-path <model> --attention-backend sparse"
+    )
+    # Any other kind of record keeps the worker's words.
+    other = with_reach({**partial, "errorType": "internal-invariant"}, got, reach.choices)
+    assert INTERNAL_CAUSE in other["documentation"] and other["solutions"][0] == "Report it as a bug"
 
 
 # --------------------------------------------------------------------------- a real extraction

@@ -13,8 +13,12 @@ from extractor.prose.wording import constraint_words, snake
 
 
 def launcher(site: Site, knowledge: Knowledge) -> str:
-    ns = knowledge.namespace_of(site.path) or site.path
-    if "multimodal_gen" in ns:
+    return launcher_of_path(knowledge.namespace_of(site.path) or site.path)
+
+
+def launcher_of_path(path: str) -> str:
+    """The command that starts the server whose code lives under ``path``."""
+    if "multimodal_gen" in path:
         return "sglang serve --model-path <model>"
     return "python -m sglang.launch_server --model-path <model>"
 

@@ -17,6 +17,7 @@ import orjson
 
 from extractor.prose.knowledge import Knowledge
 from extractor.prose.passed import PASSED_KEY, flag_from_plain, passed_table, with_passed
+from extractor.prose.unsupported import with_unsupported
 from extractor.reach import SiteReach
 from extractor.reach.gates import gate_alternatives, tidy, with_gates
 from extractor.reach.paths import Reach
@@ -161,13 +162,16 @@ def with_reach(
             tags.append(tag)
     out["tags"] = tags
     solutions = list(partial["solutions"])
-    for extra in _workarounds(reach, choices):
+    workarounds = _workarounds(reach, choices)
+    for extra in workarounds:
         if extra not in solutions:
             solutions.append(extra)
     out["solutions"] = solutions
     args = _command_args(reach)
     if args and partial.get("exampleFix"):
         out["exampleFix"] = _with_args(partial["exampleFix"], args)
+    if workarounds:
+        out = with_unsupported(out, reach, choices, workarounds[0])
     return out
 
 
