@@ -137,20 +137,19 @@ def test_an_earlier_error_response_is_a_survivor_not_the_deciding_condition() ->
 
 
 def test_a_raise_in_an_except_handler_is_decided_by_the_caught_error() -> None:
-    # The plain early exits before the ``try`` select the path; the handler decides.
+    # The early exits before the ``try`` decide too: every way of returning first was missed.
     got = roles(
         """
-        def load(path, cache):
-            if path in cache:
-                return cache[path]
+        def device():
+            if is_cuda():
+                return "cuda"
             try:
-                data = read(path)
-            except OSError as e:
-                raise RuntimeError(f"cannot read {path}") from e
-            return data
+                return plugin_device()
+            except LookupError as e:
+                raise RuntimeError("no accelerator") from e
         """
     )
-    assert got[-1] == [("not path in cache", "gate"), ("except OSError", "deciding")]
+    assert got[-1] == [("not is_cuda()", "deciding"), ("except LookupError", "deciding")]
 
 
 def test_an_assert_decides_by_its_own_test_and_the_if_around_it_is_a_gate() -> None:

@@ -392,8 +392,8 @@ def _with_roles(site: RawSite, tagged: list[tuple[GuardAtom, str, int]]) -> list
         and frames[chain_start - 1].stmt.orelse == [frames[chain_start].stmt]  # type: ignore[attr-defined]
     ):
         chain_start -= 1
-    # A site inside an ``except`` handler is decided by the error its ``try`` caught: the plain
-    # early exits before that ``try`` only select the path to it.
+    # A site inside an ``except`` handler is decided by the error its ``try`` caught, together
+    # with the early exits before it (``if is_cuda(): return "cuda"`` ... then a lookup that failed).
     handler = max((fi for atom, _, fi in tagged if atom.kind == "except" and fi > inner), default=-1)
     # An assert decides by its own test: the ``if`` around it only selects the path
     # (``if impl == "x": assert is_npu()``), unless the assert always fails (``assert False``).
@@ -416,7 +416,7 @@ def _with_roles(site: RawSite, tagged: list[tuple[GuardAtom, str, int]]) -> list
             # An elif after a branch that raised: ``not a`` only says that check passed.
             raised = atom.negated and isinstance(earlier, ast.If) and _raises(earlier.body) and fi < inner
             role = "survivor" if raised else "deciding"
-        elif (source == "exit" and fi > inner and fi > handler) or (atom.kind == "except" and fi == handler):
+        elif (source == "exit" and fi > inner) or (atom.kind == "except" and fi == handler):
             role = "deciding"
         out.append(dataclasses.replace(atom, role=role))
     return out
