@@ -556,3 +556,15 @@ def test_flag_selected_path_also_names_the_state_check(knowledge: Knowledge) -> 
         prose.solutions[0]
         == "Set `--kv-dtype` to one of auto, fp8_e4m3, bf16 (for example `--kv-dtype auto`)"
     )
+
+
+def test_an_amx_check_is_a_hardware_cause(knowledge: Knowledge) -> None:
+    site = make_site(
+        (atom("_is_cpu_amx_available", negated=True, kind="assert"),),
+        kind="assert",
+        error_class="AssertionError",
+        message="Fp8 on CPU requires that CPU has AMX support",
+    )
+    prose = enrich(site, knowledge)
+    assert prose.errorType == "hardware"
+    assert "Cause: the hardware or platform (`CPU with AMX`)." in prose.documentation

@@ -49,6 +49,7 @@ _HW_WORDS = (
     (re.compile(r"\b_?is_(hip|rocm)\b|\bhip\b|rocm", re.I), "ROCm"),
     (re.compile(r"\b_?is_npu\b|\bnpu\b|ascend", re.I), "NPU"),
     (re.compile(r"\b_?is_xpu\b|\bxpu\b", re.I), "XPU"),
+    (re.compile(r"amx", re.I), "CPU with AMX"),
     (re.compile(r"\b_?is_cpu\b", re.I), "CPU"),
     (re.compile(r"\b_?is_musa\b", re.I), "MUSA"),
     (re.compile(r"\bis_blackwell\b|blackwell|sm ?10\d", re.I), "SM100 (Blackwell)"),
