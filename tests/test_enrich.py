@@ -568,3 +568,40 @@ def test_an_amx_check_is_a_hardware_cause(knowledge: Knowledge) -> None:
     prose = enrich(site, knowledge)
     assert prose.errorType == "hardware"
     assert "Cause: the hardware or platform (`CPU with AMX`)." in prose.documentation
+
+
+def test_a_missing_file_the_caller_named_is_an_input_cause(knowledge: Knowledge) -> None:
+    site = make_site(
+        (atom("os.path.exists(mask_path)", negated=True),),
+        error_class="FileNotFoundError",
+        message="Mask file not found: {mask_path}",
+    )
+    prose = enrich(site, knowledge)
+    assert "Cause: the request or call input (`mask_path`)." in prose.documentation
+    assert prose.solutions[0].startswith("Pass a path that exists: `mask_path` must name a file or folder")
+    assert not any("internal check" in s for s in prose.solutions)
+
+
+@pytest.mark.parametrize(
+    ("message", "names"),
+    [
+        ("Scheduler did not respond in time.", ("timeout",)),
+        ("Timed out waiting for the peer; raise SGLANG_PEER_TIMEOUT", ("timeout", "SGLANG_PEER_TIMEOUT")),
+        ("Failed to download weights from {repo_id}", ("network",)),
+    ],
+)
+def test_a_wait_that_ran_out_is_a_resource_cause(
+    knowledge: Knowledge, message: str, names: tuple[str, ...]
+) -> None:
+    prose = enrich(make_site((atom("not ready"),), error_class="RuntimeError", message=message), knowledge)
+    shown = ", ".join(f"`{n}`" for n in names)
+    assert f"Cause: a resource limit ({shown})." in prose.documentation
+    assert not any("internal check" in s for s in prose.solutions)
+    if "SGLANG_PEER_TIMEOUT" in names:
+        assert "Or give it more time: raise `SGLANG_PEER_TIMEOUT`" in prose.solutions
+        assert prose.exampleFix.split("# after\n")[1].startswith("SGLANG_PEER_TIMEOUT=<more-seconds> ")
+
+
+def test_a_timeout_setting_checked_for_its_type_is_no_wait(knowledge: Knowledge) -> None:
+    site = make_site((atom("not isinstance(t, float)"),), message="prefetch_timeout must be number, got {t}")
+    assert "resource limit" not in enrich(site, knowledge).documentation

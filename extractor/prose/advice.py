@@ -322,6 +322,10 @@ def advise(
         sols[:0] = advice
         call = call_of(site)
         fix = f"# before: a request/call for which `{cond}`\n{call}\n# after: the same call with {subject} fixed so that `{avoid or 'the check passes'}`\n{call}"
+    elif kind == "resource" and cause.rule == "timeout":
+        sols.extend(advice)
+        sols.extend(_waiting_solutions(cause))
+        fix = _waiting_fix(site, knowledge, cause)
     elif kind == "resource":
         sols.extend(advice)
         sols.append(
@@ -379,6 +383,14 @@ def _input_solutions(
     parser looks for."""
     where = _where(site)
     out: list[str] = []
+    if cause.rule == "missing-path":
+        named = [n for n in cause.names if n != "path"]
+        what = ", ".join(f"`{n}`" for n in named) or "the path in the message"
+        out.append(
+            f"Pass a path that exists: {what} must name a file or folder the server process can read "
+            "where it runs (a relative path resolves against its working folder; in a container, the path "
+            "inside it)"
+        )
     if cause.rule == "duplicate-id":
         out.append(
             f"Give every request its own {subject}: {where} already holds one with this value "
@@ -399,6 +411,33 @@ def _input_solutions(
                 "a text cut short or edited before them fails this check"
             )
     return out
+
+
+def _waiting_solutions(cause: Cause) -> list[str]:
+    """A peer, service or lock that did not answer in time (``timeout``), or a download that
+    failed (``network``)."""
+    if cause.names[:1] == ("network",):
+        return [
+            "Check network access from the server to the source the message names (proxy settings, "
+            "a mirror), or download the files in advance and pass their local path instead"
+        ]
+    out = [
+        "Check that what it waits for started and is reachable from this host (its address and "
+        "port, no firewall in between) and is not stuck or overloaded; its own log says why it did "
+        "not answer"
+    ]
+    for setting in cause.names[1:3]:
+        out.append(f"Or give it more time: raise `{setting}`")
+    return out
+
+
+def _waiting_fix(site: Site, knowledge: Knowledge, cause: Cause) -> str:
+    setting = next(iter(cause.names[1:]), "")
+    if setting.startswith("--"):
+        return _command(site, knowledge, [setting, "<current-seconds>"], [setting, "<more-seconds>"])
+    if setting:
+        return _command(site, knowledge, [f"{setting}=<current-seconds>"], [f"{setting}=<more-seconds>"])
+    return ""
 
 
 # A value of each type as a command line writes it, for a check ``isinstance(flag_value, T)``.

@@ -340,6 +340,54 @@ def _hardware_message(site: Site, roles: Roles, cs: Constraints) -> tuple[str, .
     return None
 
 
+_NOT_FOUND_RE = re.compile(
+    r"not found|does not exist|doesn't exist|no such file|could not (?:find|open|read|locate)|"
+    r"couldn't (?:find|open|read)|cannot (?:find|open|read|locate)",
+    re.I,
+)
+_PATH_WORD_RE = re.compile(
+    r"\b(?:file|path|dir|directory|folder|image|mask|video|audio|dataset|checkpoint)s?\b", re.I
+)
+_PLACEHOLDER_RE = re.compile(r"\{(?:self\.)?([a-z_][a-z0-9_]*)(?:[!:][^}]*)?\}")
+_TIMEOUT_RE = re.compile(
+    r"timed? ?out\b|\btimeout(?:[!.]|$| while| waiting| after| period| expired| reached| error| exceeded)|"
+    r"did not (?:start|respond|finish)|within \{?[\w.]*\}? ?(?:s|secs?|seconds)\b",
+    re.I,
+)
+_DOWNLOAD_RE = re.compile(r"fail(?:ed)? to download|download failed|download error", re.I)
+_SETTING_WORD_RE = re.compile(r"(--[a-z][a-z0-9-]*timeout[a-z0-9-]*|SGLANG_[A-Z0-9_]*TIMEOUT[A-Z0-9_]*)")
+
+
+def _missing_path(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
+    # A file or folder the caller named is not there: the path is theirs, not the code's.
+    short = site.error_class.rsplit(".", 1)[-1]
+    msg = message_text(site)
+    if short in ("FileNotFoundError", "NotADirectoryError", "IsADirectoryError") or (
+        _NOT_FOUND_RE.search(msg) and _PATH_WORD_RE.search(msg) and ".h" not in msg
+    ):
+        named = [n for n in _PLACEHOLDER_RE.findall(msg) if "path" in n or "file" in n or "dir" in n]
+        return tuple(dict.fromkeys(named)) or ("path",)
+    return None
+
+
+def _timeout(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
+    # A peer, a service or a lock did not answer in time: a resource of the deployment.
+    short = site.error_class.rsplit(".", 1)[-1]
+    msg = message_text(site)
+    if short == "TimeoutError" or (_TIMEOUT_RE.search(msg) and not re.search(r"must be|should be", msg)):
+        read = [
+            *(f.flag for v in [*roles.deciding, *roles.gates] for f in v.reads.flags),
+            *(e for v in [*roles.deciding, *roles.gates] for e in v.reads.envs),
+        ]
+        settings = [
+            n for n in dict.fromkeys([*_SETTING_WORD_RE.findall(msg), *read]) if "timeout" in n.lower()
+        ]
+        return ("timeout", *settings)
+    if _DOWNLOAD_RE.search(msg):
+        return ("network",)
+    return None
+
+
 RULES: tuple[CauseRule, ...] = (
     CauseRule("dependency", "dependency", 'raise ImportError("please install flashinfer>=0.2")', _dependency),
     CauseRule("deciding-flag", "flag", 'if server_args.tp_size > 8: raise ValueError("...")', _flag),
@@ -350,12 +398,19 @@ RULES: tuple[CauseRule, ...] = (
         "config-class", "model", "class FooConfig: ... if mtp_layers is None: raise ValueError", _config_class
     ),
     CauseRule("weights", "model", "def load_weights(self, weights): ... raise KeyError(name)", _weights),
+    CauseRule("timeout", "resource", 'raise TimeoutError("the scheduler did not respond in time")', _timeout),
     CauseRule("message-flag", "flag", 'if self._n > 1: raise ValueError("--x needs --y")', _message_flag),
     CauseRule(
         "message-env", "env", 'if self._fast: raise ValueError("SGLANG_X needs SGLANG_Y")', _message_env
     ),
     CauseRule(
         "message-hardware", "hardware", 'raise RuntimeError("only supported on CUDA")', _hardware_message
+    ),
+    CauseRule(
+        "missing-path",
+        "input",
+        'if not os.path.exists(p): raise FileNotFoundError(f"no file {p}")',
+        _missing_path,
     ),
     CauseRule("request", "input", 'if request.n > 1: raise ValueError("...")', _input),
     CauseRule("resource", "resource", 'raise RuntimeError("Not enough memory ...")', _resource),

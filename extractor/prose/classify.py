@@ -183,6 +183,18 @@ KIND_RULES: tuple[KindRule, ...] = (
         ("hardware", "hardware-unsupported", "fallback"),
     ),
     KindRule(
+        "missing-path",
+        "if not os.path.exists(path): raise FileNotFoundError(path)",
+        lambda s, c: c.rule == "missing-path",
+        ("io", "io-error", "validation"),
+    ),
+    KindRule(
+        "download",
+        'raise RuntimeError("failed to download the weights")',
+        lambda s, c: c.rule == "timeout" and c.names[:1] == ("network",),
+        ("network", "network-error", "retry"),
+    ),
+    KindRule(
         "input",
         'if request.n > 1: raise ValueError("n > 1 is not supported")',
         lambda s, c: c.kind == "input",
@@ -191,7 +203,9 @@ KIND_RULES: tuple[KindRule, ...] = (
     KindRule(
         "timeout",
         'raise TimeoutError("did not respond within 30 s")',
-        lambda s, c: _short(s) in _TIMEOUT_CLASSES or bool(_TIMEOUT_RE.search(_msg(s))),
+        lambda s, c: (
+            c.rule == "timeout" or _short(s) in _TIMEOUT_CLASSES or bool(_TIMEOUT_RE.search(_msg(s)))
+        ),
         ("timeout", "timeout", "retry"),
     ),
     KindRule(
