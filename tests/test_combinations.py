@@ -69,3 +69,10 @@ def test_env_vars_the_message_names_are_the_cause(knowledge: Knowledge) -> None:
     before, after = prose.exampleFix.split("# after\n")
     assert before.startswith("# before\nSGLANG_FAST_ACT=1 SGLANG_SWIZZLE=1 ")
     assert after.startswith("SGLANG_FAST_ACT=1 ") and "SGLANG_SWIZZLE" not in after
+
+
+def test_a_flag_no_declaration_describes_reads_as_a_switch_by_its_name(knowledge: Knowledge) -> None:
+    # A script's own parser: the run's declarations know neither flag.
+    site = make_site((atom("not self._prompts"),), message="--apply-template requires --prompt-file")
+    before, after = enrich(site, knowledge).exampleFix.split("# after\n")
+    assert before.endswith("--apply-template\n") and after.endswith("--apply-template --prompt-file <value>")

@@ -357,6 +357,7 @@ def test_a_case_the_selected_backend_does_not_implement_is_fixed_by_another_back
     partial = {
         "filePath": "python/sglang/srt/layers/attention/flex_backend.py",
         "errorType": "not-implemented",
+        "errorMessage": "cross attention is not supported",
         "documentation": f"Raised for cross attention. {INTERNAL_CAUSE}",
         "triggerScenarios": "A cross-attention layer.",
         "tags": ["layers"],
@@ -376,6 +377,9 @@ def test_a_case_the_selected_backend_does_not_implement_is_fixed_by_another_back
         "# before\npython -m sglang.launch_server --model-path <model> --attention-backend flex\n"
         "# after\npython -m sglang.launch_server --model-path <model> --attention-backend sparse"
     )
+    # A base class's bare stub (no message) is a bug in the subclass, not a case left out.
+    stub = with_reach({**partial, "errorMessage": ""}, got, reach.choices)
+    assert INTERNAL_CAUSE in stub["documentation"] and stub["solutions"][0] == "Report it as a bug"
     # Any other kind of record keeps the worker's words.
     other = with_reach({**partial, "errorType": "internal-invariant"}, got, reach.choices)
     assert INTERNAL_CAUSE in other["documentation"] and other["solutions"][0] == "Report it as a bug"

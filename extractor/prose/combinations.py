@@ -51,6 +51,8 @@ _NEED_RES = (
         + r"(?:[`'\"]?[ =]+[`'\"]?([A-Za-z0-9_.]+))?"
     ),
 )
+# A flag the run's declarations do not describe (a script's own parser) reads as a switch by its name.
+_SWITCH_RE = re.compile(r"--(?:enable|disable|use|no|skip|apply|allow|force)-")
 # Words that follow a setting in a sentence without being its value ("--x requires --y to be set").
 _NOT_VALUES = frozenset(
     [
@@ -131,7 +133,8 @@ def _given(name: str, flags: Mapping[str, FlagInfo], value: str = "") -> list[st
     if not name.startswith("--"):
         return [f"{name}={value or 1}"]
     info = next((f for f in flags.values() if f.flag == name or name in f.aliases), None)
-    if info is not None and info.is_bool and not value:
+    switch = info.is_bool if info is not None else _SWITCH_RE.match(name) is not None
+    if switch and not value:
         return [name]
     return [name, value or "<value>"]
 

@@ -42,6 +42,10 @@ def with_unsupported(
         partial.get("documentation")
     ):
         return out
+    if not partial.get("errorMessage"):
+        # A bare ``raise NotImplementedError`` is a base class's stub: a subclass that lacks the
+        # method is a bug, not a case the selected value chose to leave out.
+        return out
     found = _switch(reach, choices)
     if found is None:
         return out
