@@ -763,3 +763,30 @@ def test_a_site_whose_guard_empties_its_scopes_reach_keeps_that_when_read_back()
     run = RunReach({"a.py": {"Mixin.compress": npu, site.rpartition("\x00")[0]: ()}}, {})
     back = RunReach.from_plain(orjson.loads(orjson.dumps(run.to_plain())))
     assert back is not None and back.table == run.table
+
+
+def test_turning_off_the_switch_or_env_var_that_selects_the_path_is_offered() -> None:
+    from extractor.prose.reach import RunReach
+
+    lora = (frozenset({("flag", "--enable-adapters", ())}),)
+    partial = {
+        "id": "Layer.apply\x1fraise\x1fAssertionError\x1f\x1f\x000",
+        "documentation": "d.",
+        "triggerScenarios": "t.",
+        "tags": [],
+        "solutions": ["Report it as a bug"],
+        "exampleFix": "",
+    }
+    run = RunReach({"a.py": {"Layer.apply": lora}}, {}, switches={"--enable-adapters"})
+    got = run.apply("a.py", partial)
+    assert got["solutions"] == [
+        "Report it as a bug",
+        "This code runs only with `--enable-adapters`: if you can do without it, launch without `--enable-adapters`",
+    ]
+    # A valued flag given at all is no switch: nothing to turn off is known.
+    assert RunReach(run.table, {}).apply("a.py", partial)["solutions"] == ["Report it as a bug"]
+    env = (frozenset({("env", "SGLANG_FAST_PATH", ())}),)
+    got = RunReach({"a.py": {"Layer.apply": env}}, {}).apply("a.py", partial)
+    assert got["solutions"][-1].endswith("if you can do without it, unset `SGLANG_FAST_PATH`")
+    back = RunReach.from_plain(orjson.loads(orjson.dumps(run.to_plain())))
+    assert back is not None and back.switches == {"--enable-adapters"}

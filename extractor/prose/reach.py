@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -103,11 +104,21 @@ def _tags(reach: Reach) -> list[str]:
     return [t for t in out if t]
 
 
-def _workarounds(reach: Reach, choices: Mapping[str, Sequence[str]]) -> list[str]:
+def _workarounds(
+    reach: Reach, choices: Mapping[str, Sequence[str]], switches: AbstractSet[str] = frozenset()
+) -> list[str]:
     if len(reach) != 1:
         return []
     out = []
+    off = []
     for kind, name, values in sorted(reach[0]):
+        # Turning off the optional feature that selects the path avoids the site.
+        if kind == "flag" and not values and name in switches:
+            off.append(
+                f"This code runs only with `{name}`: if you can do without it, launch without `{name}`"
+            )
+        elif kind == "env" and name.startswith("SGLANG"):
+            off.append(f"This code runs only with `{name}` set: if you can do without it, unset `{name}`")
         if kind != "flag" or not values:
             continue
         others = [c for c in choices.get(name, ()) if c not in values]
@@ -117,7 +128,7 @@ def _workarounds(reach: Reach, choices: Mapping[str, Sequence[str]]) -> list[str
                 f"This code runs only with `{name} {' / '.join(values)}`: if that {what} is not required, "
                 f"use another one, e.g. `{name} {others[0]}`"
             )
-    return out
+    return [*out, *off]
 
 
 def _command_args(reach: Reach) -> list[str]:
@@ -147,7 +158,10 @@ def _with_args(fix: str, args: list[str]) -> str:
 
 
 def with_reach(
-    partial: Mapping[str, Any], reach: Reach, choices: Mapping[str, Sequence[str]]
+    partial: Mapping[str, Any],
+    reach: Reach,
+    choices: Mapping[str, Sequence[str]],
+    switches: AbstractSet[str] = frozenset(),
 ) -> dict[str, Any]:
     """The record fields with the reach stated; unchanged when nothing narrows the path."""
     phrase = reach_phrase(reach)
@@ -162,7 +176,7 @@ def with_reach(
             tags.append(tag)
     out["tags"] = tags
     solutions = list(partial["solutions"])
-    workarounds = _workarounds(reach, choices)
+    workarounds = _workarounds(reach, choices, switches)
     for extra in workarounds:
         if extra not in solutions:
             solutions.append(extra)
@@ -183,11 +197,14 @@ class RunReach:
         table: Mapping[str, Mapping[str, Reach]],
         choices: Mapping[str, Sequence[str]],
         passed: Mapping[str, Mapping[str, Mapping[str, Sequence[Any]]]] | None = None,
+        switches: AbstractSet[str] = frozenset(),
     ) -> None:
         # path -> qualname (the callers' reach) or whole site key (a site whose own guard
         # narrows it further) -> reach.
         self.table = table
         self.choices = choices
+        self.switches = frozenset(switches)
+        """Flags that are switches (given or not): turning one off is a workaround."""
         self.passed = passed or {}
         """path -> qualname -> value token -> the flags its callers fill it from (plain)."""
 
@@ -206,7 +223,7 @@ class RunReach:
         by_key = self.table.get(path, {})
         key = str(partial.get("id", ""))
         reach = by_key[key] if key in by_key else by_key.get(qualname, ())
-        return with_reach(partial, reach, self.choices)
+        return with_reach(partial, reach, self.choices, self.switches)
 
     def to_plain(self) -> dict[str, Any]:
         """JSON-ready: only scopes with a reach are kept, and every site whose own guard changes its
@@ -221,6 +238,7 @@ class RunReach:
                 for path, by_q in sorted(self.table.items())
             },
             "choices": {k: list(v) for k, v in sorted(self.choices.items())},
+            "switches": sorted(self.switches),
             "passed": {
                 path: {
                     q: {t: [list(r) for r in rows] for t, rows in sorted(by_t.items())}
@@ -248,9 +266,10 @@ class RunReach:
                 }
                 for path, by_q in data["passed"].items()
             }
+            switches = frozenset(str(f) for f in data["switches"])
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
-        return cls(table, choices, passed)
+        return cls(table, choices, passed, switches)
 
 
 def _qualname(partial: Mapping[str, Any]) -> str:
@@ -291,4 +310,5 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
             if joined != by_q[qualname]:
                 by_q[key] = joined
     passed = passed_table([(f.path, o.records) for f, o in outcomes if isinstance(o, Parsed)], sites)
-    return RunReach(table, sites.choices, passed)
+    switches = frozenset(f.flag for flags in knowledge.scoped.values() for f in flags.values() if f.is_bool)
+    return RunReach(table, sites.choices, passed, switches)
