@@ -579,7 +579,8 @@ def test_a_missing_file_the_caller_named_is_an_input_cause(knowledge: Knowledge)
     prose = enrich(site, knowledge)
     assert "Cause: the request or call input (`mask_path`)." in prose.documentation
     assert prose.solutions[0].startswith("Pass a path that exists: `mask_path` must name a file or folder")
-    assert not any("internal check" in s for s in prose.solutions)
+    assert not any("internal check" in s or s.startswith("Send ") for s in prose.solutions)
+    assert prose.exampleFix.split("# after")[1].splitlines()[1] == "ls -ld <path>"
 
 
 @pytest.mark.parametrize(

@@ -315,13 +315,20 @@ def advise(
         fields = [n for n in cause.names if n != "request"]
         subject = ", ".join(f"`{f}`" for f in fields[:3]) or "the request"
         sols.extend(_input_solutions(site, roles, cause, constants, subject, cond))
-        if avoid:
+        if cause.rule == "missing-path":
+            pass  # the path is named above; restating the existence test adds nothing
+        elif avoid:
             sols.append(f"Send {subject} so that `{avoid}` (this check rejects it otherwise)")
         else:
             sols.append(f"Fix {subject} in the request")
         sols[:0] = advice
         call = call_of(site)
         fix = f"# before: a request/call for which `{cond}`\n{call}\n# after: the same call with {subject} fixed so that `{avoid or 'the check passes'}`\n{call}"
+        if cause.rule == "missing-path":
+            fix = (
+                f"# before: a path that does not exist where the server runs\n{call}\n"
+                f"# after: check the path on the server's host, then pass it again\nls -ld <path>\n{call}"
+            )
     elif kind == "resource" and cause.rule == "timeout":
         sols.extend(advice)
         sols.extend(_waiting_solutions(cause))
@@ -422,9 +429,9 @@ def _waiting_solutions(cause: Cause) -> list[str]:
             "a mirror), or download the files in advance and pass their local path instead"
         ]
     out = [
-        "Check that what it waits for started and is reachable from this host (its address and "
-        "port, no firewall in between) and is not stuck or overloaded; its own log says why it did "
-        "not answer"
+        "Check that what it waits for (a peer process or service, a lock holder, a compilation) is "
+        "running, reachable from this host and not stuck or overloaded; its own log says why it did "
+        "not finish in time"
     ]
     for setting in cause.names[1:3]:
         out.append(f"Or give it more time: raise `{setting}`")
