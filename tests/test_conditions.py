@@ -152,6 +152,22 @@ def test_a_raise_in_an_except_handler_is_decided_by_the_caught_error() -> None:
     assert got[-1] == [("not is_cuda()", "deciding"), ("except LookupError", "deciding")]
 
 
+def test_an_if_around_the_try_only_selects_the_path_to_its_handler() -> None:
+    got = roles(
+        """
+        def generate(obj):
+            if obj.stream:
+                return stream(obj)
+            else:
+                try:
+                    return run(obj)
+                except ValueError as e:
+                    raise BadRequest(str(e))
+        """
+    )
+    assert got[-1] == [("not obj.stream", "gate"), ("except ValueError", "deciding")]
+
+
 def test_an_assert_decides_by_its_own_test_and_the_if_around_it_is_a_gate() -> None:
     got = roles(
         """

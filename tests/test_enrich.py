@@ -606,3 +606,21 @@ def test_a_wait_that_ran_out_is_a_resource_cause(
 def test_a_timeout_setting_checked_for_its_type_is_no_wait(knowledge: Knowledge) -> None:
     site = make_site((atom("not isinstance(t, float)"),), message="prefetch_timeout must be number, got {t}")
     assert "resource limit" not in enrich(site, knowledge).documentation
+
+
+def test_an_assert_on_the_schedulers_req_is_no_request_input(knowledge: Knowledge) -> None:
+    site = make_site(
+        (atom("req.grammar is not None", negated=True, kind="assert"),),
+        kind="assert",
+        error_class="AssertionError",
+        message="{req=}",
+    )
+    assert "Cause: an internal invariant" in enrich(site, knowledge).documentation
+    raised = make_site((atom("request.n > 4"),), message="n must be at most 4")
+    assert "Cause: the request or call input (`n`)" in enrich(raised, knowledge).documentation
+
+
+def test_an_input_check_with_advice_of_its_own_is_not_restated(knowledge: Knowledge) -> None:
+    site = make_site((atom("request.url"),), message="The file moved. Please use the new URL instead.")
+    prose = enrich(site, knowledge)
+    assert prose.solutions == ["The message says: Please use the new URL instead."]

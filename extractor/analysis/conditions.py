@@ -393,7 +393,8 @@ def _with_roles(site: RawSite, tagged: list[tuple[GuardAtom, str, int]]) -> list
     ):
         chain_start -= 1
     # A site inside an ``except`` handler is decided by the error its ``try`` caught, together
-    # with the early exits before it (``if is_cuda(): return "cuda"`` ... then a lookup that failed).
+    # with the early exits before it (``if is_cuda(): return "cuda"`` ... then a lookup that failed);
+    # an ``if`` around the ``try`` only selects the path.
     handler = max((fi for atom, _, fi in tagged if atom.kind == "except" and fi > inner), default=-1)
     # An assert decides by its own test: the ``if`` around it only selects the path
     # (``if impl == "x": assert is_npu()``), unless the assert always fails (``assert False``).
@@ -411,6 +412,7 @@ def _with_roles(site: RawSite, tagged: list[tuple[GuardAtom, str, int]]) -> list
             and chain_start <= fi <= inner
             and atom.kind != "except"
             and not asserted
+            and handler < 0
         ):
             earlier = frames[fi].stmt
             # An elif after a branch that raised: ``not a`` only says that check passed.

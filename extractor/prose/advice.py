@@ -314,9 +314,10 @@ def advise(
     elif kind == "input":
         fields = [n for n in cause.names if n != "request"]
         subject = ", ".join(f"`{f}`" for f in fields[:3]) or "the request"
-        sols.extend(_input_solutions(site, roles, cause, constants, subject, cond))
-        if cause.rule == "missing-path":
-            pass  # the path is named above; restating the existence test adds nothing
+        specific = _input_solutions(site, roles, cause, constants, subject, cond)
+        sols.extend(specific)
+        if specific or advice:
+            pass  # said above, or by the message: restating the test adds nothing
         elif avoid:
             sols.append(f"Send {subject} so that `{avoid}` (this check rejects it otherwise)")
         else:

@@ -292,10 +292,16 @@ def _weights(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | Non
     return None
 
 
+# An assert guards the server's own state: its ``req`` is the scheduler's request object, not the
+# user's payload, so only these words make an asserted test about the request.
+_ASSERTED_REQUEST_RE = re.compile(r"\b(request|sampling_params|body|payload|messages|prompt)\b")
+
+
 def _input(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
-    if (site.http_status is not None and 400 <= site.http_status < 500) or any(
-        v.request for v in roles.deciding
-    ):
+    asks = [v for v in roles.deciding if v.request]
+    if site.kind == "assert":
+        asks = [v for v in asks if _ASSERTED_REQUEST_RE.search(v.text)]
+    if (site.http_status is not None and 400 <= site.http_status < 500) or asks:
         return tuple(request_fields(roles.deciding)) or ("request",)
     return None
 
