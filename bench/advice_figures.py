@@ -9,7 +9,12 @@
   an env var, a package to install or a value to set;
 * ``exampleFix``es that wrap the call in ``if <guard>:``;
 * ``commonSituations`` that quote none of the code's own words (the comment above the check, a
-  docstring, the message): the why is then a fixed sentence.
+  docstring, the message): the why is then a fixed sentence;
+* records whose only solutions restate the check as "Change `--x` ... so that `<test>`", and
+  ``exampleFix``es that end in an ``<accepted-value>`` placeholder;
+* documentation that leads with a raw ``not not`` or a "that is" gloss (before the literal forms
+  it lists last);
+* internal causes, and how many of them offer a workaround (turning off what selects the path).
 """
 
 from __future__ import annotations
@@ -52,8 +57,13 @@ def restatement(solution: str) -> bool:
     return bool(_RESTATE_RE.search(solution)) and not _ACTION_RE.search(solution)
 
 
+_CHANGE_SO_THAT_RE = re.compile(r"^Change `.*` in the launch command so that `")
+_RAW_NOT_RE = re.compile(r"`not not |that is, `")
+
+
 def main(path: str) -> int:
     n = dn = rest = wrap = wordless = 0
+    change_only = placeholder = raw_lead = internal = internal_way = 0
     for line in Path(path).read_text(encoding="utf-8").splitlines():
         if not line.strip():
             continue
@@ -65,11 +75,22 @@ def main(path: str) -> int:
         rest += bool(sols) and all(restatement(s) for s in sols)
         wrap += bool(re.search(r"^if .*:\s*$", rec.get("exampleFix") or "", re.M))
         wordless += '"' not in (rec.get("commonSituations") or "")
+        change_only += bool(sols) and all(_CHANGE_SO_THAT_RE.match(s) for s in sols)
+        placeholder += "<accepted-value>" in (rec.get("exampleFix") or "")
+        lead = (rec.get("documentation") or "").partition("As the tests on the path read")[0]
+        raw_lead += bool(_RAW_NOT_RE.search(lead))
+        if "Cause: an internal invariant" in (rec.get("documentation") or ""):
+            internal += 1
+            internal_way += len(sols) > 1
     print(f"records                      {n}")
     print(f"validationCode double neg.   {dn}")
     print(f"solutions all restatements   {rest} ({rest / max(n, 1):.1%})")
     print(f"exampleFix 'if <guard>:'     {wrap} ({wrap / max(n, 1):.1%})")
     print(f"why without the code's words {wordless} ({wordless / max(n, 1):.1%})")
+    print(f"solutions only 'Change X so that <test>' {change_only} ({change_only / max(n, 1):.1%})")
+    print(f"exampleFix with <accepted-value> {placeholder} ({placeholder / max(n, 1):.1%})")
+    print(f"prose lead with `not not` / 'that is' {raw_lead} ({raw_lead / max(n, 1):.1%})")
+    print(f"internal causes                {internal}, with a workaround {internal_way}")
     return 0
 
 
