@@ -44,6 +44,9 @@ def test_annotated_fields_become_flags(knowledge: Knowledge) -> None:
     assert srt["model_path"].help == "Where the weights live."
     assert srt["tp_size"].aliases == ("--tensor-parallel-size",)
     assert srt["enable_linear_replayssm_spec"].is_bool
+    # An optional switch is still a switch: the parser unwraps Optional before it picks store_true.
+    assert srt["enable_adapters"].is_bool and srt["use_page_cache"].is_bool
+    assert not srt["max_adapters"].is_bool
     assert srt["speculative_algorithm"].choices == ("EAGLE", "EAGLE3", "DSPARK", "DFLASH", "NGRAM")
     # Literal[...] gives the choices when Arg lists none.
     assert srt["kv_dtype"].choices == ("auto", "fp8_e4m3", "bf16")

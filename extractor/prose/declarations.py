@@ -191,6 +191,14 @@ def _annotated_parts(ann: ast.expr) -> list[ast.expr] | None:
 
 
 def _is_bool_type(t: ast.expr) -> bool:
+    # ``Optional[bool]`` and ``bool | None`` are switches too: the parser unwraps the Optional
+    # before it picks ``store_true``.
+    if isinstance(t, ast.Subscript) and _name_of(t.value) == "Optional":
+        return _is_bool_type(t.slice)
+    if isinstance(t, ast.BinOp) and isinstance(t.op, ast.BitOr):
+        sides = [t.left, t.right]
+        nones = [x for x in sides if isinstance(x, ast.Constant) and x.value is None]
+        return len(nones) == 1 and _is_bool_type(next(x for x in sides if x not in nones))
     return isinstance(t, ast.Name) and t.id == "bool"
 
 
