@@ -624,3 +624,27 @@ def test_an_input_check_with_advice_of_its_own_is_not_restated(knowledge: Knowle
     site = make_site((atom("request.url"),), message="The file moved. Please use the new URL instead.")
     prose = enrich(site, knowledge)
     assert prose.solutions == ["The message says: Please use the new URL instead."]
+
+
+def test_a_tensors_device_is_no_platform(knowledge: Knowledge) -> None:
+    # ``x.is_cuda`` says where a tensor lives; ``is_cuda()`` says what the machine is.
+    site = make_site(
+        (atom("x.is_cuda", negated=True, kind="assert"),), kind="assert", error_class="AssertionError"
+    )
+    assert enrich(site, knowledge).errorType == "internal-invariant"
+    platform = make_site((atom("current_platform.is_cuda()", negated=True),), message="needs CUDA")
+    assert enrich(platform, knowledge).errorType == "hardware"
+
+
+def test_a_check_that_fails_on_a_platform_does_not_send_the_user_to_it(knowledge: Knowledge) -> None:
+    site = make_site(
+        (atom("is_hip()"), atom("self.quantization not in supported")),
+        message="{self.quantization} quantization is not supported on ROCm.",
+    )
+    prose = enrich(site, knowledge)
+    assert prose.errorType == "hardware"
+    assert not any(s.startswith("Run on ROCm") for s in prose.solutions)
+    assert (
+        "This check fails on ROCm: run on other hardware, or meet the rest of the check there "
+        "(`self.quantization in supported`)"
+    ) in prose.solutions

@@ -790,3 +790,26 @@ def test_turning_off_the_switch_or_env_var_that_selects_the_path_is_offered() ->
     assert got["solutions"][-1].endswith("if you can do without it, unset `SGLANG_FAST_PATH`")
     back = RunReach.from_plain(orjson.loads(orjson.dumps(run.to_plain())))
     assert back is not None and back.switches == {"--enable-adapters"}
+
+
+def test_a_selecting_flag_goes_on_the_command_line_only_in_a_form_that_parses() -> None:
+    from extractor.prose.reach import RunReach
+
+    launch = "python -m sglang.launch_server --model-path <model>"
+    partial = {
+        "id": "Layer.apply\x1fraise\x1fValueError\x1f\x1f\x000",
+        "documentation": "d.",
+        "triggerScenarios": "t.",
+        "tags": [],
+        "solutions": ["s"],
+        "exampleFix": f"# before\n{launch}\n# after\n{launch}",
+    }
+    switch = (frozenset({("flag", "--enable-adapters", ())}),)
+    got = RunReach({"a.py": {"Layer.apply": switch}}, {}, switches={"--enable-adapters"}).apply(
+        "a.py", partial
+    )
+    assert got["exampleFix"].split("\n")[1] == f"{launch} --enable-adapters"
+    # ``--draft-algorithm`` takes a value the reach does not know: written alone it would not parse.
+    valued = (frozenset({("flag", "--draft-algorithm", ())}),)
+    got = RunReach({"a.py": {"Layer.apply": valued}}, {}).apply("a.py", partial)
+    assert got["exampleFix"] == partial["exampleFix"]

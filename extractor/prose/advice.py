@@ -281,7 +281,15 @@ def advise(
         )
     elif kind == "hardware":
         hw = ", ".join(cause.names)
-        sols.append(f"Run on {hw} hardware: this path needs it")
+        fails_on = [v for v in roles.deciding if v.hardware and not v.simple.startswith("not ")]
+        needs = [v for v in roles.deciding if v.hardware and v.simple.startswith("not ")]
+        if fails_on and not needs:
+            # ``is_hip() and x not in supported``: the check fails *on* this platform.
+            rest = [v.neg for v in roles.deciding if not v.hardware and v.neg]
+            also = f", or meet the rest of the check there (`{' or '.join(rest)}`)" if rest else ""
+            sols.append(f"This check fails on {hw}: run on other hardware{also}")
+        else:
+            sols.append(f"Run on {hw} hardware: this path needs it")
         alts = alternatives(site, knowledge, roles)
         for alt in alts[:2]:
             now = f" instead of {'/'.join(alt.current)}" if alt.current else ""

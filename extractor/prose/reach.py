@@ -131,12 +131,13 @@ def _workarounds(
     return [*out, *off]
 
 
-def _command_args(reach: Reach) -> list[str]:
+def _command_args(reach: Reach, switches: AbstractSet[str]) -> list[str]:
     if len(reach) != 1:
         return []
     args = []
     for kind, name, values in sorted(reach[0]):
-        if kind == "flag" and len(values) <= 1:
+        # A flag that takes a value is only written with one: ``--x`` alone would not parse.
+        if kind == "flag" and (len(values) == 1 or (not values and name in switches)):
             args.append(f"{name} {values[0]}" if values else name)
     return args
 
@@ -181,7 +182,7 @@ def with_reach(
         if extra not in solutions:
             solutions.append(extra)
     out["solutions"] = solutions
-    args = _command_args(reach)
+    args = _command_args(reach, switches)
     if args and partial.get("exampleFix"):
         out["exampleFix"] = _with_args(partial["exampleFix"], args)
     if workarounds:
