@@ -648,3 +648,42 @@ def test_a_check_that_fails_on_a_platform_does_not_send_the_user_to_it(knowledge
         "This check fails on ROCm: run on other hardware, or meet the rest of the check there "
         "(`self.quantization in supported`)"
     ) in prose.solutions
+
+
+def test_a_tensor_shape_in_a_kernel_is_no_checkpoint_cause(knowledge: Knowledge) -> None:
+    kernel = make_site(
+        (atom("v.shape == (pages, page_size, head_dim)", negated=True, kind="assert"),),
+        kind="assert",
+        error_class="AssertionError",
+        path="python/sglang/jit_kernel/paged.py",
+        qualname="paged_fwd",
+        in_class=None,
+    )
+    assert "Cause: an internal invariant" in enrich(kernel, knowledge).documentation
+    # In model code the same words are the checkpoint's, and a config read is one anywhere.
+    model = make_site((atom("self.head_dim != 128"),), path="python/sglang/srt/models/toy.py")
+    assert "Cause: the model" in enrich(model, knowledge).documentation
+    read = make_site((atom("hf_config.head_dim != 128"),), path="python/sglang/jit_kernel/paged.py")
+    assert "Cause: the model" in enrich(read, knowledge).documentation
+
+
+def test_a_weight_the_model_does_not_define_names_the_model_class(knowledge: Knowledge) -> None:
+    site = make_site(
+        (atom("name not in params_dict"),),
+        path="python/sglang/srt/models/toy.py",
+        qualname="ToyForCausalLM.load_weights",
+        in_class="ToyForCausalLM",
+        error_class="KeyError",
+        message="Parameter {name} not found",
+    )
+    prose = enrich(site, knowledge)
+    assert prose.solutions[0].startswith("Use a checkpoint made for `ToyForCausalLM`: its weight names")
+
+
+def test_a_config_file_that_is_not_there_is_a_missing_path(knowledge: Knowledge) -> None:
+    site = make_site(
+        (atom("args.config"), atom("os.path.exists(args.config)", negated=True)),
+        error_class="FileNotFoundError",
+        message="Config file not found: {args.config}",
+    )
+    assert enrich(site, knowledge).errorType == "io"

@@ -242,7 +242,13 @@ def advise(
     elif kind == "model":
         hv = handled_values(roles.deciding)
         keys = [n for n in cause.names if n != "checkpoint"]
-        if hv is not None and len(hv[1]) >= 1:
+        if cause.rule == "weights":
+            arch = (site.in_class or "this model").rsplit(".", 1)[-1]
+            sols.append(
+                f"Use a checkpoint made for `{arch}`: its weight names do not match what `{arch}` "
+                "defines (another variant, a partial download or a wrong --model-path)"
+            )
+        elif hv is not None and len(hv[1]) >= 1:
             subject, values = hv
             key = subject.rsplit(".", 1)[-1]
             # A parameter the callers fill from the config is named by its config key.
@@ -257,12 +263,6 @@ def advise(
                 f"Use a checkpoint whose config.json sets {', '.join(f'`{k}`' for k in keys[:3])} so that `{avoid}`"
                 if avoid
                 else f"Use a checkpoint whose config provides {', '.join(f'`{k}`' for k in keys[:3])}"
-            )
-        elif cause.rule == "weights":
-            arch = (site.in_class or "this model").rsplit(".", 1)[-1]
-            sols.append(
-                f"Use a checkpoint made for `{arch}`: its weight names do not match what `{arch}` "
-                "defines (another variant, a partial download or a wrong --model-path)"
             )
         else:
             sols.append(f"Use a checkpoint this code supports (the check is `{cond}`)")

@@ -251,8 +251,16 @@ def _hardware(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | No
     return None
 
 
+# What makes an atom about the checkpoint wherever it sits; a bare ``head_dim`` or ``hidden_size``
+# is one only in model code: in a kernel or a layer it is the shape of a tensor the caller built.
+_CHECKPOINT_WORDS_RE = re.compile(r"config|architectures?|model_type|checkpoint")
+
+
 def _model(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
-    if any(v.model for v in roles.deciding):
+    about = [v for v in roles.deciding if v.model]
+    if "/models/" not in site.path and "/configs/" not in site.path:
+        about = [v for v in about if _CHECKPOINT_WORDS_RE.search(v.text)]
+    if about:
         keys = config_keys(roles.deciding)
         archs = _ARCH_RE.findall(message_text(site))
         return tuple(dict.fromkeys([*keys, *archs])) or ("checkpoint",)
@@ -399,6 +407,12 @@ RULES: tuple[CauseRule, ...] = (
     CauseRule("deciding-flag", "flag", 'if server_args.tp_size > 8: raise ValueError("...")', _flag),
     CauseRule("deciding-env", "env", 'if envs.SGLANG_X.get(): raise ValueError("...")', _env),
     CauseRule("deciding-hardware", "hardware", 'if not is_cuda(): raise RuntimeError("...")', _hardware),
+    CauseRule(
+        "missing-path",
+        "input",
+        'if not os.path.exists(p): raise FileNotFoundError(f"no file {p}")',
+        _missing_path,
+    ),
     CauseRule("deciding-model", "model", 'if hf_config.head_dim != 128: raise ValueError("...")', _model),
     CauseRule(
         "config-class", "model", "class FooConfig: ... if mtp_layers is None: raise ValueError", _config_class
@@ -411,12 +425,6 @@ RULES: tuple[CauseRule, ...] = (
     ),
     CauseRule(
         "message-hardware", "hardware", 'raise RuntimeError("only supported on CUDA")', _hardware_message
-    ),
-    CauseRule(
-        "missing-path",
-        "input",
-        'if not os.path.exists(p): raise FileNotFoundError(f"no file {p}")',
-        _missing_path,
     ),
     CauseRule("request", "input", 'if request.n > 1: raise ValueError("...")', _input),
     CauseRule("resource", "resource", 'raise RuntimeError("Not enough memory ...")', _resource),
