@@ -626,16 +626,6 @@ def test_an_input_check_with_advice_of_its_own_is_not_restated(knowledge: Knowle
     assert prose.solutions == ["The message says: Please use the new URL instead."]
 
 
-def test_a_tensors_device_is_no_platform(knowledge: Knowledge) -> None:
-    # ``x.is_cuda`` says where a tensor lives; ``is_cuda()`` says what the machine is.
-    site = make_site(
-        (atom("x.is_cuda", negated=True, kind="assert"),), kind="assert", error_class="AssertionError"
-    )
-    assert enrich(site, knowledge).errorType == "internal-invariant"
-    platform = make_site((atom("current_platform.is_cuda()", negated=True),), message="needs CUDA")
-    assert enrich(platform, knowledge).errorType == "hardware"
-
-
 def test_a_check_that_fails_on_a_platform_does_not_send_the_user_to_it(knowledge: Knowledge) -> None:
     site = make_site(
         (atom("is_hip()"), atom("self.quantization not in supported")),
