@@ -55,6 +55,20 @@ def own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
             stack.extend(reversed(block))
 
 
+def every_statement(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement of a block at any depth, the bodies of nested functions and classes too
+    (in no promised order): where a statement-only construct (``global``) may sit."""
+    stack = list(body)
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        if isinstance(stmt, NEW_SCOPE):
+            stack.extend(stmt.body)
+            continue
+        for block in child_blocks(stmt):
+            stack.extend(block)
+
+
 def statements_in(stmt: ast.stmt) -> Iterator[ast.stmt]:
     """``stmt`` and every statement nested in its blocks (not inside a nested scope)."""
     return own_statements([stmt])

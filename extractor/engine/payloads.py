@@ -65,7 +65,7 @@ def _analyse_file(
 ) -> FileOutcome:
     """:func:`analyse_file`, except that running out of recursion raises (unless ``deep``)."""
     # Imported here: a warm run (everything cached) never needs the parser stack (libcst...).
-    from extractor.analysis.analyse import analyse
+    from extractor.analysis.analyse import analyse_with_resolver
     from extractor.analysis.handling import file_call_handling
     from extractor.analysis.parse import ParseFailure, parse_source
     from extractor.prose.knowledge import module_constants
@@ -76,10 +76,10 @@ def _analyse_file(
             raise RecursionError(parsed.reason)
         return Failed(parsed.code, parsed.reason)
     try:
-        sites = analyse(parsed, modules)
+        sites, resolver = analyse_with_resolver(parsed, modules)
         constants = module_constants(parsed.tree) if sites else {}
         records = _records(sites, repo, knowledge, constants)
-        facts = _facts_text(path, parsed.tree, file_call_handling(parsed, modules))
+        facts = _facts_text(path, parsed.tree, file_call_handling(parsed, modules, resolver))
     except RecursionError:
         if not deep:
             raise
