@@ -9,6 +9,7 @@ walks of a scope's own statements do not enter them.
 from __future__ import annotations
 
 import ast
+from collections import deque
 from collections.abc import Iterator
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
@@ -72,6 +73,28 @@ def every_statement(body: list[ast.stmt]) -> Iterator[ast.stmt]:
 def statements_in(stmt: ast.stmt) -> Iterator[ast.stmt]:
     """``stmt`` and every statement nested in its blocks (not inside a nested scope)."""
     return own_statements([stmt])
+
+
+def child_nodes(node: ast.AST) -> list[ast.AST]:
+    """``list(ast.iter_child_nodes(node))``, in its order, without a generator per field: the
+    whole-tree walks call it for every node of every file."""
+    out: list[ast.AST] = []
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            out.append(value)
+        elif isinstance(value, list):
+            out.extend([v for v in value if isinstance(v, ast.AST)])
+    return out
+
+
+def walk_nodes(node: ast.AST) -> Iterator[ast.AST]:
+    """``ast.walk``: the same nodes in the same (breadth-first) order, with :func:`child_nodes`."""
+    todo = deque([node])
+    while todo:
+        here = todo.popleft()
+        todo.extend(child_nodes(here))
+        yield here
 
 
 def header_expressions(stmt: ast.stmt) -> Iterator[ast.AST]:
