@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from extractor.analysis.facts import Param
-from extractor.analysis.walk import child_nodes, walk_nodes
+from extractor.analysis.walk import inner_nodes, walk_inner
 
 __all__ = ["CallIndex", "class_doc", "first_paragraph", "function_doc", "parameters"]
 
@@ -91,7 +91,7 @@ class CallIndex:
         ]
         while stack:
             node, func, owner = stack.pop()
-            for child in child_nodes(node):
+            for child in inner_nodes(node):
                 f, o = func, owner
                 if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
                     f = child
@@ -120,7 +120,7 @@ def _called_name(func: ast.expr) -> str | None:
 def _bindings(func: ast.AST) -> dict[str, list[tuple[int, ast.expr]]]:
     """Every value bound to a name anywhere in ``func`` (an assignment or a walrus), with its line."""
     out: dict[str, list[tuple[int, ast.expr]]] = {}
-    for node in walk_nodes(func):
+    for node in walk_inner(func):
         if isinstance(node, ast.Assign):
             # A name assigned twice in one statement (``a = a = v``) is one binding.
             for name in dict.fromkeys(t.id for t in node.targets if isinstance(t, ast.Name)):

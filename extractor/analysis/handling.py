@@ -25,7 +25,7 @@ from extractor.analysis.handler_outcome import outcome_of
 from extractor.analysis.parse import ParsedFile
 from extractor.analysis.resolver import OtherModules, Resolver
 from extractor.analysis.sites import Frame
-from extractor.analysis.walk import called_name, child_nodes, every_statement, header_expressions
+from extractor.analysis.walk import called_name, every_statement, header_expressions, inner_nodes
 
 __all__ = [
     "Caught",
@@ -167,7 +167,7 @@ def _call_names(stmt: ast.stmt) -> Iterator[str]:
             name = called_name(node)
             if name:
                 yield name
-            todo.extend(child_nodes(node))
+            todo.extend(inner_nodes(node))
 
 
 def _plain_try(stmt: ast.stmt, resolver: Resolver) -> list[PlainClause] | None:
