@@ -1,6 +1,6 @@
 """A computation in a forked child: its bytes come back whole, a failure there comes back as None
-(the caller then computes it itself), and the run's handling computed in a child gives the records
-computed in one process."""
+(the caller then computes it itself), a cancelled child is ended and reaped, and the run's
+handling computed in a child gives the records computed in one process."""
 
 from __future__ import annotations
 
@@ -16,14 +16,24 @@ from tests.gitrepos import make_repo
 
 def test_the_childs_bytes_come_back_whole() -> None:
     big = os.urandom(3 * 1024 * 1024)  # more than a pipe holds at once
-    assert in_child(lambda: big)() == big
+    assert in_child(lambda: big).result() == big
 
 
 def test_a_failure_in_the_child_comes_back_as_none() -> None:
     def boom() -> bytes:
         raise RuntimeError("not computed")
 
-    assert in_child(boom)() is None
+    assert in_child(boom).result() is None
+
+
+def test_a_cancelled_child_is_ended_and_reaped() -> None:
+    child = in_child(lambda: b"x" * (3 * 1024 * 1024))  # blocks on a full pipe nobody reads
+    pid = child._pid
+    assert pid is not None
+    child.cancel()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # already reaped: no such child any more
+    assert child.result() is None  # and nothing is left to read
 
 
 LOADER = b"""\

@@ -201,18 +201,23 @@ def assemble(
     store = handling_store(outcomes, cache_dir)
     handling = store.get()
     # The callers' handling is computed beside the reach, in a child, when there is a core for it.
-    join = (
+    child = (
         in_child(lambda: orjson.dumps(store.compute().to_plain()))
         if handling is None and parallel and knowledge is not None
         else None
     )
     reach = None
-    if knowledge is not None:
-        reach, reused = run_reach(outcomes, knowledge, cache_dir)
-        scopes = site_scopes(outcomes)
-        stats.reach_from_cache, stats.reach_computed = (scopes, 0) if reused else (0, scopes)
-    if join is not None:
-        handling = _handling_from(join())
+    try:
+        if knowledge is not None:
+            reach, reused = run_reach(outcomes, knowledge, cache_dir)
+            scopes = site_scopes(outcomes)
+            stats.reach_from_cache, stats.reach_computed = (scopes, 0) if reused else (0, scopes)
+    except BaseException:
+        if child is not None:
+            child.cancel()
+        raise
+    if child is not None:
+        handling = _handling_from(child.result())
     if handling is None:
         handling = store.compute()
     for f, outcome in outcomes:

@@ -7,31 +7,67 @@ result as bytes to a pipe: it holds no lock of the run (descriptors registered w
 :func:`~extractor.engine.lifeline.keep_from_workers` are closed in it at fork), dies with its
 parent (parent-death signal), and ends with ``os._exit`` so that nothing of the parent's
 (buffered output, ``atexit`` handlers) runs twice. Whatever goes wrong there, the caller gets
-None and computes the result itself, so the output never depends on the child.
+None and computes the result itself, so the output never depends on the child. A caller that
+gives up (an error, Ctrl-C) cancels it: a child left with nobody to read its pipe would wait on
+it for as long as the parent process lives.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 from collections.abc import Callable
 
 from extractor.engine.lifeline import parent_death_signal
 
-__all__ = ["in_child"]
+__all__ = ["Child", "in_child"]
 
 
-def in_child(compute: Callable[[], bytes]) -> Callable[[], bytes | None]:
-    """Start ``compute()`` in a forked child; the returned call waits for it and gives its bytes
-    (None when it could not run or failed). Call it exactly once."""
+class Child:
+    """A forked computation: :meth:`result` waits for its bytes, :meth:`cancel` ends it unread."""
+
+    def __init__(self, pid: int | None, read: int | None) -> None:
+        self._pid = pid
+        self._read = read
+
+    def result(self) -> bytes | None:
+        """The child's bytes (None when it could not run or failed)."""
+        if self._pid is None or self._read is None:
+            return None
+        pid, read = self._pid, self._read
+        self._pid = self._read = None
+        try:
+            with os.fdopen(read, "rb") as pipe:
+                data = pipe.read()
+        finally:
+            _, status = os.waitpid(pid, 0)
+        return data if os.waitstatus_to_exitcode(status) == 0 else None
+
+    def cancel(self) -> None:
+        """End the child without reading it (nothing when it is already read)."""
+        if self._pid is None or self._read is None:
+            return
+        pid, read = self._pid, self._read
+        self._pid = self._read = None
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+        os.close(read)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+
+
+def in_child(compute: Callable[[], bytes]) -> Child:
+    """Start ``compute()`` in a forked child; read it, or cancel it, exactly once."""
     if not hasattr(os, "fork"):
-        return lambda: None
+        return Child(None, None)
     read, write = os.pipe()
     try:
         pid = os.fork()
     except OSError:
         os.close(read)
         os.close(write)
-        return lambda: None
+        return Child(None, None)
     if pid == 0:  # pragma: no cover - the child's coverage is not collected
         code = 1
         try:
@@ -46,13 +82,4 @@ def in_child(compute: Callable[[], bytes]) -> Callable[[], bytes | None]:
         finally:
             os._exit(code)
     os.close(write)
-
-    def join() -> bytes | None:
-        try:
-            with os.fdopen(read, "rb") as pipe:
-                data = pipe.read()
-        finally:
-            _, status = os.waitpid(pid, 0)
-        return data if os.waitstatus_to_exitcode(status) == 0 else None
-
-    return join
+    return Child(pid, read)
