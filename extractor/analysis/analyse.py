@@ -52,13 +52,21 @@ def analyse(parsed: ParsedFile, modules: OtherModules | None = None) -> list[Sit
     With ``modules``, classes and helpers the file imports from other modules of the target are
     read from those modules; without, they resolve as classes from outside the target.
     """
+    return analyse_with_resolver(parsed, modules)[0]
+
+
+def analyse_with_resolver(
+    parsed: ParsedFile, modules: OtherModules | None = None
+) -> tuple[list[Site], Resolver | None]:
+    """:func:`analyse`, and the resolver it built (None when the file has no site), which later
+    steps over the same file reuse instead of indexing its scopes again."""
     raws = find_sites(parsed.tree)
     if not raws:
-        return []  # no index of the file's scopes is needed
+        return [], None  # no index of the file's scopes is needed
     count_sites(raws)  # a scope with thousands of sites gets shorter guards (conditions.sibling_limit)
     resolver = Resolver(parsed, modules)
     calls = CallIndex.of(parsed.tree)
-    return [site_of(resolver, raw, calls) for raw in raws]
+    return [site_of(resolver, raw, calls) for raw in raws], resolver
 
 
 def site_of(resolver: Resolver, raw: RawSite, calls: CallIndex | None = None) -> Site:

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from extractor.analysis.facts import GuardAtom, LocalBinding
 from extractor.analysis.sites import RawSite, ScopeNode
-from extractor.analysis.walk import branches, own_statements, statements_in
+from extractor.analysis.walk import branches, own_statements, statements_in, walk_nodes
 
 _ASSIGNMENTS = "_sge_assignments"
 
@@ -79,7 +79,7 @@ def _assigned_before(scope: ScopeNode, name: str, line: int) -> list[ast.stmt]:
 def _names_read(nodes: Iterable[ast.AST]) -> list[str]:
     seen: list[str] = []
     for root in nodes:
-        for node in ast.walk(root):
+        for node in walk_nodes(root):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in seen:
                 seen.append(node.id)
     return seen

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from extractor.analysis.facts import Param
+from extractor.analysis.walk import inner_nodes, walk_inner
 
 __all__ = ["CallIndex", "class_doc", "first_paragraph", "function_doc", "parameters"]
 
@@ -76,6 +77,11 @@ class CallIndex:
     by the called name, with the function and class it sits in. Built once per file."""
 
     calls: dict[str, list[_Call]] = field(default_factory=dict)
+    _bindings: dict[int, dict[str, list[tuple[int, ast.expr]]]] = field(default_factory=dict)
+    """id of a caller -> name -> (line, value) of each binding: one walk of a caller serves all
+    its calls' arguments (walking it again per argument was a fifth of a cold run)."""
+    _params: dict[tuple[int, int], tuple[Param, ...]] = field(default_factory=dict)
+    """(id of the scope, id of its class) -> its parameters: a function's many sites ask once."""
 
     @classmethod
     def of(cls, tree: ast.Module) -> CallIndex:
@@ -85,7 +91,7 @@ class CallIndex:
         ]
         while stack:
             node, func, owner = stack.pop()
-            for child in ast.iter_child_nodes(node):
+            for child in inner_nodes(node):
                 f, o = func, owner
                 if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
                     f = child
@@ -111,23 +117,26 @@ def _called_name(func: ast.expr) -> str | None:
     return None
 
 
-def _assigned_in(func: ast.AST, name: str, before: int) -> ast.expr | None:
-    """The value last bound to ``name`` in ``func`` before line ``before`` (an assignment or a
-    walrus), when there is exactly one such binding."""
-    found: list[ast.expr] = []
-    for node in ast.walk(func):
-        line = getattr(node, "lineno", 0)
-        if line > before:
-            continue
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == name for t in node.targets
-        ):
-            found.append(node.value)
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
+def _bindings(func: ast.AST) -> dict[str, list[tuple[int, ast.expr]]]:
+    """Every value bound to a name anywhere in ``func`` (an assignment or a walrus), with its line."""
+    out: dict[str, list[tuple[int, ast.expr]]] = {}
+    for node in walk_inner(func):
+        if isinstance(node, ast.Assign):
+            # A name assigned twice in one statement (``a = a = v``) is one binding.
+            for name in dict.fromkeys(t.id for t in node.targets if isinstance(t, ast.Name)):
+                out.setdefault(name, []).append((node.lineno, node.value))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             if node.value is not None:
-                found.append(node.value)
-        elif isinstance(node, ast.NamedExpr) and node.target.id == name:
-            found.append(node.value)
+                out.setdefault(node.target.id, []).append((node.lineno, node.value))
+        elif isinstance(node, ast.NamedExpr):
+            out.setdefault(node.target.id, []).append((node.lineno, node.value))
+    return out
+
+
+def _assigned_in(bound: dict[str, list[tuple[int, ast.expr]]], name: str, before: int) -> ast.expr | None:
+    """The value last bound to ``name`` (in the caller whose :func:`_bindings` these are) before
+    line ``before``, when there is exactly one such binding."""
+    found = [value for line, value in bound.get(name, ()) if line <= before]
     return found[0] if len(found) == 1 else None
 
 
@@ -142,9 +151,12 @@ def _arguments(call: ast.Call, names: list[str]) -> Iterator[tuple[str, ast.expr
             yield kw.arg, kw.value
 
 
-def _source(expr: ast.expr, caller: ast.AST | None, line: int) -> str:
+def _source(expr: ast.expr, caller: ast.AST | None, line: int, index: CallIndex) -> str:
     if isinstance(expr, ast.Name) and caller is not None:
-        bound = _assigned_in(caller, expr.id, line)
+        names = index._bindings.get(id(caller))
+        if names is None:
+            names = index._bindings[id(caller)] = _bindings(caller)
+        bound = _assigned_in(names, expr.id, line)
         if bound is not None:
             expr = bound
     try:
@@ -160,6 +172,18 @@ def parameters(scope: ast.AST, owner: ast.ClassDef | None, index: CallIndex | No
     expressions passed for them (a name is followed to its one binding in the caller)."""
     if not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
         return ()
+    if index is None:
+        return _parameters(scope, owner, None)
+    key = (id(scope), id(owner))
+    found = index._params.get(key)
+    if found is None:
+        found = index._params[key] = _parameters(scope, owner, index)
+    return found
+
+
+def _parameters(
+    scope: ast.FunctionDef | ast.AsyncFunctionDef, owner: ast.ClassDef | None, index: CallIndex | None
+) -> tuple[Param, ...]:
     a = scope.args
     ordered = [*a.posonlyargs, *a.args]
     method = owner is not None and ordered and ordered[0].arg in ("self", "cls")
@@ -172,7 +196,7 @@ def parameters(scope: ast.AST, owner: ast.ClassDef | None, index: CallIndex | No
             if method and c.owner is not owner:
                 continue
             for name, expr in _arguments(c.call, positional):
-                text = _source(expr, c.caller, c.call.lineno)
+                text = _source(expr, c.caller, c.call.lineno, index)
                 if text and text != name:
                     got = passed.setdefault(name, [])
                     if text not in got and len(got) < _MAX_PASSED:

@@ -15,7 +15,7 @@ from typing import Any
 
 from extractor.analysis.conditions import terminates
 from extractor.analysis.sites import Frame, ScopeNode
-from extractor.analysis.walk import branches, child_blocks, header_expressions, own_statements
+from extractor.analysis.walk import branches, child_blocks, header_expressions, own_statements, walk_inner
 
 _MAX_VALUES = 6
 
@@ -92,7 +92,7 @@ def direct_binds(stmt: ast.stmt, hints: TextHints = FULL_WALKS) -> set[str]:
     # A walrus binds in the enclosing scope, even inside a comprehension. Finding one means walking
     # every expression, so it is skipped in files whose text has no ":=" at all.
     for child in header_expressions(stmt) if hints.walrus else ():
-        for node in ast.walk(child):
+        for node in walk_inner(child):
             if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
                 names.add(node.target.id)
     return names

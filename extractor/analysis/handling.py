@@ -25,7 +25,7 @@ from extractor.analysis.handler_outcome import outcome_of
 from extractor.analysis.parse import ParsedFile
 from extractor.analysis.resolver import OtherModules, Resolver
 from extractor.analysis.sites import Frame
-from extractor.analysis.walk import called_name, header_expressions
+from extractor.analysis.walk import called_name, every_statement, header_expressions, inner_nodes
 
 __all__ = [
     "Caught",
@@ -167,7 +167,7 @@ def _call_names(stmt: ast.stmt) -> Iterator[str]:
             name = called_name(node)
             if name:
                 yield name
-            todo.extend(ast.iter_child_nodes(node))
+            todo.extend(inner_nodes(node))
 
 
 def _plain_try(stmt: ast.stmt, resolver: Resolver) -> list[PlainClause] | None:
@@ -239,8 +239,11 @@ def call_handling(resolver: Resolver) -> dict[str, dict[str, list[list[list[Plai
     }
 
 
-def file_call_handling(parsed: ParsedFile, modules: OtherModules | None) -> dict[str, Any]:
-    """:func:`call_handling` of a parsed file (empty when it has no ``try`` and no ``with``)."""
-    if not any(isinstance(n, ast.Try | ast.With | ast.AsyncWith) for n in ast.walk(parsed.tree)):
+def file_call_handling(
+    parsed: ParsedFile, modules: OtherModules | None, resolver: Resolver | None = None
+) -> dict[str, Any]:
+    """:func:`call_handling` of a parsed file (empty when it has no ``try`` and no ``with``);
+    ``resolver``, the file's own when the analysis built one, saves indexing its scopes twice."""
+    if not any(isinstance(n, ast.Try | ast.With | ast.AsyncWith) for n in every_statement(parsed.tree.body)):
         return {}
-    return call_handling(Resolver(parsed, modules))
+    return call_handling(resolver if resolver is not None else Resolver(parsed, modules))

@@ -32,7 +32,7 @@ from extractor.analysis.messages.patterns import make_message
 from extractor.analysis.parse import ParsedFile, parse_source
 from extractor.analysis.raised_names import called_class, name_raised
 from extractor.analysis.sites import Frame, RawSite, ScopeNode
-from extractor.analysis.walk import FunctionNode, own_returns, own_statements
+from extractor.analysis.walk import FunctionNode, every_statement, own_returns, own_statements
 
 _MESSAGE_KWARGS = ("message", "msg", "detail", "reason", "description")
 _EXCEPTION_NAME = re.compile(r"(Error|Exception|Exit|Interrupt|Warning|Failure|Timeout)$")
@@ -67,7 +67,9 @@ class ModuleIndex:
         for stmt in own_statements(module.body):
             for name in direct_binds(stmt, hints):
                 counts[name] = counts.get(name, 0) + 1
-        for node in ast.walk(module) if hints.global_ else ():
+        # ``global`` is a statement: a walk of the statements finds every one (the whole tree's
+        # expressions need not be visited).
+        for node in every_statement(module.body) if hints.global_ else ():
             if isinstance(node, ast.Global):
                 for name in node.names:
                     counts[name] = counts.get(name, 0) + 2

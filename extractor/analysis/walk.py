@@ -9,6 +9,7 @@ walks of a scope's own statements do not enter them.
 from __future__ import annotations
 
 import ast
+from collections import deque
 from collections.abc import Iterator
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
@@ -55,9 +56,89 @@ def own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
             stack.extend(reversed(block))
 
 
+def every_statement(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement of a block at any depth, the bodies of nested functions and classes too
+    (in no promised order): where a statement-only construct (``global``) may sit."""
+    stack = list(body)
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        if isinstance(stmt, NEW_SCOPE):
+            stack.extend(stmt.body)
+            continue
+        for block in child_blocks(stmt):
+            stack.extend(block)
+
+
 def statements_in(stmt: ast.stmt) -> Iterator[ast.stmt]:
     """``stmt`` and every statement nested in its blocks (not inside a nested scope)."""
     return own_statements([stmt])
+
+
+def child_nodes(node: ast.AST) -> list[ast.AST]:
+    """``list(ast.iter_child_nodes(node))``, in its order, without a generator per field: the
+    whole-tree walks call it for every node of every file."""
+    out: list[ast.AST] = []
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            out.append(value)
+        elif isinstance(value, list):
+            out.extend([v for v in value if isinstance(v, ast.AST)])
+    return out
+
+
+def _leaf_types() -> frozenset[type]:
+    kinds: set[type] = {ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.alias}
+    for base in (ast.expr_context, ast.operator, ast.boolop, ast.unaryop, ast.cmpop):
+        kinds.update(base.__subclasses__())
+    return frozenset(kinds)
+
+
+LEAF_TYPES = _leaf_types()
+"""Nodes that hold no other node: names, constants, contexts, operators, ``pass``. Walks that look
+for statements, calls or bindings skip them; the others keep their order."""
+_INNER_FIELDS: dict[type, tuple[str, ...]] = {}
+# Fields that hold a string, a number or a context (a leaf) in every node that has them.
+_SCALAR_FIELDS = frozenset(
+    {"ctx", "id", "attr", "arg", "asname", "module", "level", "conversion", "type_comment"}
+)
+_SCALAR_FIELDS |= {"kind", "is_async", "simple", "name", "names", "op"}
+
+
+def inner_nodes(node: ast.AST) -> list[ast.AST]:
+    """:func:`child_nodes` without the leaves (:data:`LEAF_TYPES`), in the same order."""
+    kind = type(node)
+    fields = _INNER_FIELDS.get(kind)
+    if fields is None:
+        fields = _INNER_FIELDS[kind] = tuple(f for f in kind._fields if f not in _SCALAR_FIELDS)
+    out: list[ast.AST] = []
+    leaves = LEAF_TYPES
+    for name in fields:
+        value = getattr(node, name, None)
+        if type(value) is list:
+            out.extend([v for v in value if isinstance(v, ast.AST) and type(v) not in leaves])
+        elif isinstance(value, ast.AST) and type(value) not in leaves:
+            out.append(value)
+    return out
+
+
+def walk_inner(node: ast.AST) -> Iterator[ast.AST]:
+    """``ast.walk`` without the leaves: every other node, in its breadth-first order."""
+    todo = deque([node])
+    while todo:
+        here = todo.popleft()
+        todo.extend(inner_nodes(here))
+        yield here
+
+
+def walk_nodes(node: ast.AST) -> Iterator[ast.AST]:
+    """``ast.walk``: the same nodes in the same (breadth-first) order, with :func:`child_nodes`."""
+    todo = deque([node])
+    while todo:
+        here = todo.popleft()
+        todo.extend(child_nodes(here))
+        yield here
 
 
 def header_expressions(stmt: ast.stmt) -> Iterator[ast.AST]:

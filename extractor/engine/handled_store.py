@@ -21,26 +21,44 @@ from extractor.types import FileOutcome
 if TYPE_CHECKING:
     from extractor.source.git import TargetFile
 
-__all__ = ["stored_handling"]
+__all__ = ["handling_store", "stored_handling"]
+
+
+class handling_store:
+    """Where the handling of one set of files is kept (nothing is kept without a cache folder)."""
+
+    def __init__(self, outcomes: Sequence[tuple[TargetFile, FileOutcome]], cache_dir: Path | None) -> None:
+        from extractor.engine.cache import ResultCache, code_fingerprint, make_namespace
+
+        self.outcomes = outcomes
+        self.store = (
+            ResultCache(cache_dir, make_namespace(code_fingerprint(), "handled-v1"))
+            if cache_dir is not None
+            else None
+        )
+        self.key = hashlib.sha256(orjson.dumps(sorted([f.path, f.blob_sha] for f, _ in outcomes))).hexdigest()
+
+    def get(self) -> RunHandling | None:
+        """The handling kept for these files, if any."""
+        raw = self.store.get(self.key) if self.store is not None else None
+        if raw is not None:
+            with contextlib.suppress(orjson.JSONDecodeError):
+                return RunHandling.from_plain(orjson.loads(raw))
+        return None
+
+    def compute(self) -> RunHandling:
+        """The handling computed, and kept."""
+        handling = run_handling(self.outcomes)
+        if self.store is not None:
+            with contextlib.suppress(OSError, TypeError):
+                self.store.put(self.key, orjson.dumps(handling.to_plain()))
+        return handling
 
 
 def stored_handling(
     outcomes: Sequence[tuple[TargetFile, FileOutcome]], cache_dir: Path | None
 ) -> RunHandling:
     """:func:`~extractor.reach.handled.run_handling` of the run, from the cache when these files were seen."""
-    from extractor.engine.cache import ResultCache, code_fingerprint, make_namespace
-
-    if cache_dir is None:
-        return run_handling(outcomes)
-    store = ResultCache(cache_dir, make_namespace(code_fingerprint(), "handled-v1"))
-    key = hashlib.sha256(orjson.dumps(sorted([f.path, f.blob_sha] for f, _ in outcomes))).hexdigest()
-    raw = store.get(key)
-    if raw is not None:
-        with contextlib.suppress(orjson.JSONDecodeError):
-            found = RunHandling.from_plain(orjson.loads(raw))
-            if found is not None:
-                return found
-    handling = run_handling(outcomes)
-    with contextlib.suppress(OSError, TypeError):
-        store.put(key, orjson.dumps(handling.to_plain()))
-    return handling
+    store = handling_store(outcomes, cache_dir)
+    found = store.get()
+    return found if found is not None else store.compute()

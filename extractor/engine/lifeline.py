@@ -24,7 +24,7 @@ import signal
 import sys
 import threading
 
-__all__ = ["Lifeline", "keep_from_workers", "release_from_workers"]
+__all__ = ["Lifeline", "keep_from_workers", "parent_death_signal", "release_from_workers"]
 
 _PR_SET_PDEATHSIG = 1
 _kept: set[int] = set()
@@ -50,7 +50,7 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_close_kept_in_child)
 
 
-def _parent_death_signal() -> bool:
+def parent_death_signal() -> bool:
     """Ask the kernel to SIGKILL this process when its parent dies; False where it cannot."""
     if not sys.platform.startswith("linux"):
         return False
@@ -72,7 +72,7 @@ class Lifeline:
 
     def hold(self) -> None:
         """In a worker: die with the parent, whichever way it ends."""
-        _parent_death_signal()
+        parent_death_signal()
         # The parent may have died before the signal was armed: then nobody would send it.
         if os.getppid() != self.parent:
             os._exit(1)

@@ -39,13 +39,15 @@ import orjson
 
 from extractor.config import Scope
 from extractor.engine.commit_files import commit_files
-from extractor.engine.handled_store import stored_handling
+from extractor.engine.handled_store import handling_store
 from extractor.engine.knowledge_store import knowledge_cache, load_knowledge
 from extractor.engine.payloads import analyse_file, check_outcome, record_fields, why_invalid
 from extractor.engine.reach_store import run_reach, site_scopes
 from extractor.engine.reads import ReadsCheck, split_entry
+from extractor.engine.side import in_child
 from extractor.engine.workers import MIN_PARALLEL, Workers, analyse_all, feed, file_key
 from extractor.prose.knowledge import Knowledge
+from extractor.reach.handled import RunHandling
 from extractor.reasons import Reason
 from extractor.records.model import ErrorRecord
 from extractor.timefmt import build_time, iso_millis
@@ -160,6 +162,7 @@ def run_extraction(options: RunOptions, *, progress: bool = False) -> ExtractRes
             stats,
             knowledge=knowledge,
             cache_dir=cache_dir if options.use_cache else None,
+            parallel=options.jobs > 1,
         )
         for path, reason, why in target.skipped(options.scope):
             stats.failures.append(FileFailure(path, f"skipped: {why}", reason))
@@ -179,12 +182,14 @@ def assemble(
     revalidate: bool = False,
     knowledge: Knowledge | None = None,
     cache_dir: Path | None = None,
+    parallel: bool = False,
 ) -> list[ErrorRecord]:
     """Records from per-file outcomes (orjson bytes keyed by :func:`file_key`), with the commit fields, sorted.
 
     Outcomes come from the workers, which validated every record with stub commit fields
     (:func:`check_outcome`); here the first record is validated in full (its commit fields are
     every record's) and the rest are built without re-validation, unless ``revalidate``.
+    With ``parallel``, the callers' handling is computed in a child process meanwhile.
     """
     from pydantic import ValidationError
 
@@ -193,12 +198,28 @@ def assemble(
     outcomes = [(f, outcome_from_plain(orjson.loads(payloads[file_key(f)]))) for f in files]
     # Reach is global (an edit to one file changes the reach of others): it is computed here, from
     # every file's cached facts, and never stored in a file's payload.
+    store = handling_store(outcomes, cache_dir)
+    handling = store.get()
+    # The callers' handling is computed beside the reach, in a child, when there is a core for it.
+    child = (
+        in_child(lambda: orjson.dumps(store.compute().to_plain()))
+        if handling is None and parallel and knowledge is not None
+        else None
+    )
     reach = None
-    if knowledge is not None:
-        reach, reused = run_reach(outcomes, knowledge, cache_dir)
-        scopes = site_scopes(outcomes)
-        stats.reach_from_cache, stats.reach_computed = (scopes, 0) if reused else (0, scopes)
-    handling = stored_handling(outcomes, cache_dir)
+    try:
+        if knowledge is not None:
+            reach, reused = run_reach(outcomes, knowledge, cache_dir)
+            scopes = site_scopes(outcomes)
+            stats.reach_from_cache, stats.reach_computed = (scopes, 0) if reused else (0, scopes)
+    except BaseException:
+        if child is not None:
+            child.cancel()
+        raise
+    if child is not None:
+        handling = _handling_from(child.result())
+    if handling is None:
+        handling = store.compute()
     for f, outcome in outcomes:
         if not isinstance(outcome, Parsed):
             stats.failures.append(FileFailure(f.path, outcome.text, outcome.reason))
@@ -225,6 +246,15 @@ def assemble(
     records.sort(key=lambda r: (r.filePath, r.lineNumber, r.id))
     stats.records = len(records)
     return records
+
+
+def _handling_from(raw: bytes | None) -> RunHandling | None:
+    if raw is None:
+        return None
+    try:
+        return RunHandling.from_plain(orjson.loads(raw))
+    except orjson.JSONDecodeError:
+        return None
 
 
 @contextmanager

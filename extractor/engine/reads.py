@@ -133,7 +133,9 @@ class RecordingKnowledge:
             return orjson.dumps([[ReadKind.WHOLE_KNOWLEDGE.value, "", "", self._k().fingerprint()]])
 
 
-def _answer(knowledge: Knowledge, code: str, path: str, key: str, blobs: Mapping[str, str]) -> Any:
+def _answer(
+    knowledge: Knowledge, code: str, path: str, key: str, blobs: Mapping[str, str], digests: dict[int, Any]
+) -> Any:
     try:
         kind = ReadKind(code)
     except ValueError:
@@ -146,14 +148,23 @@ def _answer(knowledge: Knowledge, code: str, path: str, key: str, blobs: Mapping
         case ReadKind.ARG_CLASS:
             return knowledge.is_arg_class(path, key or None)
         case ReadKind.FLAG:
-            return _flag_digest(knowledge.flags_for(path).get(key))
+            flag = knowledge.flags_for(path).get(key)
+            return _kept(digests, flag, _flag_digest) if flag is not None else None
         case ReadKind.ALL_FLAGS:
-            return _mapping_digest(knowledge.flags_for(path))
+            return _kept(digests, knowledge.flags_for(path), _mapping_digest)
         case ReadKind.ENV:
             info = knowledge.env_of(key)
             return [info.kind, info.default] if info is not None else None
         case ReadKind.WHOLE_KNOWLEDGE:
             return knowledge.fingerprint()
+
+
+def _kept(digests: dict[int, Any], value: Any, digest: Any) -> Any:
+    # Every path of one namespace shares its flags (the same objects): each is digested once.
+    found = digests.get(id(value))
+    if found is None:
+        found = digests[id(value)] = (digest(value), value)  # the value kept, so its id stays its own
+    return found[0]
 
 
 class ReadsCheck:
@@ -163,6 +174,7 @@ class ReadsCheck:
         self._knowledge = knowledge
         self._blobs: Mapping[str, str] = blobs or {}
         self._memo: dict[tuple[str, str, str], Any] = {}
+        self._digests: dict[int, Any] = {}
 
     def holds(self, encoded: bytes) -> bool:
         try:
@@ -171,7 +183,9 @@ class ReadsCheck:
                 memo_key = (kind, path, key)
                 now = self._memo.get(memo_key, _MISSING)
                 if now is _MISSING:
-                    now = self._memo[memo_key] = _answer(self._knowledge, kind, path, key, self._blobs)
+                    now = self._memo[memo_key] = _answer(
+                        self._knowledge, kind, path, key, self._blobs, self._digests
+                    )
                 if now != answer:
                     return False
         except (orjson.JSONDecodeError, TypeError, ValueError):

@@ -17,7 +17,14 @@ from collections.abc import Iterable, Sequence
 from extractor.reach.arguments import passed_args, positional_params, self_assignment
 from extractor.reach.facts import Atom, Call, Def, FileFacts, Registration
 from extractor.reach.guard_atoms import TYPED, GuardReader, class_flag_name, typed_params
-from extractor.reach.receiver_facts import Types, class_attributes, expr_types, function_types, return_types
+from extractor.reach.receiver_facts import (
+    NodeMemo,
+    Types,
+    class_attributes,
+    expr_types,
+    function_types,
+    return_types,
+)
 from extractor.reach.syntax import (
     LEAVES,
     SCOPES,
@@ -60,6 +67,8 @@ class _Builder:
         self._types: dict[str, Types] = {}
         """Typed local names of each function, by qualname."""
         self._method_types: dict[int, Types] = {}
+        self._nodes: NodeMemo = {}
+        """Each function's own nodes, walked once for its types, its returns and its class's attributes."""
         # Names a value may refer to a definition by: the module's own, then nested ones as met.
         self._def_names = {
             s.name for s in tree.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
@@ -217,9 +226,9 @@ class _Builder:
                 if not owner:
                     self._def_names.add(stmt.name)
                 types = self._method_types.pop(id(stmt), None)
-                types = function_types(stmt) if types is None else types
+                types = function_types(stmt, self._nodes) if types is None else types
                 self._types[name] = types
-                returns = "|".join(sorted(return_types(stmt, types)))
+                returns = "|".join(sorted(return_types(stmt, types, self._nodes)))
                 self.facts.defs.append(
                     Def(
                         name,
@@ -245,9 +254,12 @@ class _Builder:
                 methods = [s for s in stmt.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)]
                 by_name = {}
                 for method in methods:
-                    self._method_types[id(method)] = by_name[method.name] = function_types(method)
+                    self._method_types[id(method)] = by_name[method.name] = function_types(
+                        method, self._nodes
+                    )
                 attrs = tuple(
-                    (a, "|".join(sorted(e))) for a, e in sorted(class_attributes(stmt, by_name).items())
+                    (a, "|".join(sorted(e)))
+                    for a, e in sorted(class_attributes(stmt, by_name, self._nodes).items())
                 )
                 self.facts.defs.append(Def(name, "c", stmt.lineno, owner, bases, tuple(guards), attrs=attrs))
                 self._decorators(stmt, name, qual, guards, catches, local, aliases)

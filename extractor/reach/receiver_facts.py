@@ -18,9 +18,18 @@ function returns. Heads stay as written here; the file's imports are applied onc
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 
-__all__ = ["MAX_ALTERNATIVES", "class_attributes", "expr_types", "function_types", "return_types"]
+from extractor.analysis.walk import inner_nodes
+
+__all__ = [
+    "MAX_ALTERNATIVES",
+    "NodeMemo",
+    "class_attributes",
+    "expr_types",
+    "function_types",
+    "own_nodes",
+    "return_types",
+]
 
 MAX_ALTERNATIVES = 4
 """More ways than this to fill one name, and the name is left untyped: a guess would spread."""
@@ -100,16 +109,34 @@ def _chain(node: ast.expr, types: Types) -> set[str]:
     return {f"{h}.{rest}" if rest else h for h in heads}
 
 
-def _own_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
-    """The nodes of a function body outside nested functions and classes."""
+NodeMemo = dict[int, list[ast.AST]]
+"""id of a function or class body's owner -> its own nodes: one walk serves every reader of it."""
+
+
+def own_nodes(node: ast.FunctionDef | ast.AsyncFunctionDef, memo: NodeMemo | None = None) -> list[ast.AST]:
+    """The nodes of a function body outside nested functions and classes (kept in ``memo``)."""
+    if memo is not None:
+        found = memo.get(id(node))
+        if found is None:
+            found = memo[id(node)] = _own_nodes(node.body)
+        return found
+    return _own_nodes(node.body)
+
+
+def _own_nodes(body: list[ast.stmt]) -> list[ast.AST]:
+    # ``ast.iter_child_nodes``'s order, without the leaves (names, constants, operators), which
+    # no reader of these nodes looks for (this walk was a tenth of a run).
+    out: list[ast.AST] = []
     todo: list[ast.AST] = list(reversed(body))
+    scopes = _SCOPES
     while todo:
         node = todo.pop()
-        yield node
-        todo.extend(c for c in ast.iter_child_nodes(node) if not isinstance(c, _SCOPES))
+        out.append(node)
+        todo.extend([c for c in inner_nodes(node) if not isinstance(c, scopes)])
+    return out
 
 
-def function_types(func: ast.FunctionDef | ast.AsyncFunctionDef) -> Types:
+def function_types(func: ast.FunctionDef | ast.AsyncFunctionDef, memo: NodeMemo | None = None) -> Types:
     """Typed local names of a function: annotated parameters, then what its assignments bind."""
     types: Types = {}
     args = func.args
@@ -120,7 +147,7 @@ def function_types(func: ast.FunctionDef | ast.AsyncFunctionDef) -> Types:
             types[arg.arg] = annotation_types(arg.annotation)
     annotated = {k for k, v in types.items() if v}
     bound: dict[str, list[ast.expr]] = {}
-    for node in _own_nodes(func.body):
+    for node in own_nodes(func, memo):
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             found = annotation_types(node.annotation)
             if found:
@@ -152,19 +179,23 @@ def function_types(func: ast.FunctionDef | ast.AsyncFunctionDef) -> Types:
     return types
 
 
-def return_types(func: ast.FunctionDef | ast.AsyncFunctionDef, types: Types) -> set[str]:
+def return_types(
+    func: ast.FunctionDef | ast.AsyncFunctionDef, types: Types, memo: NodeMemo | None = None
+) -> set[str]:
     """What a function returns: its annotation when it names a class, else the values it returns."""
     found = annotation_types(func.returns)
     if found:
         return found
     out: set[str] = set()
-    for node in _own_nodes(func.body):
+    for node in own_nodes(func, memo):
         if isinstance(node, ast.Return) and node.value is not None:
             out |= expr_types(node.value, types)
     return out if len(out) <= MAX_ALTERNATIVES else set()
 
 
-def class_attributes(cls: ast.ClassDef, method_types: dict[str, Types]) -> dict[str, set[str]]:
+def class_attributes(
+    cls: ast.ClassDef, method_types: dict[str, Types], memo: NodeMemo | None = None
+) -> dict[str, set[str]]:
     """``self.x`` types of a class: class-body annotations, then assignments in its methods."""
     attrs: dict[str, set[str]] = {}
     for stmt in cls.body:
@@ -176,7 +207,7 @@ def class_attributes(cls: ast.ClassDef, method_types: dict[str, Types]) -> dict[
         if not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
         types = method_types.get(stmt.name, {})
-        for node in _own_nodes(stmt.body):
+        for node in own_nodes(stmt, memo):
             target: ast.expr
             if isinstance(node, ast.AnnAssign):
                 target, value, found = node.target, node.value, annotation_types(node.annotation)
