@@ -37,11 +37,11 @@ from extractor.prose.declarations import (
     EnvInfo,
     FlagInfo,
     ModuleConstants,
-    module_constants,
     namespace_of_file,
     read_env_registry,
     read_flags,
 )
+from extractor.prose.declarations import module_constants as _file_constants
 
 __all__ = [
     "ENV_NAME_RE",
@@ -73,6 +73,12 @@ def is_knowledge_path(path: str) -> bool:
     if _TEST_PART_RE.search(path):
         return False
     return any(fnmatch.fnmatchcase(path, g) for g in KNOWLEDGE_PATH_GLOBS)
+
+
+def module_constants(module: ast.Module, path: str = "", text: str | None = None) -> ModuleConstants:
+    """:func:`extractor.prose.declarations.module_constants`; a server-args module's flags are
+    the launcher's, read by :func:`build_knowledge`, never a script's own."""
+    return _file_constants(module, "" if is_knowledge_path(path) else path, text)
 
 
 _V = TypeVar("_V")
@@ -142,7 +148,7 @@ class Knowledge:
         payload = {
             "scoped": {
                 ns: {
-                    d: [i.flag, i.help, list(i.choices), i.is_bool, list(i.aliases)]
+                    d: [i.flag, i.help, list(i.choices), i.is_bool, list(i.aliases), i.is_list]
                     for d, i in sorted(m.items())
                 }
                 for ns, m in sorted(self.scoped.items())
