@@ -80,6 +80,9 @@ def argv_flag(site: Site, flags: Mapping[str, FlagInfo], scopes: Mapping[str, tu
         return None
     scope = site.qualname.split(".", 1)[0]
     found = scopes.get(scope, ())
+    if not found:
+        # Before any look at the flags: a file's cached result is kept under what it read.
+        return None
     declared = {f for info in flags.values() for f in (info.flag, *info.aliases)}
     named = [f for f in found if f in declared]
     if len(found) != 1 or len(named) != 1:

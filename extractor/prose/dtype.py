@@ -52,9 +52,8 @@ def _model_value(node: ast.expr, params: set[str]) -> bool:
 
 def model_dtype(site: Site, deciding: Sequence[AtomView], flags: Mapping[str, FlagInfo]) -> ModelDtype | None:
     """The ``--dtype`` cause of a model-code check that its tensor is in half precision."""
-    info = flags.get("dtype")
     exprs = [v.expr for v in deciding if v.expr is not None]
-    if info is None or "/models/" not in site.path or len(exprs) != 1:
+    if "/models/" not in site.path or len(exprs) != 1:
         return None
     test = simplify(exprs[0])
     if not (
@@ -70,6 +69,10 @@ def model_dtype(site: Site, deciding: Sequence[AtomView], flags: Mapping[str, Fl
         return None
     wanted = _torch_dtypes(test.comparators[0])
     if not wanted or not set(wanted) <= _HALF:
+        return None
+    # Looked up last: a file's cached result is kept under the flags it read.
+    info = flags.get("dtype")
+    if info is None:
         return None
     accepted = tuple(c for c in info.choices if c in wanted)
     rejected = next((c for c in info.choices if c not in wanted and c not in ("auto", "half")), "")

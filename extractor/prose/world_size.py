@@ -87,15 +87,21 @@ def flag_for_group(group: str, flags: Mapping[str, FlagInfo]) -> FlagInfo | None
         "".join(w[0] for w in words if w != "model"),
         "".join(w[0] for w in words),
     ]
+    names = [stem + suffix for stem in dict.fromkeys(s for s in stems if s) for suffix in _SUFFIXES]
+    # Destinations first, one lookup each (a cached result is kept under the flags it read); the
+    # aliases (``--tensor-parallel-size``) need a look at every flag.
+    for name in names:
+        hit = flags.get(name)
+        if hit is not None and not hit.is_bool:
+            return hit
     spelled: dict[str, FlagInfo] = {}
     for info in flags.values():
-        for f in (info.flag, *info.aliases):
+        for f in info.aliases:
             spelled.setdefault(f[2:].replace("-", "_"), info)
-    for stem in dict.fromkeys(s for s in stems if s):
-        for suffix in _SUFFIXES:
-            hit = spelled.get(stem + suffix)
-            if hit is not None and not hit.is_bool:
-                return hit
+    for name in names:
+        hit = spelled.get(name)
+        if hit is not None and not hit.is_bool:
+            return hit
     return None
 
 
