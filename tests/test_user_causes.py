@@ -124,3 +124,19 @@ def test_a_tool_script_that_parses_its_own_command_line_is_fixed_by_running_it()
     # The server's own flags are still the server's, run with its launcher.
     serve = got["serve_check"]
     assert "python -m sglang.launch_server" in serve.exampleFix and "--tp-size 8" in _after(serve)
+
+
+def test_a_fix_keeps_to_what_the_server_args_validation_accepts() -> None:
+    knowledge = build_knowledge(
+        {"python/sglang/srt/server_args.py": (FIXTURES / "checked_server_args.py").read_bytes()}
+    )
+    parsed = parse_source(
+        "python/sglang/srt/mem_cache/chunked.py", (FIXTURES / "chunked_cache.py").read_bytes()
+    )
+    assert isinstance(parsed, ParsedFile), parsed
+    constants = module_constants(parsed.tree)
+    got = {site.qualname: enrich(site, knowledge, constants) for site in analyse(parsed)}
+    # --chunk-pages 0 would pass this check and fail ServerArgs at startup (it must be positive).
+    build = got["build_cache"]
+    assert "--chunk-pages 0" not in build.exampleFix
+    assert not any("--chunk-pages 0" in s for s in build.solutions)

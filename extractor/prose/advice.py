@@ -168,6 +168,18 @@ def _settings_fix(
     return _command(site, knowledge, before, after, own)
 
 
+def validated(site: Site, knowledge: Knowledge, deciding: Sequence[Constraint]) -> list[Constraint]:
+    """What the server-args validation demands of the deciding flags, as constraints a fixed
+    value must keep: a fix that the validation rejects only moves the error to startup."""
+    out: list[Constraint] = []
+    for c in deciding:
+        if c.kind != "flag" or c.info is None:
+            continue
+        for op, values in knowledge.checks_for(site.path, c.info.dest):
+            out.append(Constraint("flag", c.name, op, values, c.info))
+    return out
+
+
 def best_constraints_of(cs: Sequence[Constraint]) -> list[Constraint]:
     """One constraint per name, keeping the first that carries values."""
     best: dict[str, Constraint] = {}
@@ -198,7 +210,7 @@ def advise(
             info = knowledge.env_of(c.name)
             if info is not None:
                 envs[c.name] = info
-    fixed = fixed_settings(deciding, survivors, envs)
+    fixed = fixed_settings(deciding, [*survivors, *validated(site, knowledge, deciding)], envs)
     msg = message_text(site)
     advice = [f"The message says: {s}" for s in advice_sentences(msg)] if cause.kind != "internal" else []
     where = _where(site)
