@@ -29,6 +29,7 @@ from extractor.prose.knowledge import Knowledge
 from extractor.prose.origins import constant_values, refine
 from extractor.prose.passed import pending_spec
 from extractor.prose.reads import read_context, site_reads
+from extractor.prose.scripts import own_flags_named
 from extractor.prose.solutions import prevention_tips
 from extractor.prose.tags import site_tags, try_catch_pattern, type_guard
 from extractor.prose.wording import documentation_of, kebab
@@ -133,6 +134,8 @@ def _enrich(
     ctx = read_context(site, knowledge, constants)
     per_atom, total = site_reads(site, ctx)
     views = [atom_view(a, r, ctx) for a, r in zip(site.guard.atoms, per_atom, strict=True)]
+    if getattr(ctx.constants, "script_flags", None):
+        views = own_flags_named(views, site.path)
     roles = split_roles(with_world_sizes(views, ctx))
     cause = refine(site, roles, cause_of(site, roles, [c for v in roles.deciding for c in v.constraints]))
     if cause.kind == "dependency" and not cause.names:
