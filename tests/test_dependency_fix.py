@@ -44,7 +44,8 @@ def _fixes() -> dict[str, str]:
 
 def test_the_package_of_the_failed_import_is_installed() -> None:
     fixes = _fixes()
-    assert "pip install fastkernels" in fixes["SageAttention.__init__"]
+    # The message asks to update: -U, or pip keeps the old version.
+    assert "pip install -U fastkernels" in fixes["SageAttention.__init__"]
     assert "pip install kernelpack" in fixes["fused_block_scale"]
     assert "fused_block_scale_moe" not in fixes["fused_block_scale"].split("pip install", 1)[1]
 

@@ -216,6 +216,7 @@ def test_every_read_kind_is_recorded_under_its_code_and_checked_again(
     assert recorder.flags_for(GATE)["tp_size"].flag == "--tp-size"
     assert "max_queue" in list(recorder.flags_for(GATE))
     assert recorder.env_of("SGLANG_NOT_DECLARED") is None
+    assert recorder.checks_for(GATE, "tp_size") == knowledge.checks_for(GATE, "tp_size")
     assert recorder.default_namespace == knowledge.default_namespace  # any other use
     encoded = recorder.encoded()
     assert {row[0] for row in orjson.loads(encoded)} == {kind.value for kind in ReadKind}

@@ -77,7 +77,7 @@ def _analyse_file(
         return Failed(parsed.code, parsed.reason)
     try:
         sites, resolver = analyse_with_resolver(parsed, modules)
-        constants = module_constants(parsed.tree) if sites else {}
+        constants = module_constants(parsed.tree, path, "\n".join(parsed.lines)) if sites else {}
         records = _records(sites, repo, knowledge, constants)
         facts = _facts_text(path, parsed.tree, file_call_handling(parsed, modules, resolver))
     except RecursionError:

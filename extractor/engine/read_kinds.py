@@ -24,6 +24,7 @@ class ReadKind(enum.Enum):
     FLAG = "flag"
     ALL_FLAGS = "all-flags"
     ENV = "env"
+    CHECKS = "checks"
     WHOLE_KNOWLEDGE = "whole-knowledge"
 
     @property
@@ -40,6 +41,8 @@ READ_KINDS: MappingProxyType[ReadKind, str] = MappingProxyType(
         ReadKind.FLAG: "one flag of a module's namespace, by path and attribute: a digest of it, or none",
         ReadKind.ALL_FLAGS: "every flag of a module's namespace, by path: a digest of them all",
         ReadKind.ENV: "an environment variable, by name: its kind and default, or none",
+        ReadKind.CHECKS: "what the server-args validation of a module's namespace demands of one flag, "
+        "by path and attribute: its checks",
         ReadKind.WHOLE_KNOWLEDGE: "any other use of the knowledge: its whole fingerprint",
     }
 )

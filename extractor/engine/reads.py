@@ -33,6 +33,11 @@ def _flag_digest(info: FlagInfo | None) -> str | None:
     return None if info is None else _digest(repr(info))
 
 
+def _checks_plain(checks: tuple[tuple[str, tuple[str, ...]], ...]) -> list[list[Any]]:
+    # As JSON gives it back (lists), so a recorded answer compares equal to a fresh one.
+    return [[op, list(values)] for op, values in checks]
+
+
 def _mapping_digest(flags: Mapping[str, FlagInfo]) -> str:
     return _digest(repr(sorted(flags.items())))
 
@@ -117,6 +122,11 @@ class RecordingKnowledge:
         self.reads[(ReadKind.ENV.value, "", name)] = [info.kind, info.default] if info is not None else None
         return info
 
+    def checks_for(self, path: str, dest: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        answer = self._k().checks_for(path, dest)
+        self.reads[(ReadKind.CHECKS.value, path, dest)] = _checks_plain(answer)
+        return answer
+
     def __getattr__(self, name: str) -> Any:
         if name in ("_source", "_resolved", "reads"):  # not set yet (a copy being made): no recursion
             raise AttributeError(name)
@@ -155,6 +165,8 @@ def _answer(
         case ReadKind.ENV:
             info = knowledge.env_of(key)
             return [info.kind, info.default] if info is not None else None
+        case ReadKind.CHECKS:
+            return _checks_plain(knowledge.checks_for(path, key))
         case ReadKind.WHOLE_KNOWLEDGE:
             return knowledge.fingerprint()
 

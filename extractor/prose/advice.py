@@ -9,6 +9,7 @@ offered as the workaround of turning the optional feature off.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -17,6 +18,7 @@ from extractor.prose.cause import Cause, Roles, message_text
 from extractor.prose.combinations import combination_of
 from extractor.prose.commands import call_of, code_fix, launcher
 from extractor.prose.constraints import AtomView, Constraint, literal, simplify, unparse
+from extractor.prose.dtype import model_dtype
 from extractor.prose.fixes import (
     OtherCheck,
     Setting,
@@ -37,6 +39,8 @@ from extractor.prose.platforms import alternatives
 from extractor.prose.why import situations as situations_of
 
 __all__ = ["Advice", "advise", "condition_code", "handled_values"]
+
+_UPGRADE_RE = re.compile(r"\b(upgrade|update|newer|too old|outdated)\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -126,8 +130,11 @@ def _gate_words(roles: Roles) -> list[str]:
     return words
 
 
-def _command(site: Site, knowledge: Knowledge, before: list[str], after: list[str]) -> str:
-    base = launcher(site, knowledge)
+def _command(
+    site: Site, knowledge: Knowledge, before: list[str], after: list[str], own: frozenset[str] = frozenset()
+) -> str:
+    # ``own``: flags the site's file declares for itself; a fix on one runs that script.
+    base = launcher(site, knowledge, any(w in own for w in [*before, *after]))
     if "--model-path" in before or "--model-path" in after:
         base = base.replace(" --model-path <model>", "")
     env_b = [w for w in before if "=" in w and not w.startswith("-")]
@@ -145,7 +152,12 @@ def _pick(chosen: Sequence[Setting]) -> Setting:
 
 
 def _settings_fix(
-    site: Site, knowledge: Knowledge, roles: Roles, chosen: list[Setting], deciding: list[Constraint]
+    site: Site,
+    knowledge: Knowledge,
+    roles: Roles,
+    chosen: list[Setting],
+    deciding: list[Constraint],
+    own: frozenset[str] = frozenset(),
 ) -> str:
     """Before: a launch that trips the check (gates and every deciding flag/env at a failing
     value); after: the same launch with one of them changed, preferring a concrete value."""
@@ -156,7 +168,19 @@ def _settings_fix(
         words = failing_group([d for d in deciding if d.name == c.name])
         before += words
         after += render_setting(pick) if c.name == pick.constraint.name else words
-    return _command(site, knowledge, before, after)
+    return _command(site, knowledge, before, after, own)
+
+
+def validated(site: Site, knowledge: Knowledge, deciding: Sequence[Constraint]) -> list[Constraint]:
+    """What the server-args validation demands of the deciding flags, as constraints a fixed
+    value must keep: a fix that the validation rejects only moves the error to startup."""
+    out: list[Constraint] = []
+    for c in deciding:
+        if c.kind != "flag" or c.info is None:
+            continue
+        for op, values in knowledge.checks_for(site.path, c.info.dest):
+            out.append(Constraint("flag", c.name, op, values, c.info))
+    return out
 
 
 def best_constraints_of(cs: Sequence[Constraint]) -> list[Constraint]:
@@ -189,7 +213,7 @@ def advise(
             info = knowledge.env_of(c.name)
             if info is not None:
                 envs[c.name] = info
-    fixed = fixed_settings(deciding, survivors, envs)
+    fixed = fixed_settings(deciding, [*survivors, *validated(site, knowledge, deciding)], envs)
     msg = message_text(site)
     advice = [f"The message says: {s}" for s in advice_sentences(msg)] if cause.kind != "internal" else []
     where = _where(site)
@@ -199,10 +223,13 @@ def advise(
     sols: list[str] = []
     fix = ""
     kind = cause.kind
+    own = frozenset(
+        f.flag for v in [*roles.deciding, *roles.gates] for f in v.reads.flags if f.namespace == site.path
+    )
     if kind in ("flag", "env"):
         sols.extend(setting_words(opts) for opts in fixed)
         if fixed:
-            fix = _settings_fix(site, knowledge, roles, fixed[0], deciding)
+            fix = _settings_fix(site, knowledge, roles, fixed[0], deciding, own)
             pick = _pick(fixed[0])
             reaching = [c for v in [*roles.gates, *roles.deciding] for c in v.constraints]
             context = launch_values([c for c in reaching if c.name != pick.constraint.name])
@@ -211,23 +238,41 @@ def advise(
                 sols[0] = together_words(sols[0], extra)
                 fix += " " + " ".join(w for s, _ in extra for w in render_setting(s))
         named = [n for n in cause.names if n.startswith("--") or n.isupper()]
+        if cause.rule == "argv-flag":
+            sols.extend(_argv_solutions(site, knowledge, roles, named[0], avoid))
         combo = combination_of(msg) if not fixed and named else None
         if combo is not None:
             sols.extend(combo.solutions())
-            fix = _command(site, knowledge, *combo.launches(knowledge.flags_for(site.path)))
+            fix = _command(site, knowledge, *combo.launches(knowledge.flags_for(site.path)), own)
         elif not fixed and named:
             shown = ", ".join(f"`{n}`" for n in named[:3])
             target = f" so that `{avoid}`" if avoid else ""
-            if not (advice or workaround):
-                # Only when nothing better is known: it restates the check.
+            # Only when nothing better is known: it restates the check (the rules that say more
+            # about the value than the condition, the message's advice or a workaround do).
+            if cause.rule not in ("argv-flag", "model-dtype") and not (advice or workaround):
                 sols.append(f"Change {shown} in the launch command{target}")
             if named[0].startswith("--"):
-                fix = _command(site, knowledge, [named[0], "<current-value>"], [named[0], "<accepted-value>"])
+                fix = _command(
+                    site, knowledge, [named[0], "<current-value>"], [named[0], "<accepted-value>"], own
+                )
             else:
                 # An environment variable is set in front of the launcher, never passed as an argument.
                 fix = _command(
                     site, knowledge, [f"{named[0]}=<current-value>"], [f"{named[0]}=<accepted-value>"]
                 )
+        md = (
+            model_dtype(site, roles.deciding, knowledge.flags_for(site.path))
+            if cause.rule == "model-dtype"
+            else None
+        )
+        if md is not None:
+            flag, want = md.flag.flag, md.accepted[0]
+            sols.insert(
+                0,
+                f"Serve with `{flag} {want}`: {_where(site)} needs {' or '.join(md.accepted)} tensors, and "
+                f"the model runs in the dtype `{flag}` selects (with `auto`, the checkpoint's own)",
+            )
+            fix = _command(site, knowledge, [flag, md.rejected], [flag, want])
         for v in roles.deciding:
             typed = v.isinstance_
             if typed is not None and not typed[2] and v.reads.flags:
@@ -310,9 +355,26 @@ def advise(
                 [*before, alt.flag, alt.others[0]],
             )
     elif kind == "dependency":
-        pkgs = list(cause.names)
-        line = "pip install " + " ".join(f"'{p}'" if any(ch in p for ch in "<>=") else p for p in pkgs[:3])
-        if pkgs:
+        pkgs = [p for p in cause.names if not p.startswith("-")]
+        # A message that asks for a newer version needs -U: plain ``pip install`` keeps the old one.
+        upgrade = bool(_UPGRADE_RE.search(msg))
+        reinstall = cause.rule == "own-extension"
+        verb = (
+            "pip install --force-reinstall "
+            if reinstall
+            else "pip install -U "
+            if upgrade
+            else "pip install "
+        )
+        line = verb + " ".join(f"'{p}'" if any(ch in p for ch in "<>=[") else p for p in pkgs[:3])
+        if reinstall:
+            sols.append(
+                f"Reinstall `{pkgs[0]}`, the package {where} belongs to: its compiled part did not load "
+                f"(a build for another CUDA/driver or platform, or an incomplete install): `{line}`"
+            )
+        elif pkgs and upgrade:
+            sols.append(f"Upgrade the package: `{line}`, then restart")
+        elif pkgs:
             sols.append(f"Install the missing package: `{line}`, then restart")
         else:
             sols.append(f"Install the package that {where} imports, then restart")
@@ -385,6 +447,29 @@ def advise(
         situations=situations,
         cause_sentence=_cause_sentence(cause, site),
     )
+
+
+def _argv_solutions(site: Site, knowledge: Knowledge, roles: Roles, flag: str, avoid: str) -> list[str]:
+    """For a check in code that reads ``flag`` straight from the command line: what the value
+    given with it (or the file it names) must satisfy. A membership test on what that file holds
+    means an entry the code cannot take from the file, which the command line still accepts."""
+    target = f" (or the file it names) so that `{avoid}`" if avoid else ""
+    out = [
+        f"Correct the value given with `{flag}`{target}: {_where(site)} reads it straight from "
+        "the command line, before the other flags are parsed"
+    ]
+    info = next((i for i in knowledge.flags_for(site.path).values() if i.flag == flag), None)
+    names_file = info is not None and re.search(r"\b(file|path|yaml|json)\b", info.help, re.I)
+    membership = any(
+        isinstance(v.expr, ast.Compare) and isinstance(v.expr.ops[0], ast.In | ast.NotIn)
+        for v in roles.deciding
+    )
+    if names_file and membership:
+        out.append(
+            f"Or leave that entry out of the file given with `{flag}` and pass the option on the "
+            "command line instead, where it is parsed as usual"
+        )
+    return out
 
 
 def _input_solutions(

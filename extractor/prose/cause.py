@@ -132,7 +132,9 @@ def packages(site: Site) -> list[str]:
             else:
                 name = m.group(1).rstrip(".,;:")
             base = re.split(r"[<>=!~\[]", name, maxsplit=1)[0].lower()
-            if base and base not in _NOT_PACKAGES and not base.startswith("{") and len(base) > 1:
+            # ``sglang[ray]`` is an extra to install, though sglang itself is not missing.
+            wanted = base not in _NOT_PACKAGES or "[" in name
+            if base and wanted and not base.startswith("{") and len(base) > 1:
                 out.append(name)
     if not out and site.error_class.rsplit(".", 1)[-1] in ("ImportError", "ModuleNotFoundError"):
         tried = imported_package(site)
@@ -152,18 +154,36 @@ def imported_package(site: Site) -> str | None:
     ``try`` body an ``except ImportError`` re-raises for (``from aiter.ops.x import f`` -> ``aiter``).
     The target's own modules and the standard library are no package to install."""
     start = site.window[0]
+    in_try = False
     for number in range(site.line - 1, start - 1, -1):
         index = number - start
         if not 0 <= index < len(site.source_lines):
             continue
-        m = _IMPORT_LINE_RE.match(site.source_lines[index])
+        line = site.source_lines[index]
+        if _TRY_RE.match(line):
+            # Above the ``try`` the imports are the module's own, not what failed.
+            break
+        m = _IMPORT_LINE_RE.match(line)
         if m is None:
             continue
         top = (m.group(1) or m.group(2)).split(".", 1)[0]
         if top == "sglang" or top in sys.stdlib_module_names:
+            # Inside a ``try`` that imports the target's own backend beside a package, the
+            # package is what can be missing; elsewhere the target's module names none.
+            in_try = in_try or _inside_try(site, index)
+            if in_try:
+                continue
             return None
         return top
     return None
+
+
+_TRY_RE = re.compile(r"^\s*try\s*:\s*$")
+
+
+def _inside_try(site: Site, index: int) -> bool:
+    """Whether line ``index`` of the window sits below a ``try:`` of the window."""
+    return any(_TRY_RE.match(line) for line in site.source_lines[:index])
 
 
 def hardware_words(text: str) -> list[str]:
@@ -224,8 +244,25 @@ def _dependency(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | 
     return None
 
 
+def str_tested(views: list[AtomView]) -> set[str]:
+    """What the atoms require to be a ``str`` (``isinstance(x, str)`` on the path to the site)."""
+    return {
+        t[0]
+        for v in views
+        if (t := v.isinstance_) is not None and t[2] and any(n.rsplit(".", 1)[-1] == "str" for n in t[1])
+    }
+
+
+def _list_read_as_str(views: list[AtomView], info: FlagInfo) -> bool:
+    # A flag declared with nargs always arrives as a list: a value that must be a str to reach
+    # the site came from elsewhere (an adapter's own config), whatever its name.
+    return info.is_list and any(
+        info in v.reads.flags and v.isinstance_ is not None and str_tested([v]) for v in views
+    )
+
+
 def _flag(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
-    flags = [f.flag for f in deciding_flags(roles.deciding)]
+    flags = [f.flag for f in deciding_flags(roles.deciding) if not _list_read_as_str(roles.deciding, f)]
     if flags:
         envs = deciding_envs(roles.deciding)
         return (*flags, *[f for f in message_flags(site) if f not in flags], *envs)

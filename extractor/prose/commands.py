@@ -12,7 +12,11 @@ from extractor.prose.reads import Reads
 from extractor.prose.wording import constraint_words, snake
 
 
-def launcher(site: Site, knowledge: Knowledge) -> str:
+def launcher(site: Site, knowledge: Knowledge, script: bool = False) -> str:
+    """The command a fix is written against: the server for its flags, or with ``script`` the
+    site's own file run as a module (a tool that parses its own command line)."""
+    if script:
+        return f"python -m {script_module(site.path)}"
     return launcher_of_path(knowledge.namespace_of(site.path) or site.path)
 
 
@@ -21,6 +25,16 @@ def launcher_of_path(path: str) -> str:
     if "multimodal_gen" in path:
         return "sglang serve --model-path <model>"
     return "python -m sglang.launch_server --model-path <model>"
+
+
+def script_module(path: str) -> str:
+    """``python/sglang/tools/x.py`` -> ``sglang.tools.x`` (a package's ``__main__`` -> the package)."""
+    parts = path.removesuffix(".py").split("/")
+    if "python" in parts:
+        parts = parts[parts.index("python") + 1 :]
+    if parts and parts[-1] == "__main__":
+        parts = parts[:-1]
+    return ".".join(parts)
 
 
 def other_choice(info: FlagInfo | None, rejected: Sequence[str]) -> str | None:

@@ -27,6 +27,9 @@ FLIP = {
     "ge": "lt",
     "le": "gt",
     "gt": "le",
+    # ``x % size != 0``: the value does not divide ``x`` (``values`` holds ``x`` as code).
+    "indivisible": "divides",
+    "divides": "indivisible",
 }
 _CMP_OPS: dict[type[ast.cmpop], str] = {
     ast.Eq: "eq",
@@ -71,7 +74,11 @@ def _subject(
         return "env", env, None
     if isinstance(node, ast.Call):
         if isinstance(node.func, ast.Name) and node.func.id in _WRAPPER_CALLS and len(node.args) == 1:
-            return _subject(node.args[0], ctx, depth, passed)
+            inner = _subject(node.args[0], ctx, depth, passed)
+            # The length of a list flag counts its items: no value of the flag to pass.
+            if node.func.id == "len" and inner is not None and inner[2] is not None and inner[2].is_list:
+                return None
+            return inner
         if isinstance(node.func, ast.Attribute) and node.func.attr in _WRAPPER_METHODS:
             return _subject(node.func.value, ctx, depth, passed)
     if isinstance(node, ast.Attribute) and node.attr in _WRAPPER_METHODS:
@@ -139,7 +146,14 @@ def _constraint(expr: ast.expr, negated: bool, ctx: ReadContext, passed: bool = 
     op: str | None = None
     values: tuple[str, ...] = ()
     subj = None
-    if isinstance(expr, ast.Compare) and len(expr.ops) == 1:
+    divided = _divisor_test(expr)
+    if divided is not None:
+        dividend, divisor, raw_op = divided
+        subj = _subject(divisor, ctx, passed=passed)
+        if subj is None:
+            return None
+        op, values = raw_op, (unparse(dividend),)
+    elif isinstance(expr, ast.Compare) and len(expr.ops) == 1:
         raw = _CMP_OPS.get(type(expr.ops[0]))
         left, right = expr.left, expr.comparators[0]
         if raw is None:
@@ -170,6 +184,26 @@ def _constraint(expr: ast.expr, negated: bool, ctx: ReadContext, passed: bool = 
         op = FLIP[op]
     kind, name, info = subj
     return Constraint(kind, name, op, values, info)
+
+
+def _divisor_test(expr: ast.expr) -> tuple[ast.expr, ast.expr, str] | None:
+    """``x % d != 0`` -> ``(x, d, "indivisible")``; ``x % d == 0`` -> ``(x, d, "divides")``."""
+    if not (isinstance(expr, ast.Compare) and len(expr.ops) == 1):
+        return None
+    left, right = expr.left, expr.comparators[0]
+    if not (
+        isinstance(left, ast.BinOp)
+        and isinstance(left.op, ast.Mod)
+        and isinstance(right, ast.Constant)
+        and right.value == 0
+        and not isinstance(left.left, ast.Constant | ast.JoinedStr)
+    ):
+        return None
+    if isinstance(expr.ops[0], ast.NotEq):
+        return left.left, left.right, "indivisible"
+    if isinstance(expr.ops[0], ast.Eq):
+        return left.left, left.right, "divides"
+    return None
 
 
 def _effective(atom: GuardAtom) -> ast.expr | None:

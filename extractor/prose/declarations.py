@@ -8,9 +8,13 @@ these per-file readings into one :class:`~extractor.prose.knowledge.Knowledge`.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+
+from extractor.prose.argv import argv_flags
+from extractor.prose.imports import guarded_imports
 
 __all__ = [
     "ENV_NAME_RE",
@@ -49,6 +53,12 @@ class FlagInfo:
     is_bool: bool = False
     """A switch (``store_true`` or a ``bool`` field): given or not, it takes no value."""
     aliases: tuple[str, ...] = ()
+    is_list: bool = False
+    """Declared with ``nargs`` (``"*"``, ``"+"``, a count) or ``action="append"``: the value
+    always arrives as a list, never as one string."""
+    via_group: bool = False
+    """Found as the size of a process group the flag sizes (``get_tp_world_size()``), not as the
+    flag's own value (see :mod:`extractor.prose.world_size`)."""
 
 
 @dataclass(frozen=True)
@@ -190,6 +200,13 @@ def _annotated_parts(ann: ast.expr) -> list[ast.expr] | None:
     return list(sl.elts)
 
 
+def _list_nargs(node: ast.expr) -> bool:
+    """``nargs`` that makes a list: ``"*"``, ``"+"`` or a count (``"?"`` gives one value)."""
+    if isinstance(node, ast.Constant):
+        return node.value in ("*", "+") or (isinstance(node.value, int) and not isinstance(node.value, bool))
+    return False
+
+
 def _is_bool_type(t: ast.expr) -> bool:
     # ``Optional[bool]`` and ``bool | None`` are switches too: the parser unwraps the Optional
     # before it picks ``store_true``.
@@ -232,6 +249,7 @@ def _dataclass_field_flags(
         choices: tuple[str, ...] = ()
         no_cli = False
         action_bool = False
+        is_list = False
         meta_seen = False
         for meta in metas:
             if isinstance(meta, ast.Constant) and isinstance(meta.value, str):
@@ -251,6 +269,15 @@ def _dataclass_field_flags(
                         no_cli = isinstance(kw.value, ast.Constant) and kw.value.value is True
                     elif kw.arg == "action":
                         action_bool = _const_str(kw.value) in ("store_true", "store_false")
+                        is_list = is_list or _const_str(kw.value) == "append"
+                    elif kw.arg == "nargs":
+                        is_list = _list_nargs(kw.value)
+                    elif kw.arg == "action_kwargs" and isinstance(kw.value, ast.Dict):
+                        is_list = is_list or any(
+                            _const_str(k) == "nargs" and _list_nargs(v)
+                            for k, v in zip(kw.value.keys, kw.value.values, strict=True)
+                            if k is not None
+                        )
             elif isinstance(meta, ast.JoinedStr | ast.BinOp):
                 help_text, meta_seen = _text_of(meta), True
         if not meta_seen or no_cli:
@@ -266,6 +293,7 @@ def _dataclass_field_flags(
                 choices=choices or _literal_type_choices(inner),
                 is_bool=_is_bool_type(inner) or action_bool,
                 aliases=aliases,
+                is_list=is_list,
             )
         )
         found = True
@@ -281,8 +309,11 @@ def _add_argument_flag(
     help_text = ""
     choices: tuple[str, ...] = ()
     is_bool = False
+    is_list = False
     deprecated = False
     for kw in call.keywords:
+        if kw.arg == "nargs":
+            is_list = _list_nargs(kw.value)
         if kw.arg == "dest":
             dest = _const_str(kw.value)
         elif kw.arg == "help":
@@ -295,6 +326,7 @@ def _add_argument_flag(
             # store_true/false, argparse.BooleanOptionalAction, sglang's StoreBoolean...
             if act in ("store_true", "store_false") or (not act and "bool" in name.lower()):
                 is_bool = True
+            is_list = is_list or act == "append"
             if _DEPRECATED_RE.search(name or ""):
                 deprecated = True
     if not longs:
@@ -313,6 +345,7 @@ def _add_argument_flag(
         choices=choices,
         is_bool=is_bool,
         aliases=tuple(longs[1:]),
+        is_list=is_list,
     )
     return info, deprecated
 
@@ -426,19 +459,38 @@ class ModuleConstants(dict[str, str]):
     enrichment can see that ``FLA_CI_ENV = os.getenv("FLA_CI_ENV") == "1"`` reads an env var."""
 
     exprs: dict[str, ast.expr]
+    argv: dict[str, tuple[str, ...]]
+    script_flags: dict[str, FlagInfo]
+    """dest -> flag of a tool script's own ``add_argument`` declarations (namespace: the file)."""
+    guarded: dict[str, str]
+    """Names bound by a module-level optional import -> its package
+    (:func:`extractor.prose.imports.guarded_imports`)."""
+    """Top-level class or function -> the flags it looks up in a raw argument list
+    (:func:`extractor.prose.argv.argv_flags`)."""
 
     def __init__(
-        self, strings: Mapping[str, str] | None = None, values: Mapping[str, ast.expr] | None = None
+        self,
+        strings: Mapping[str, str] | None = None,
+        values: Mapping[str, ast.expr] | None = None,
+        argv: Mapping[str, tuple[str, ...]] | None = None,
+        guarded: Mapping[str, str] | None = None,
+        script_flags: Mapping[str, FlagInfo] | None = None,
     ):
         super().__init__(strings or {})
         self.exprs = dict(values or {})
+        self.argv = dict(argv or {})
+        self.guarded = dict(guarded or {})
+        self.script_flags = dict(script_flags or {})
 
 
-def module_constants(module: ast.Module) -> ModuleConstants:
+def module_constants(module: ast.Module, path: str = "", text: str | None = None) -> ModuleConstants:
     """The module-level constants of one parsed file (see :class:`ModuleConstants`).
 
     Enrichment uses them to resolve ``os.getenv(_ENV)``. A name bound more than once is left out
-    so a guess never replaces the real value. Never raises.
+    so a guess never replaces the real value. ``path`` (a tool script's, not a server-args
+    module's) and the file's ``text`` (when given, a file that cannot hold a flag literal or an
+    ``add_argument`` is not walked for them) add the flags a tool script declares for itself.
+    Never raises.
     """
     seen: dict[str, ast.expr | None] = {}
     try:
@@ -466,4 +518,12 @@ def module_constants(module: ast.Module) -> ModuleConstants:
         pass
     values = {k: v for k, v in seen.items() if v is not None}
     strings = {k: s for k, v in values.items() if (s := _const_str(v)) is not None}
-    return ModuleConstants(strings, values)
+    argv = argv_flags(module) if text is None or "--" in text else {}
+    own: dict[str, FlagInfo] = {}
+    if path and (text is None or "add_argument" in text):
+        try:
+            for info in read_flags(path, module).flags:
+                own.setdefault(info.dest, dataclasses.replace(info, namespace=path))
+        except (RecursionError, AttributeError, TypeError, ValueError):
+            own = {}
+    return ModuleConstants(strings, values, argv, guarded_imports(module), own)

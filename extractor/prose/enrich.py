@@ -18,17 +18,22 @@ from typing import Any
 
 from extractor.analysis.facts import Site
 from extractor.prose.advice import advise, condition_code
-from extractor.prose.cause import cause_of, split_roles
+from extractor.prose.argv import argv_flag
+from extractor.prose.cause import Cause, cause_of, split_roles
 from extractor.prose.classify import classify
 from extractor.prose.constraints import AtomView, atom_view
+from extractor.prose.dtype import model_dtype
 from extractor.prose.fixes import OtherCheck
+from extractor.prose.imports import guard_package, own_distribution
 from extractor.prose.knowledge import Knowledge
 from extractor.prose.origins import constant_values, refine
 from extractor.prose.passed import pending_spec
 from extractor.prose.reads import read_context, site_reads
+from extractor.prose.scripts import own_flags_named
 from extractor.prose.solutions import prevention_tips
 from extractor.prose.tags import site_tags, try_catch_pattern, type_guard
 from extractor.prose.wording import documentation_of, kebab
+from extractor.prose.world_size import with_world_sizes
 
 __all__ = ["Prose", "Siblings", "enrich"]
 
@@ -129,8 +134,24 @@ def _enrich(
     ctx = read_context(site, knowledge, constants)
     per_atom, total = site_reads(site, ctx)
     views = [atom_view(a, r, ctx) for a, r in zip(site.guard.atoms, per_atom, strict=True)]
-    roles = split_roles(views)
+    if getattr(ctx.constants, "script_flags", None):
+        views = own_flags_named(views, site.path)
+    roles = split_roles(with_world_sizes(views, ctx))
     cause = refine(site, roles, cause_of(site, roles, [c for v in roles.deciding for c in v.constraints]))
+    if cause.kind == "dependency" and not cause.names:
+        atoms = [a.test for a in site.guard.atoms if a.test is not None]
+        package = guard_package(atoms, getattr(ctx.constants, "guarded", {}))
+        own = own_distribution(site.path)
+        if package is not None:
+            cause = Cause("dependency", (package,), cause.rule)
+        elif own is not None:
+            cause = Cause("dependency", (own,), "own-extension")
+    if cause.kind == "internal":
+        flag = argv_flag(site, ctx.flags, getattr(ctx.constants, "argv", {}))
+        if flag is not None:
+            cause = Cause("flag", (flag,), "argv-flag")
+        elif (md := model_dtype(site, roles.deciding, ctx.flags)) is not None:
+            cause = Cause("flag", (md.flag.flag,), "model-dtype")
     kind = classify(site, cause)
     tags = site_tags(site, views, total, kind)
     shown = constant_values(site, [*roles.deciding, *roles.gates], ctx.constants)

@@ -115,6 +115,9 @@ def _candidates(c: Constraint, choices: Sequence[str], is_bool: bool) -> list[Va
     """Values that make ``c`` false, best first."""
     v0 = c.values[0] if c.values else ""
     op = c.op
+    if op in ("indivisible", "divides"):
+        # Which values divide ``x`` depends on the model: no one value to name.
+        return []
     if op == "truthy":
         return [None]
     if op == "falsy":
@@ -232,6 +235,8 @@ def failing_words(c: Constraint) -> list[str]:
         return []
     if op == "not-none":
         return [c.name] if is_bool else [c.name, "<value>"]
+    if op in ("indivisible", "divides"):
+        return [c.name, "<value>"]
     if op in ("eq", "in") and v0:
         return [c.name, v0]
     if op in ("ne", "not-in"):

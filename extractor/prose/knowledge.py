@@ -37,11 +37,12 @@ from extractor.prose.declarations import (
     EnvInfo,
     FlagInfo,
     ModuleConstants,
-    module_constants,
     namespace_of_file,
     read_env_registry,
     read_flags,
 )
+from extractor.prose.declarations import module_constants as _file_constants
+from extractor.prose.validations import validation_checks
 
 __all__ = [
     "ENV_NAME_RE",
@@ -75,6 +76,12 @@ def is_knowledge_path(path: str) -> bool:
     return any(fnmatch.fnmatchcase(path, g) for g in KNOWLEDGE_PATH_GLOBS)
 
 
+def module_constants(module: ast.Module, path: str = "", text: str | None = None) -> ModuleConstants:
+    """:func:`extractor.prose.declarations.module_constants`; a server-args module's flags are
+    the launcher's, read by :func:`build_knowledge`, never a script's own."""
+    return _file_constants(module, "" if is_knowledge_path(path) else path, text)
+
+
 _V = TypeVar("_V")
 
 
@@ -104,6 +111,9 @@ class Knowledge:
     and the mixins/subclasses declared beside it): inside them ``self.x`` reads flag ``x``."""
     default_namespace: str = ""
     """The namespace used for files outside every namespace (the one with the most flags)."""
+    checks: Mapping[str, Mapping[str, tuple[tuple[str, tuple[str, ...]], ...]]] = field(default_factory=dict)
+    """namespace prefix -> dest -> ``(op, values)`` the server-args validation demands
+    (:func:`extractor.prose.validations.validation_checks`)."""
 
     @classmethod
     def empty(cls) -> Knowledge:
@@ -129,6 +139,10 @@ class Knowledge:
             return False
         return (self.namespace_of(path), class_name.split(".")[-1]) in self.arg_classes
 
+    def checks_for(self, path: str, dest: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """What the server-args validation of ``path``'s namespace demands of flag ``dest``."""
+        return self.checks.get(self.namespace_of(path), {}).get(dest, ())
+
     def env_of(self, name: str) -> EnvInfo | None:
         """What the target's env registry declares about ``name`` (type and default), if anything."""
         return self.env_info.get(name)
@@ -142,7 +156,7 @@ class Knowledge:
         payload = {
             "scoped": {
                 ns: {
-                    d: [i.flag, i.help, list(i.choices), i.is_bool, list(i.aliases)]
+                    d: [i.flag, i.help, list(i.choices), i.is_bool, list(i.aliases), i.is_list]
                     for d, i in sorted(m.items())
                 }
                 for ns, m in sorted(self.scoped.items())
@@ -151,6 +165,10 @@ class Knowledge:
             "env_vars": sorted(self.env_vars),
             "classes": sorted(list(c) for c in self.arg_classes),
             "default": self.default_namespace,
+            "checks": {
+                ns: {d: [[op, list(v)] for op, v in cs] for d, cs in sorted(m.items())}
+                for ns, m in sorted(self.checks.items())
+            },
         }
         blob = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
         return hashlib.sha256(blob).hexdigest()[:32]
@@ -185,6 +203,7 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
     classes: set[tuple[str, str]] = set()
     bases: dict[tuple[str, str], list[str]] = {}
     env: dict[str, EnvInfo] = {}
+    checks: dict[str, dict[str, list[tuple[str, tuple[str, ...]]]]] = {}
     for path in sorted(files):
         if not is_knowledge_path(path):
             continue
@@ -197,6 +216,10 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
             for info in ff.flags:
                 per_ns.setdefault(ns, []).append((info, info.flag in ff.deprecated))
             classes.update((ns, c) for c in ff.classes)
+            for dest, op, values in validation_checks(tree, ff.classes):
+                found = checks.setdefault(ns, {}).setdefault(dest, [])
+                if (op, values) not in found:
+                    found.append((op, values))
             fields.setdefault(ns, set()).update(ff.fields)
             for c, bs in ff.bases.items():
                 bases.setdefault((ns, c), []).extend(bs)
@@ -244,4 +267,5 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
         env_info=_frozen(env),
         arg_classes=frozenset(classes),
         default_namespace=order[0] if order else "",
+        checks=_frozen({ns: _frozen({d: tuple(cs) for d, cs in m.items()}) for ns, m in checks.items()}),
     )

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from extractor.analysis.facts import Site
 from extractor.prose.advice import condition_code
-from extractor.prose.cause import Cause, Roles
+from extractor.prose.cause import Cause, Roles, str_tested
 from extractor.prose.classify import classify
 from extractor.prose.constraints import Constraint, passed_constraints
 from extractor.prose.fixes import (
@@ -57,7 +57,9 @@ def pending_spec(site: Site, roles: Roles, ctx: ReadContext, cause: Cause) -> di
     if not deciding:
         return None
     kind = classify(site, Cause("flag", (), "passed-flag"))
+    whole = all(passed_constraints([v], ctx) for v in roles.deciding if v.expr is not None)
     return {
+        "whole": whole,
         "c": [_plain(c) for c in deciding],
         "v": [_plain(c) for c in passed_constraints(roles.survivors, ctx)],
         "cond": condition_code(roles.deciding),
@@ -65,7 +67,16 @@ def pending_spec(site: Site, roles: Roles, ctx: ReadContext, cause: Cause) -> di
         "kind": [kind.error_type, kind.background, kind.handling],
         "advice": advice_sentences(site.message.template[:4000]) if site.message else [],
         "mm": "multimodal_gen" in site.path,
+        "str": sorted(_token(name) for name in str_tested(roles.deciding) if _token(name)),
     }
+
+
+def _token(subject: str) -> str:
+    """The spec token of a parameter or ``self`` attribute written as code."""
+    if subject.isidentifier():
+        return f"n:{subject}"
+    head, _, attr = subject.partition(".")
+    return f"s:{attr}" if head == "self" and attr.isidentifier() else ""
 
 
 def _accepted(spec: Mapping[str, Any]) -> dict[str, frozenset[str]]:
@@ -123,14 +134,28 @@ def _plain(c: Constraint) -> list[Any]:
 
 def flag_plain(info: FlagInfo) -> list[Any]:
     """A flag as JSON (the run's reach table keeps it)."""
-    return [info.flag, info.dest, info.namespace, int(info.is_bool), list(info.choices)]
+    return [
+        info.flag,
+        info.dest,
+        info.namespace,
+        int(info.is_bool),
+        list(info.choices),
+        int(info.is_list),
+        int(info.via_group),
+    ]
 
 
 def flag_from_plain(data: Sequence[Any]) -> FlagInfo | None:
     try:
-        flag, dest, ns, is_bool, choices = data
+        flag, dest, ns, is_bool, choices, *rest = data
         return FlagInfo(
-            str(flag), str(dest), str(ns), choices=tuple(map(str, choices)), is_bool=bool(is_bool)
+            str(flag),
+            str(dest),
+            str(ns),
+            choices=tuple(map(str, choices)),
+            is_bool=bool(is_bool),
+            is_list=bool(rest and rest[0]),
+            via_group=bool(len(rest) > 1 and rest[1]),
         )
     except (TypeError, ValueError):
         return None
@@ -149,6 +174,19 @@ def _as_flags(rows: Sequence[Any], resolved: Mapping[str, FlagInfo]) -> list[Con
     return out
 
 
+def _size_says(c: Constraint, whole: bool) -> bool:
+    """Whether a constraint on a value resolved through a process group's size makes the flag
+    the cause: a split of a model dimension over it, or a literal test when the whole deciding
+    condition is about passed values. A divisibility test on any other value (``need % page``)
+    is the code's own arithmetic, and a size beside another test only says the parallel path
+    runs (see :mod:`extractor.prose.world_size`)."""
+    info = c.info
+    group = info is not None and info.via_group
+    if c.op in ("indivisible", "divides"):
+        return group
+    return whole or not group
+
+
 def _name(token: str) -> str:
     kind, _, name = token.partition(":")
     return f"self.{name}" if kind == "s" else name
@@ -162,8 +200,13 @@ def with_passed(
     A value filled from more than one flag (two callers, two flags) names them all, and the fix
     is given for the first."""
     out = dict(partial)
+    # A value the check needs to be a str is not a list flag's (see ``cause.str_tested``).
+    as_str = set(spec.get("str", ()))
+    flags = {t: [f for f in fs if not (f.is_list and t in as_str)] for t, fs in flags.items()}
     resolved = {t: fs[0] for t, fs in flags.items() if fs}
-    deciding = _as_flags(spec.get("c", ()), resolved)
+    # Every deciding atom is a test of a value the callers fill from a flag.
+    whole = bool(spec.get("whole")) and all(str(r[0]) in resolved for r in spec.get("c", ()) if r)
+    deciding = [c for c in _as_flags(spec.get("c", ()), resolved) if _size_says(c, whole)]
     if not deciding or INTERNAL_CAUSE not in str(partial.get("documentation", "")):
         return out
     survivors = _as_flags(spec.get("v", ()), resolved)
@@ -206,6 +249,13 @@ def with_passed(
         after = " ".join([base, *render_setting(pick)])
         if before != after:
             out["exampleFix"] = f"# before\n{before}\n# after\n{after}"
+    else:
+        # No one value to name (a size that must divide a model dimension): the launch still
+        # shows which flag to change, in place of the bug-report steps of an internal check.
+        flag = deciding[0].name
+        out["exampleFix"] = (
+            f"# before\n{base} {flag} <current-value>\n# after\n{base} {flag} <accepted-value>"
+        )
     kind = spec.get("kind")
     if isinstance(kind, list) and len(kind) == 3:
         out["errorType"], out["backgroundTag"], out["handlingStrategy"] = (str(k) for k in kind)

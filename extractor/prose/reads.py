@@ -356,6 +356,10 @@ def read_context(site: Site, knowledge: Knowledge, constants: Mapping[str, str] 
     # still carry module-level expressions.
     consts: Mapping[str, str] = constants if constants is not None else {}
     flags = knowledge.flags_for(site.path)
+    own = getattr(consts, "script_flags", None)
+    if own:
+        # A tool script parses its own command line: ``args.x`` there is its own ``--x``.
+        flags = {**flags, **own}
     return ReadContext(
         flags=flags,
         self_is_args=knowledge.is_arg_class(site.path, site.in_class),

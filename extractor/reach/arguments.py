@@ -7,17 +7,21 @@ the server args). :func:`passed_args` and :func:`self_assignment` record the raw
 values per file; :class:`PassedFlags` follows them over the whole-target index.
 
 A value *source* is ``("f", dest)`` (an attribute of an args object: ``server_args.dest``),
-``("n", name)`` (a bare name: a parameter of the caller, when it is one) or ``("s", attr)``
-(``self.attr``). Literals and computed values carry no flag and are not recorded.
+``("n", name)`` (a bare name: a parameter of the caller, when it is one), ``("s", attr)``
+(``self.attr``) or ``("w", group)`` (the size of a process group, ``get_tp_world_size()``: the
+flag that sizes it, see :mod:`extractor.prose.world_size`). Literals and computed values carry
+no flag and are not recorded.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from extractor.prose.knowledge import FlagInfo, Knowledge
+from extractor.prose.world_size import flag_for_group, group_of
 from extractor.reach.facts import Call, FileFacts
 from extractor.reach.target_index import TargetIndex
 
@@ -39,6 +43,9 @@ def _args_receiver(node: ast.expr) -> bool:
 
 def value_source(node: ast.expr) -> tuple[str, str] | None:
     """What ``node`` carries, when it may be a flag's value unchanged."""
+    group = group_of(node) if isinstance(node, ast.Call | ast.Attribute) else None
+    if group is not None:
+        return ("w", group)
     if isinstance(node, ast.Name):
         return ("n", node.id)
     if isinstance(node, ast.Attribute):
@@ -114,6 +121,9 @@ class PassedFlags:
         if kind == "f":
             info = self.knowledge.flags_for(f.path).get(name)
             return (info,) if info is not None else ()
+        if kind == "w":
+            info = flag_for_group(name, self.knowledge.flags_for(f.path))
+            return (dataclasses.replace(info, via_group=True),) if info is not None else ()
         if depth >= MAX_DEPTH:
             return ()
         key = (module, qual, kind, name)

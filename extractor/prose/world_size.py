@@ -1,0 +1,169 @@
+"""Parallel world sizes read through the distributed getters, as the flags that set them.
+
+Model and layer code does not read ``server_args.tp_size``: it asks the process group
+(``get_tensor_model_parallel_world_size()``, ``get_tp_group().world_size``,
+``self.pp_group.world_size``, ``get_ulysses_parallel_world_size()``), which was built with the size
+the launcher took from a flag. A check that splits a model dimension over that size
+(``num_heads % tp_size != 0``) or wants a fixed size (``pp_group.world_size != 1``) is about the
+flag. The group's name leads to the flag by the target's own spellings: ``tp`` to ``--tp-size``,
+``ulysses_parallel`` to ``--ulysses-degree``, ``tensor_model_parallel`` to the alias
+``--tensor-parallel-size``, ``sequence_parallel`` by its initials to ``--sp-degree``. A group no
+declared flag spells (``attn_tp``, ``world``) stays unnamed.
+
+Only two shapes make the size the cause: a divisibility test on it and a comparison with a
+literal. An equality with a value the code computed (``len(seq_lens) != world_size``) is the
+code disagreeing with itself, not a setting to change.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import re
+from collections.abc import Mapping, Sequence
+
+from extractor.analysis.conditions import split_and
+from extractor.analysis.walk import called_name
+from extractor.prose.constraints import AtomView, Constraint, literal, simplify
+from extractor.prose.knowledge import FlagInfo
+from extractor.prose.reads import BINDING_DEPTH, ReadContext, Reads
+
+__all__ = ["flag_for_group", "group_of", "with_world_sizes"]
+
+_GETTER_RE = re.compile(r"^_?get_([a-z][a-z0-9_]*?)_world_size$")
+_GROUP_RE = re.compile(r"^_?(?:get_)?([a-z][a-z0-9_]*?)_group$")
+# Words a group's name carries that no flag spells: ``tensor_model_parallel`` is ``--tensor-parallel-size``.
+_FILLER = ("model", "parallel", "group")
+_SUFFIXES = ("_size", "_degree", "_parallel_size")
+_CMP = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
+_MIRROR = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "eq": "eq", "ne": "ne"}
+
+
+def group_of(node: ast.expr, ctx: ReadContext | None = None, depth: int = 0) -> str | None:
+    """The process group whose size ``node`` is (``tp`` for ``get_tp_group().world_size``);
+    without ``ctx``, local bindings are not followed."""
+    if isinstance(node, ast.Call):
+        name = called_name(node)
+        if not node.args and not node.keywords and (m := _GETTER_RE.match(name)):
+            return m.group(1)
+        # ``max(get_ulysses_parallel_world_size(), 1)``: still that size.
+        if name in ("max", "min", "int") and node.args:
+            return group_of(node.args[0], ctx, depth)
+        return None
+    if isinstance(node, ast.Attribute) and node.attr == "world_size":
+        recv = node.value
+        name = (
+            called_name(recv)
+            if isinstance(recv, ast.Call) and not recv.args
+            else recv.attr
+            if isinstance(recv, ast.Attribute)
+            else recv.id
+            if isinstance(recv, ast.Name)
+            else ""
+        )
+        if (m := _GROUP_RE.match(name)) is not None:
+            return m.group(1)
+        if isinstance(recv, ast.Name) and ctx is not None and depth < BINDING_DEPTH:
+            values = ctx.bindings.get(recv.id, ())
+            if len(values) == 1 and isinstance(values[0], ast.Call):
+                m = _GROUP_RE.match(called_name(values[0]))
+                return m.group(1) if m else None
+        return None
+    if isinstance(node, ast.Name) and ctx is not None and depth < BINDING_DEPTH:
+        values = ctx.bindings.get(node.id, ())
+        if len(values) == 1:
+            return group_of(values[0], ctx, depth + 1)
+    return None
+
+
+def flag_for_group(group: str, flags: Mapping[str, FlagInfo]) -> FlagInfo | None:
+    """The declared flag that sets the size of ``group``, by the target's own spellings."""
+    words = [w for w in group.split("_") if w]
+    if not words:
+        return None
+    stems = [
+        "_".join(words),
+        "_".join(w for w in words if w not in _FILLER),
+        "".join(w[0] for w in words if w != "model"),
+        "".join(w[0] for w in words),
+    ]
+    names = [stem + suffix for stem in dict.fromkeys(s for s in stems if s) for suffix in _SUFFIXES]
+    # Destinations first, one lookup each (a cached result is kept under the flags it read); the
+    # aliases (``--tensor-parallel-size``) need a look at every flag.
+    for name in names:
+        hit = flags.get(name)
+        if hit is not None and not hit.is_bool:
+            return hit
+    spelled: dict[str, FlagInfo] = {}
+    for info in flags.values():
+        for f in info.aliases:
+            spelled.setdefault(f[2:].replace("-", "_"), info)
+    for name in names:
+        hit = spelled.get(name)
+        if hit is not None and not hit.is_bool:
+            return hit
+    return None
+
+
+def _size_flag(node: ast.expr, ctx: ReadContext) -> FlagInfo | None:
+    group = group_of(node, ctx)
+    return flag_for_group(group, ctx.flags) if group is not None else None
+
+
+def _world_reads(expr: ast.expr, ctx: ReadContext) -> tuple[list[FlagInfo], list[FlagInfo], list[Constraint]]:
+    """The sizes ``expr`` divides by, the sizes it compares with a literal, and the constraints
+    those comparisons put on them (a divisibility test puts none a value can be read from)."""
+    divided: list[FlagInfo] = []
+    compared: list[FlagInfo] = []
+    constraints: list[Constraint] = []
+    for part in split_and(simplify(expr)):
+        for node in ast.walk(part):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+                info = _size_flag(node.right, ctx) or _size_flag(node.left, ctx)
+                if info is not None and info not in divided:
+                    divided.append(info)
+        if isinstance(part, ast.Compare) and len(part.ops) == 1:
+            op = _CMP.get(type(part.ops[0]))
+            left, right = part.left, part.comparators[0]
+            info, lit = _size_flag(left, ctx), literal(right)
+            if info is None and op is not None:
+                info, lit, op = _size_flag(right, ctx), literal(left), _MIRROR[op]
+            if info is not None and op is not None and lit is not None and lit != ("None",):
+                if info not in compared:
+                    compared.append(info)
+                constraints.append(Constraint("flag", info.flag, op, lit, info))
+    return divided, compared, constraints
+
+
+def with_world_sizes(views: Sequence[AtomView], ctx: ReadContext) -> list[AtomView]:
+    """``views`` with the world sizes a deciding atom tests read as their flags.
+
+    A size compared with a literal (``world_size > 1``) is the cause only when every deciding
+    atom tests a size: beside another test (``x.ndim != 4``) it only says the parallel path runs,
+    and the other test is what fails."""
+    found: dict[int, tuple[list[FlagInfo], list[FlagInfo], list[Constraint]]] = {}
+    deciding = [v for v in views if v.atom.role == "deciding" and v.expr is not None]
+    for v in deciding:
+        if v.reads.flags or v.reads.envs or v.expr is None:
+            continue
+        try:
+            found[id(v)] = _world_reads(v.expr, ctx)
+        except RecursionError:
+            continue
+    all_sizes = bool(deciding) and all(
+        (r := found.get(id(v))) is not None and (r[0] or r[1]) for v in deciding
+    )
+    out = []
+    for v in views:
+        got = found.get(id(v))
+        if got is None:
+            out.append(v)
+            continue
+        divided, compared, constraints = got
+        flags = list(dict.fromkeys([*divided, *compared])) if all_sizes else divided
+        if not flags:
+            out.append(v)
+            continue
+        kept = constraints if all_sizes else []
+        out.append(dataclasses.replace(v, reads=Reads(flags=flags, envs=[]), constraints=kept))
+    return out

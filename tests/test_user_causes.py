@@ -1,0 +1,144 @@
+"""Causes the guard alone does not show, read from the target's own code: parallel sizes asked
+of the process groups (the flags that size them), a half-precision check in model code (the
+dtype flag), code that reads a flag straight from the command line (that flag), and optional
+imports guarded at module level (the package to install). Fixtures: ``tests/fixtures/user_causes/``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from extractor.analysis.analyse import analyse
+from extractor.analysis.parse import ParsedFile, parse_source
+from extractor.prose.enrich import Prose, enrich
+from extractor.prose.knowledge import build_knowledge, module_constants
+
+FIXTURES = Path(__file__).parent / "fixtures" / "user_causes"
+INTERNAL = "Cause: an internal invariant"
+
+
+def _prose(name: str, path: str) -> dict[str, Prose]:
+    knowledge = build_knowledge(
+        {"python/sglang/srt/server_args.py": (FIXTURES / "server_args.py").read_bytes()}
+    )
+    parsed = parse_source(path, (FIXTURES / name).read_bytes())
+    assert isinstance(parsed, ParsedFile), parsed
+    constants = module_constants(parsed.tree, path)
+    return {site.qualname: enrich(site, knowledge, constants) for site in analyse(parsed)}
+
+
+def _after(prose: Prose) -> str:
+    return prose.exampleFix.split("# after", 1)[1]
+
+
+def test_a_group_size_is_the_flag_that_sizes_the_group() -> None:
+    got = _prose("world_sizes.py", "python/sglang/srt/layers/split.py")
+    heads = got["split_heads"]
+    # ``tensor_model_parallel`` is spelled by the alias --tensor-parallel-size of --tp-size.
+    assert "`--tp-size`" in heads.documentation and heads.errorType == "configuration"
+    assert any("--tp-size" in s for s in heads.solutions) and "--tp-size" in _after(heads)
+    stage = got["StageModel.__init__"]
+    assert "`--pp-size`" in stage.documentation and "--pp-size 1" in _after(stage)
+
+
+def test_a_size_compared_with_a_computed_value_or_unspelled_stays_internal() -> None:
+    got = _prose("world_sizes.py", "python/sglang/srt/layers/split.py")
+    # One length per rank is the code agreeing with itself; an attention-only group has no flag.
+    assert INTERNAL in got["gather"].documentation
+    assert INTERNAL in got["attn_split"].documentation
+    # A size above 1 beside another test only says the parallel path runs: the other test fails.
+    assert INTERNAL in got["all_to_all"].documentation
+
+
+def test_a_half_precision_check_in_model_code_is_the_dtype_flag() -> None:
+    got = _prose("vision.py", "python/sglang/srt/models/tower.py")
+    forward = got["VisionTower.forward"]
+    assert "`--dtype`" in forward.documentation
+    assert any("`--dtype bfloat16`" in s for s in forward.solutions)
+    assert "--dtype bfloat16" in _after(forward) and "--dtype float16" in forward.exampleFix
+    # A float32 requirement is a value the code upcasts on purpose: no flag changes it.
+    assert INTERNAL in got["VisionTower.modulate"].documentation
+
+
+def test_the_same_check_outside_model_code_is_left_alone() -> None:
+    got = _prose("vision.py", "python/sglang/srt/layers/tower.py")
+    assert INTERNAL in got["VisionTower.forward"].documentation
+
+
+def test_code_that_reads_a_flag_from_the_raw_command_line_is_about_that_flag() -> None:
+    got = _prose("settings_merge.py", "python/sglang/srt/settings_merge.py")
+    missing = got["SettingsMerger._read"]
+    assert "`--settings-file`" in missing.documentation
+    assert any("--settings-file" in s for s in missing.solutions)
+    # A membership test on what the file holds: the entry can go on the command line instead.
+    entry = got["SettingsMerger.convert"]
+    assert any("command line instead" in s for s in entry.solutions)
+    assert not any("command line instead" in s for s in missing.solutions)
+    # A function that reads no flag from the command line keeps its own cause.
+    assert "--settings-file" not in got["unrelated"].documentation
+
+
+def test_an_optional_import_guarded_at_module_level_names_its_package() -> None:
+    got = _prose("optional_imports.py", "python/sglang/lang/backend/client.py")
+    assert "pip install chatclient" in _after(got["open_client"])
+    assert "pip install kernelpack" in _after(got["run_fused"])
+    assert "pip install docparse" in _after(got["parse_doc"])
+
+
+def test_a_message_that_asks_for_a_newer_version_upgrades() -> None:
+    got = _prose("optional_imports.py", "python/sglang/lang/backend/client.py")
+    after = _after(got["older"])
+    assert "pip install -U 'kernelpack>=2.1'" in after
+
+
+def test_a_list_flag_is_never_a_str_and_its_length_is_no_value() -> None:
+    got = _prose("adapters.py", "python/sglang/srt/lora/adapters.py")
+    # nargs="*" hands over a list: a value that must be a str came from somewhere else.
+    single = got["normalize_modules"]
+    assert "Cause: a launch flag" not in single.documentation
+    assert not any("--adapter-modules" in s for s in single.solutions)
+    # ``len(modules) != 1`` counts the items: "--adapter-modules 1" would be no fix at all.
+    only = got["check_modules"]
+    assert "`--adapter-modules`" in only.documentation
+    assert "--adapter-modules 1" not in only.exampleFix
+    assert not any("--adapter-modules 1" in s for s in only.solutions)
+
+
+def test_the_package_beside_the_targets_own_import_in_a_try_is_installed() -> None:
+    got = _prose("optional_imports.py", "python/sglang/lang/backend/client.py")
+    assert "pip install tileattn" in _after(got["resolve_backend"])
+
+
+def test_a_separately_installed_package_that_fails_to_load_its_own_part_is_reinstalled() -> None:
+    got = _prose("ops_loader.py", "kernels-pkg/python/kernels_pkg/ops_loader.py")
+    assert "pip install --force-reinstall kernels-pkg" in _after(got["load_ops"])
+    # The main package's own files name no package of their own.
+    main = _prose("ops_loader.py", "python/sglang/srt/ops_loader.py")
+    assert "--force-reinstall" not in main["load_ops"].exampleFix
+
+
+def test_a_tool_script_that_parses_its_own_command_line_is_fixed_by_running_it() -> None:
+    got = _prose("quant_pack.py", "python/sglang/tools/quant_pack.py")
+    repack = got["repack"]
+    assert "`--group-size`" in repack.documentation
+    assert "python -m sglang.tools.quant_pack --group-size 64" in _after(repack)
+    # A value the script computed from a flag through a call fails for what it read.
+    assert INTERNAL in got["summarize"].documentation
+    # The server's own flags are still the server's, run with its launcher.
+    serve = got["serve_check"]
+    assert "python -m sglang.launch_server" in serve.exampleFix and "--tp-size 8" in _after(serve)
+
+
+def test_a_fix_keeps_to_what_the_server_args_validation_accepts() -> None:
+    knowledge = build_knowledge(
+        {"python/sglang/srt/server_args.py": (FIXTURES / "checked_server_args.py").read_bytes()}
+    )
+    parsed = parse_source(
+        "python/sglang/srt/mem_cache/chunked.py", (FIXTURES / "chunked_cache.py").read_bytes()
+    )
+    assert isinstance(parsed, ParsedFile), parsed
+    constants = module_constants(parsed.tree)
+    got = {site.qualname: enrich(site, knowledge, constants) for site in analyse(parsed)}
+    # --chunk-pages 0 would pass this check and fail ServerArgs at startup (it must be positive).
+    build = got["build_cache"]
+    assert "--chunk-pages 0" not in build.exampleFix
+    assert not any("--chunk-pages 0" in s for s in build.solutions)
