@@ -677,3 +677,9 @@ def test_a_config_file_that_is_not_there_is_a_missing_path(knowledge: Knowledge)
         message="Config file not found: {args.config}",
     )
     assert enrich(site, knowledge).errorType == "io"
+
+
+def test_a_supported_check_of_a_gpu_generation_is_hardware(knowledge: Knowledge) -> None:
+    site = make_site((atom("is_blackwell_supported()", negated=True),), message="needs a newer GPU")
+    prose = enrich(site, knowledge)
+    assert prose.errorType == "hardware" and "SM100 (Blackwell)" in prose.documentation

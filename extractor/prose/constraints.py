@@ -268,7 +268,7 @@ _MODEL_RE = re.compile(
 )
 _HW_RE = re.compile(
     # ``x.is_cuda`` counts too: a tensor is on the GPU kind the machine has.
-    r"\bis_(cuda|hip|npu|xpu|cpu|mps|musa|hpu|blackwell|hopper|sm\d+\w*|cuda_alike|flashinfer_available)\b|"
+    r"\bis_(cuda|hip|npu|xpu|cpu|mps|musa|hpu|blackwell|hopper|sm\d+\w*|cuda_alike|flashinfer_available)(?:_supported)?\b|"
     r"_is_(cuda|hip|npu|xpu|cpu|musa|hpu)\b|get_device_capability|device_capability|torch\.cuda\.is_available|"
     r"is_sm\d+|sm_version|compute_capability|get_device_sm|is_fp8_fnuz|supports_fp8|_is_sm|"
     r"cpu_(?:has_)?amx|amx_(?:available|support)"
