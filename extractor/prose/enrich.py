@@ -146,11 +146,12 @@ def _enrich(
             cause = Cause("dependency", (package,), cause.rule)
         elif own is not None:
             cause = Cause("dependency", (own,), "own-extension")
-    if cause.kind == "internal":
+    # A path the class read from the raw command line is that flag's (``--config``), not any path.
+    if cause.kind == "internal" or cause.rule == "missing-path":
         flag = argv_flag(site, ctx.flags, getattr(ctx.constants, "argv", {}))
         if flag is not None:
             cause = Cause("flag", (flag,), "argv-flag")
-        elif (md := model_dtype(site, roles.deciding, ctx.flags)) is not None:
+        elif cause.kind == "internal" and (md := model_dtype(site, roles.deciding, ctx.flags)) is not None:
             cause = Cause("flag", (md.flag.flag,), "model-dtype")
     kind = classify(site, cause)
     tags = site_tags(site, views, total, kind)
