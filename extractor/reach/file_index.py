@@ -14,7 +14,13 @@ import ast
 import dataclasses
 from collections.abc import Iterable, Sequence
 
-from extractor.reach.arguments import passed_args, positional_params, self_assignment
+from extractor.reach.arguments import (
+    bindable_names,
+    name_binding,
+    passed_args,
+    positional_params,
+    self_assignment,
+)
 from extractor.reach.facts import Atom, Call, Def, FileFacts, Registration
 from extractor.reach.guard_atoms import TYPED, GuardReader, class_flag_name, typed_params
 from extractor.reach.receiver_facts import Types, class_attributes, expr_types, function_types, return_types
@@ -60,6 +66,8 @@ class _Builder:
         self._types: dict[str, Types] = {}
         """Typed local names of each function, by qualname."""
         self._method_types: dict[int, Types] = {}
+        self._bindable: dict[str, dict[str, str]] = {}
+        """Per function: its parameters (``n``) and the globals it declares (``g``)."""
         # Names a value may refer to a definition by: the module's own, then nested ones as met.
         self._def_names = {
             s.name for s in tree.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
@@ -132,9 +140,16 @@ class _Builder:
                 for alias in node.names:
                     if alias.name == "*":
                         continue
-                    imports.setdefault(
-                        alias.asname or alias.name, f"{base}.{alias.name}" if base else alias.name
-                    )
+                    name = alias.asname or alias.name
+                    target = f"{base}.{alias.name}" if base else alias.name
+                    old = imports.setdefault(name, target)
+                    if old != target and self._own(target) and not self._own(old):
+                        # Alternatives (``try``/``if``) bind one name: the target's own module is
+                        # the one whose code can be followed.
+                        imports[name] = target
+
+    def _own(self, dotted: str) -> bool:
+        return dotted.partition(".")[0] == self.facts.module.partition(".")[0]
 
     def raw_dotted(self, node: ast.expr) -> str | None:
         """Dotted text of a called expression, its head not yet resolved; None when nothing is known."""
@@ -219,6 +234,7 @@ class _Builder:
                 types = self._method_types.pop(id(stmt), None)
                 types = function_types(stmt) if types is None else types
                 self._types[name] = types
+                self._bindable[name] = bindable_names(stmt)
                 returns = "|".join(sorted(return_types(stmt, types)))
                 self.facts.defs.append(
                     Def(
@@ -285,6 +301,9 @@ class _Builder:
                 kept = self_assignment(stmt) if qual != "<module>" else None
                 if kept is not None:
                     self.facts.attrs.append((qual, *kept))
+                bound = name_binding(stmt, self._bindable.get(qual)) if qual != "<module>" else None
+                if bound is not None:
+                    self.facts.binds.append((qual, *bound))
                 if isinstance(stmt, ast.Assign) and owner and qual == owner:
                     self._class_list(owner, stmt)
                 self._expr(stmt, qual, guards, catches, local, aliases)
@@ -391,6 +410,8 @@ class _Builder:
                 assert isinstance(here, ast.Call)
                 func = here.func
                 callee = self.raw_dotted(func)
+                if here.keywords:
+                    self._custom_op(here)
                 if callee is not None:
                     calls.append(
                         Call(
@@ -437,6 +458,19 @@ class _Builder:
                             self._reference(c, qual, gs, types)
                     elif isinstance(c, ast.AST) and type(c) not in LEAVES:
                         stack.append((c, gs, value))
+
+    def _custom_op(self, call: ast.Call) -> None:
+        # ``register(op_name="x", op_func=f)``: the op ``torch.ops.<namespace>.x`` runs ``f``.
+        named = {k.arg: k.value for k in call.keywords if k.arg in ("op_name", "op_func")}
+        name, func = named.get("op_name"), named.get("op_func")
+        if name is None and call.args:
+            name = call.args[0]
+        if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+            return
+        if isinstance(func, ast.Name | ast.Attribute):
+            target = self.guards.dotted(func)
+            if not target.startswith("?"):
+                self.facts.ops.append((name.value, target))
 
     def _receiver(self, func: ast.expr, types: Types) -> str:
         """The type expression of a call's head: a typed local, or the value of an inner call."""

@@ -17,10 +17,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from extractor.prose.knowledge import FlagInfo, Knowledge
+from extractor.reach.arguments import PassedFlags
 from extractor.reach.selectors import (
     Selector,
     atom_selector,
     class_value_selector,
+    enum_flags,
     folder_platform,
     registry_selector,
 )
@@ -47,6 +49,8 @@ class ReachFinder:
 
     index: TargetIndex
     knowledge: Knowledge
+    passed: PassedFlags | None = None
+    """Flags that reach a caller's parameters and ``self`` attributes: a guard on one is a flag's."""
     _memo: dict[str, Reach | None] = field(default_factory=dict)
     _busy: set[str] = field(default_factory=set)
     _partial: dict[str, tuple[int, Reach]] = field(default_factory=dict)
@@ -88,20 +92,48 @@ class ReachFinder:
             if info.choices:
                 self._all_choices.setdefault(info.flag, info.choices)
         self.choices = {flag: tuple(v) for flag, v in sorted(keys.items())}
+        self._enums = enum_flags(self.index, self.knowledge)
+        self._flag_views: dict[str, Mapping[str, FlagInfo]] = {}
 
     # ----------------------------------------------------------------- selectors of one node
 
     def _flags(self, path: str) -> Mapping[str, FlagInfo]:
-        return self.knowledge.flags_for(path)
+        namespace = self.knowledge.namespace_of(path)
+        view = self._flag_views.get(namespace)
+        if view is None:
+            flags = self.knowledge.flags_for(path)
+            # An enum built from a flag's value (``TransferBackend(args.x_transfer_backend)``) is
+            # tested under the enum's name (``backend == TransferBackend.NIXL``): that name reads
+            # the flag too, where the flags of this path hold it.
+            extra = {e: flags[d] for e, d in self._enums.items() if e not in flags and d in flags}
+            view = self._flag_views[namespace] = {**flags, **extra} if extra else flags
+        return view
 
-    def guard_selectors(self, guards: Iterable[tuple[str, ...]], path: str) -> frozenset[Selector]:
+    def guard_selectors(
+        self, guards: Iterable[tuple[str, ...]], path: str, scope: str | None = None
+    ) -> frozenset[Selector]:
+        """The user choices among ``guards`` (read in ``path``; in definition ``scope``, when given,
+        a test of a parameter or ``self`` attribute its callers fill from one flag counts too)."""
         flags = self._flags(path)
         out = set()
         for atom in guards:
             sel = atom_selector(atom, flags, self.knowledge)
+            if sel is None and scope is not None:
+                sel = self._passed_selector(atom, flags, scope)
             if sel is not None:
                 out.add(sel)
         return frozenset(out)
+
+    def _passed_selector(
+        self, atom: tuple[str, ...], flags: Mapping[str, FlagInfo], scope: str
+    ) -> Selector | None:
+        if self.passed is None or atom[0] not in ("a", "v") or atom[2] not in ("name", "self"):
+            return None
+        module, _, qual = scope.partition(":")
+        found = self.passed.of(module, qual, f"{'n' if atom[2] == 'name' else 's'}:{atom[1]}")
+        if len(found) != 1 or flags.get(found[0].dest) is not found[0]:
+            return None  # several flags (or one of another namespace) say nothing sure
+        return atom_selector((atom[0], found[0].dest, "args", *atom[3:]), flags, self.knowledge)
 
     def _class_guards(self, guards: Iterable[tuple[str, ...]], depth: int) -> frozenset[Selector]:
         out = set()
@@ -188,9 +220,10 @@ class ReachFinder:
             alts = [*(alts or []), *(frozenset({r}) for r in sorted(registered))]
         elif alts is None:
             d = self.index.defs.get(node)
-            if d is not None and (d.kind == "c" or d.owner):
-                # A class nothing builds, registers or derives from (nor any method of it) is no
-                # way in that we know: dead or built by name. It must not make others' reach empty.
+            if d is not None and (d.kind == "c" or d.owner or node in self.index.op_names):
+                # A class nothing builds, registers or derives from (nor any method of it), or a
+                # custom op nothing calls, is no way in that we know: dead or built by name. It
+                # must not make others' reach empty.
                 if not self._cut:
                     self._memo[node] = None
                 self._cut = self._cut or outer_cut
@@ -222,7 +255,9 @@ class ReachFinder:
             if up is None:
                 continue
             reached = True
-            here = self.guard_selectors(edge.guards, edge.path) | self._class_guards(edge.guards, depth)
+            here = self.guard_selectors(edge.guards, edge.path, edge.caller) | self._class_guards(
+                edge.guards, depth
+            )
             alts.extend(c | here for c in up)
             if any(not c for c in alts):
                 return list(_FREE)

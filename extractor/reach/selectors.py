@@ -24,7 +24,9 @@ import re
 from collections.abc import Callable, Mapping, Sequence, Set
 
 from extractor.prose.knowledge import FlagInfo, Knowledge
-from extractor.reach.facts import Atom
+from extractor.reach.facts import Atom, Call
+from extractor.reach.guard_atoms import class_flag_name
+from extractor.reach.target_index import TargetIndex
 
 __all__ = [
     "PLATFORM_WORDS",
@@ -32,6 +34,7 @@ __all__ = [
     "Selector",
     "atom_selector",
     "class_value_selector",
+    "enum_flags",
     "folder_platform",
     "registry_flag",
     "registry_selector",
@@ -123,6 +126,10 @@ def atom_selector(atom: Atom, flags: Mapping[str, FlagInfo], knowledge: Knowledg
                 return None
         elif info.is_bool:
             return None
+        else:
+            # An enum member's name (``Role.DECODER``) for a flag whose choices are computed: the
+            # target spells its choices in lower case (``RoleType.DECODER = "decoder"``).
+            values = tuple(sorted({v.lower() if v.isupper() and v.isidentifier() else v for v in values}))
     return ("flag", info.flag, values)
 
 
@@ -210,3 +217,39 @@ def folder_platform(path: str) -> str | None:
         if part in PLATFORM_WORDS:
             return part
     return None
+
+
+def enum_flags(index: TargetIndex, knowledge: Knowledge) -> dict[str, str]:
+    """Enum name (as guards spell it: ``transfer_backend``) -> the flag (dest) whose value builds it.
+
+    ``TransferBackend(server_args.disaggregation_transfer_backend)`` makes ``TransferBackend.NIXL``
+    the flag's value ``nixl``. Only enums (a base named ``...Enum``) built from exactly one flag
+    count, and only where the enum's own name is no flag already.
+    """
+    out: dict[str, str] = {}
+    for node, d in sorted(index.defs.items()):
+        if d.kind != "c" or d.owner or not any(b.rpartition(".")[2].endswith("Enum") for b in d.bases):
+            continue
+        short = d.qualname
+        name = class_flag_name(short)
+        if name is None or any(name in flags for flags in knowledge.scoped.values()):
+            continue
+        dests: set[str] = set()
+        for f, calls in index.calls_named(short):
+            flags = knowledge.flags_for(f.path)
+            for raw in calls:
+                call = Call._make(raw)
+                if call.ref or call.callee.rpartition(".")[2] != short:
+                    continue
+                for slot, kind, value in call.args:
+                    if (
+                        slot == "0"
+                        and kind == "f"
+                        and value in flags
+                        and not flags[value].is_bool
+                        and index.resolve_dotted(call.callee, f, call.caller) == node
+                    ):
+                        dests.add(value)
+        if len(dests) == 1:
+            out[name] = dests.pop()
+    return out
