@@ -1,7 +1,8 @@
 """Reach through the links a plain call graph misses: an enum built from a flag's value and tested
 under its own name, a custom op called as ``torch.ops.<namespace>.<name>``, an autograd function's
-``apply``, a flag copied into a module global by a setter, and an import whose alternatives bind one
-name to an outside package and to the target's own module."""
+``apply``, a flag copied into a module global by a setter, an import whose alternatives bind one
+name to an outside package and to the target's own module, a model config built from the
+checkpoint, and a table of choices built inside a function."""
 
 from __future__ import annotations
 
@@ -209,6 +210,70 @@ FILES = {
                 return norm(x)
             return x
     """,
+    # A model config no code of the target builds: the checkpoint's config.json does, for the
+    # model file that imports it.
+    "python/sglang/srt/configs/toy_hybrid.py": """\
+        from transformers import PretrainedConfig
+
+
+        class ToyHybridConfig(PretrainedConfig):
+            def __init__(self, mixer_layers=None, **kwargs):
+                if mixer_layers is None:
+                    raise ValueError("mixer_layers is required")
+                super().__init__(**kwargs)
+    """,
+    "python/sglang/srt/models/toy_hybrid.py": """\
+        from sglang.srt.configs.toy_hybrid import ToyHybridConfig
+
+
+        class ToyHybridForCausalLM:
+            def __init__(self, config: ToyHybridConfig):
+                self.config = config
+
+
+        EntryClass = ToyHybridForCausalLM
+    """,
+    # A table of factories by backend name, built in a function and looked up by the flag's value;
+    # the class also gathered into a list of types is not built there.
+    "python/sglang/srt/speculative/draft_factory.py": """\
+        class DraftFactory:
+            def __init__(self, server_args):
+                self.server_args = server_args
+
+            def create(self):
+                table = {
+                    "plain": self._make_plain,
+                    "blocked": self._make_blocked,
+                }
+                return table[self.server_args.mixer_backend]()
+
+            def _make_plain(self):
+                return None
+
+            def _make_blocked(self):
+                from sglang.srt.layers.blocked_draft import BlockedDraft
+
+                return BlockedDraft()
+
+
+        def check_graphs(backend):
+            from sglang.srt.layers.blocked_draft import BlockedDraft
+
+            kinds = []
+            kinds.append(BlockedDraft)
+            return isinstance(backend, tuple(kinds))
+
+
+        def start_draft(server_args):
+            if server_args.enable_adapters:
+                DraftFactory(server_args).create()
+    """,
+    "python/sglang/srt/layers/blocked_draft.py": """\
+        class BlockedDraft:
+            def step(self, x):
+                if x is None:
+                    raise ValueError("no draft input")
+    """,
 }
 
 
@@ -249,3 +314,17 @@ def test_a_flag_a_setter_copies_into_a_global_selects_what_its_readers_build(rea
 def test_the_targets_own_module_wins_over_an_outside_alternative_import(reach: SiteReach) -> None:
     got = reach.of("python/sglang/kernels/fused/__init__.py", "fused_norm")
     assert got == (frozenset({("flag", "--mixer-backend", ("blocked",))}),)
+
+
+def test_a_model_config_is_reached_for_the_architectures_whose_file_imports_it(reach: SiteReach) -> None:
+    got = reach.of("python/sglang/srt/configs/toy_hybrid.py", "ToyHybridConfig.__init__")
+    assert got == (frozenset({("arch", "ToyHybridForCausalLM", ())}),)
+
+
+def test_a_table_built_in_a_function_selects_its_entry_by_key(reach: SiteReach) -> None:
+    got = reach.of("python/sglang/srt/layers/blocked_draft.py", "BlockedDraft.step")
+    # The table's key and the switch that leads to the factory both hold; the list of types the
+    # class is appended to for a type test is no way in.
+    assert got == (
+        frozenset({("flag", "--mixer-backend", ("blocked",)), ("flag", "--enable-adapters", ())}),
+    )

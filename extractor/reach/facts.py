@@ -16,7 +16,9 @@ A guard *atom* is the raw, knowledge-free shape of one conjunct of a test that m
 * ``["i", name, recv, value]``: a value test method (``backend.is_deep_gemm()``): the value is only
   trusted where the flag declares it among its choices;
 * ``["e", NAME]``: an environment variable read;
-* ``["p", word]``: a platform test (``is_hip()``, ``_is_npu``, ``torch.version.hip``).
+* ``["p", word]``: a platform test (``is_hip()``, ``_is_npu``, ``torch.version.hip``);
+* ``["k", key, keys...]``: a value stored under ``key`` in a dict literal keyed by ``keys`` (the
+  table runs the one entry its lookup picks).
 
 Which of them are user-level selectors is decided later, against the target's flag knowledge.
 """

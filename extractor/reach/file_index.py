@@ -25,6 +25,7 @@ from extractor.reach.facts import Atom, Call, Def, FileFacts, Registration
 from extractor.reach.guard_atoms import TYPED, GuardReader, class_flag_name, typed_params
 from extractor.reach.receiver_facts import Types, class_attributes, expr_types, function_types, return_types
 from extractor.reach.syntax import (
+    COLLECTORS,
     LEAVES,
     SCOPES,
     TESTS,
@@ -46,6 +47,17 @@ def module_name(path: str) -> str:
     if parts and parts[-1] == "__init__":
         parts = parts[:-1]
     return ".".join(p for p in parts if p)
+
+
+def _class_name(node: ast.expr) -> bool:
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    return name[:1].isupper() and not name.isupper()
+
+
+def _string_keys(node: ast.Dict) -> list[str] | None:
+    """The keys of a dict literal when every one is a string and there are several."""
+    keys = [k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+    return keys if len(keys) == len(node.keys) and len(set(keys)) >= 2 else None
 
 
 def file_facts(path: str, tree: ast.Module) -> FileFacts:
@@ -427,11 +439,24 @@ class _Builder:
                 stack.append((func.value if isinstance(func, ast.Attribute) else func, gs, False))
                 # ``isinstance(x, Foo)`` tests a class; it does not hand it to anyone.
                 passes = not (isinstance(func, ast.Name) and func.id in TYPE_TESTS)
+                if isinstance(func, ast.Attribute) and func.attr in COLLECTORS:
+                    # ``types.append(FooBackend)``: classes gathered for a later type test; a
+                    # class built from such a list is built from a name we cannot follow anyway.
+                    passes = passes and not any(_class_name(a) for a in here.args)
                 stack.extend((a, gs, passes) for a in here.args if type(a) not in LEAVES or passes)
                 stack.extend(
                     (k.value, gs, passes) for k in here.keywords if type(k.value) not in LEAVES or passes
                 )
                 continue
+            if kind is ast.Dict and value and qual != "<module>":
+                assert isinstance(here, ast.Dict)
+                keys = _string_keys(here)
+                if keys is not None:
+                    # A table of definitions by choice string built in a function (``{"fa3":
+                    # self._make_fa3, ...}[name]()``): each one runs only under its key.
+                    for key, item in zip(keys, here.values, strict=True):
+                        stack.append((item, [*gs, self._atom(("k", key, *sorted(set(keys))))], True))
+                    continue
             if kind is ast.IfExp:
                 assert isinstance(here, ast.IfExp)
                 stack.append((here.test, gs, False))

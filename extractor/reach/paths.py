@@ -22,6 +22,7 @@ from extractor.reach.selectors import (
     Selector,
     atom_selector,
     class_value_selector,
+    config_selectors,
     enum_flags,
     folder_platform,
     registry_selector,
@@ -86,6 +87,8 @@ class ReachFinder:
                 node = f"{module}:{name}"
                 if node in self.index.defs:
                     registered.setdefault(node, set()).add(("arch", name, ()))
+            for node, sel in config_selectors(self.index, f):
+                registered.setdefault(node, set()).add(sel)
         self._registered = {k: frozenset(v) for k, v in registered.items()}
         self._all_choices: dict[str, tuple[str, ...]] = {}
         for info in self.knowledge.flag_info.values():

@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence, Set
 
 from extractor.prose.knowledge import FlagInfo, Knowledge
-from extractor.reach.facts import Atom, Call
+from extractor.reach.facts import Atom, Call, FileFacts
 from extractor.reach.guard_atoms import class_flag_name
 from extractor.reach.target_index import TargetIndex
 
@@ -34,6 +34,7 @@ __all__ = [
     "Selector",
     "atom_selector",
     "class_value_selector",
+    "config_selectors",
     "enum_flags",
     "folder_platform",
     "registry_flag",
@@ -88,6 +89,10 @@ def atom_selector(atom: Atom, flags: Mapping[str, FlagInfo], knowledge: Knowledg
         return (SCRIPT, "__main__", ())
     if kind == "p":
         return ("platform", atom[1], ())
+    if kind == "k":
+        # An entry of a table of choices: the flag whose choices its keys are, set to its key.
+        info = registry_flag("", set(atom[2:]), flags)
+        return ("flag", info.flag, (atom[1],)) if info is not None and atom[1] in info.choices else None
     if kind == "e":
         name = atom[1]
         if name in knowledge.env_vars or name.startswith("SGLANG_"):
@@ -253,3 +258,31 @@ def enum_flags(index: TargetIndex, knowledge: Knowledge) -> dict[str, str]:
         if len(dests) == 1:
             out[name] = dests.pop()
     return out
+
+
+def config_selectors(index: TargetIndex, f: FileFacts) -> list[tuple[str, Selector]]:
+    """The model configs a model file imports, each picked by the file's architectures.
+
+    A config class (one deriving from a ``PretrainedConfig``) is built from the checkpoint's
+    ``config.json`` by its ``model_type``, not by a call of the target: a model file that imports
+    it (``EntryClass = NemotronHForCausalLM`` beside ``from ...configs import NemotronHConfig``)
+    is what its checkpoints are served by.
+    """
+    archs = tuple(sorted(n for n in f.entry if f"{f.module}:{n}" in index.defs))
+    if not archs:
+        return []
+    sel: Selector = ("arch", archs[0], ()) if len(archs) == 1 else ("arch", "", archs)
+    out = []
+    for dotted in sorted(set(f.imports.values())):
+        node = index.resolve_dotted(dotted, f, "<module>")
+        if node is not None and node.partition(":")[0] != f.module and _is_config(index, node):
+            out.append((node, sel))
+    return out
+
+
+def _is_config(index: TargetIndex, node: str) -> bool:
+    d = index.defs[node]
+    if d.kind != "c":
+        return False
+    lineage = [d, *(index.defs[a] for a in index.ancestors(node))]
+    return any(b.rpartition(".")[2].lower() == "pretrainedconfig" for c in lineage for b in c.bases)
