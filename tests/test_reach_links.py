@@ -274,6 +274,49 @@ FILES = {
                 if x is None:
                     raise ValueError("no draft input")
     """,
+    # A property typed by its return annotation is the receiver of a call.
+    "python/sglang/srt/runner.py": """\
+        class Runner:
+            def prepare(self):
+                if not self:
+                    raise RuntimeError("runner not ready")
+    """,
+    "python/sglang/srt/worker.py": """\
+        from sglang.srt.runner import Runner
+
+
+        class Worker:
+            def __init__(self):
+                self._runner = Runner()
+
+            @property
+            def runner(self) -> Runner:
+                return self._runner
+
+            def warm(self, server_args):
+                if server_args.enable_adapters:
+                    self.runner.prepare()
+
+
+        def start(server_args):
+            Worker().warm(server_args)
+    """,
+    # A branch also taken with the flag left unset selects nothing.
+    "python/sglang/srt/handoff/roles.py": """\
+        def open_side(server_args):
+            if server_args.handoff_mode in ("null", "sender"):
+                return _sender_side()
+            if server_args.handoff_mode == "receiver":
+                return _receiver_side()
+
+
+        def _sender_side():
+            raise NotImplementedError("sender side")
+
+
+        def _receiver_side():
+            raise NotImplementedError("receiver side")
+    """,
 }
 
 
@@ -325,6 +368,15 @@ def test_a_table_built_in_a_function_selects_its_entry_by_key(reach: SiteReach) 
     got = reach.of("python/sglang/srt/layers/blocked_draft.py", "BlockedDraft.step")
     # The table's key and the switch that leads to the factory both hold; the list of types the
     # class is appended to for a type test is no way in.
-    assert got == (
-        frozenset({("flag", "--mixer-backend", ("blocked",)), ("flag", "--enable-adapters", ())}),
-    )
+    assert got == (frozenset({("flag", "--mixer-backend", ("blocked",)), ("flag", "--enable-adapters", ())}),)
+
+
+def test_a_property_returning_a_class_types_the_receiver_of_a_call(reach: SiteReach) -> None:
+    got = reach.of("python/sglang/srt/runner.py", "Runner.prepare")
+    assert got == (frozenset({("flag", "--enable-adapters", ())}),)
+
+
+def test_a_branch_also_taken_with_the_flag_unset_selects_nothing(reach: SiteReach) -> None:
+    assert reach.of("python/sglang/srt/handoff/roles.py", "_sender_side") == ()
+    got = reach.of("python/sglang/srt/handoff/roles.py", "_receiver_side")
+    assert got == (frozenset({("flag", "--handoff-mode", ("receiver",))}),)

@@ -54,9 +54,11 @@ class ReachFinder:
     """Flags that reach a caller's parameters and ``self`` attributes: a guard on one is a flag's."""
     _memo: dict[str, Reach | None] = field(default_factory=dict)
     _busy: set[str] = field(default_factory=set)
-    _partial: dict[str, tuple[int, Reach]] = field(default_factory=dict)
-    """Incomplete results and the depth they were computed at: reused only at that depth or deeper."""
+    _partial: dict[str, tuple[int, Reach, frozenset[str]]] = field(default_factory=dict)
+    """Incomplete results, the depth they were computed at and the callers on the stack whose
+    cycles cut them: reused only at that depth or deeper, while those callers are on the stack."""
     _cut: bool = False
+    _hits: set[str] = field(default_factory=set)
     _own: dict[str, frozenset[Selector]] = field(default_factory=dict)
     choices: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """flag -> every key registered for it, in registration order (what a workaround may name)."""
@@ -200,22 +202,30 @@ class ReachFinder:
         if node in self._memo:
             return self._memo[node]
         partial = self._partial.get(node)
-        if partial is not None and partial[0] <= depth:
+        # A result that met a cycle left out the ways in through the callers then on the stack:
+        # it holds only while they are (elsewhere those ways in count, and it would say too much).
+        if partial is not None and partial[0] <= depth and partial[2] <= self._busy:
             self._cut = True
+            self._hits |= partial[2]
             return partial[1]
         if node in self._busy:
             self._cut = True
+            self._hits.add(node)
             return None  # a cycle: no way in that the chain has not already met
         if depth > MAX_DEPTH:
             # Beyond the bound anything may call it: the chain keeps only the selectors met below.
             self._cut = True
             return _FREE
         outer_cut, self._cut = self._cut, False
+        outer_hits, self._hits = self._hits, set()
         self._busy.add(node)
         try:
             alts = self._alternatives(node, depth)
         finally:
             self._busy.discard(node)
+        self._hits.discard(node)  # a cycle back to this node is complete here
+        hits = frozenset(self._hits)
+        self._hits = outer_hits | self._hits
         # A registered definition is also reached through its registry (its key picks it).
         registered = self._registered.get(node)
         if registered:
@@ -235,7 +245,7 @@ class ReachFinder:
         own = self.own(node)
         result = _simplify([c | own for c in alts])
         if self._cut:
-            self._partial[node] = (depth, result)
+            self._partial[node] = (depth, result, hits)
         else:
             self._memo[node] = result
         self._cut = self._cut or outer_cut

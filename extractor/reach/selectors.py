@@ -92,7 +92,9 @@ def atom_selector(atom: Atom, flags: Mapping[str, FlagInfo], knowledge: Knowledg
     if kind == "k":
         # An entry of a table of choices: the flag whose choices its keys are, set to its key.
         info = registry_flag("", set(atom[2:]), flags)
-        return ("flag", info.flag, (atom[1],)) if info is not None and atom[1] in info.choices else None
+        if info is None or atom[1] not in info.choices or atom[1].lower() in _UNSET_WORDS:
+            return None
+        return ("flag", info.flag, (atom[1],))
     if kind == "e":
         name = atom[1]
         if name in knowledge.env_vars or name.startswith("SGLANG_"):
@@ -115,7 +117,11 @@ def atom_selector(atom: Atom, flags: Mapping[str, FlagInfo], knowledge: Knowledg
         # ``is_eagle_family()`` names a group, not a value: only "the flag is set" is sure.
         return None if info.is_bool else ("flag", info.flag, ())
     if kind in ("v", "i"):
+        # A path taken with the flag left unset (``mode in ("null", "x")``) is taken without the
+        # user passing anything: the test selects nothing.
         values = tuple(sorted({v for v in atom[3:] if v}))
+        if not values or any(v.lower() in _UNSET_WORDS for v in values):
+            return None
         if info.choices:
             # An enum member (``Mode.PREFILL``) is spelled as the choice it stands for (``prefill``).
             values = tuple(
@@ -180,7 +186,9 @@ def registry_selector(
         values = tuple(sorted(keys))
         return ("arch", values[0], ()) if len(values) == 1 else ("arch", "", values)
     info = registry_flag(registry, siblings, flags)
-    return None if info is None else ("flag", info.flag, tuple(sorted(keys)))
+    if info is None or any(k.lower() in _UNSET_WORDS for k in keys):
+        return None  # the entry for the unset flag is taken without the user passing anything
+    return ("flag", info.flag, tuple(sorted(keys)))
 
 
 def class_value_selector(
