@@ -25,6 +25,7 @@ class ServerArgs:
     enable_fast_reduce: bool = False
     enable_adapters: bool = False
     mixer_backend: str = "plain"
+    tp_size: int = 1
 
     @staticmethod
     def add_cli_args(parser):
@@ -33,6 +34,7 @@ class ServerArgs:
         parser.add_argument("--enable-fast-reduce", action="store_true")
         parser.add_argument("--enable-adapters", action="store_true")
         parser.add_argument("--mixer-backend", type=str, choices=["plain", "blocked"])
+        parser.add_argument("--tp-size", type=int, default=1)
 """
 
 FILES = {
@@ -317,6 +319,19 @@ FILES = {
         def _receiver_side():
             raise NotImplementedError("receiver side")
     """,
+    # An early exit: what follows runs only when its test failed.
+    "python/sglang/srt/detok/router.py": """\
+        def _route_many(server_args):
+            raise RuntimeError("routing to several workers failed")
+
+
+        def start_detok(server_args):
+            if server_args.enable_adapters is None:
+                return None
+            if server_args.tp_size <= 1:
+                return None
+            return _route_many(server_args)
+    """,
 }
 
 
@@ -380,3 +395,9 @@ def test_a_branch_also_taken_with_the_flag_unset_selects_nothing(reach: SiteReac
     assert reach.of("python/sglang/srt/handoff/roles.py", "_sender_side") == ()
     got = reach.of("python/sglang/srt/handoff/roles.py", "_receiver_side")
     assert got == (frozenset({("flag", "--handoff-mode", ("receiver",))}),)
+
+
+def test_an_early_exit_guards_what_follows_with_its_failed_test(reach: SiteReach) -> None:
+    got = reach.of("python/sglang/srt/detok/router.py", "_route_many")
+    # ``is None`` then return: the switch is set; ``<= 1`` then return: the size is set above it.
+    assert got == (frozenset({("flag", "--enable-adapters", ()), ("flag", "--tp-size", ())}),)

@@ -285,6 +285,10 @@ class _Builder:
                 here = [self._atom(a) for a in self.guards.atoms_of(stmt.test, local, aliases)]
                 self._block(stmt.body, qual, prefix, owner, guards + here, catches, local, aliases)
                 self._block(stmt.orelse, qual, prefix, owner, guards, catches, local, aliases)
+                if not stmt.orelse and stmt.body and isinstance(stmt.body[-1], ast.Return | ast.Raise):
+                    # ``if not args.enable_x: return``: what follows runs only when the test failed.
+                    failed = [self._atom(a) for a in self.guards.negated_atoms(stmt.test, local, aliases)]
+                    guards = guards + [i for i in failed if i not in guards]
             elif isinstance(stmt, ast.Try | ast.TryStar):
                 caught: list[str] = []
                 for handler in stmt.handlers:
