@@ -332,6 +332,27 @@ FILES = {
                 return None
             return _route_many(server_args)
     """,
+    # A constructor runs whenever its class is built, not only from a subclass's ``super()``.
+    "python/sglang/srt/workers/base.py": """\
+        from sglang.srt.utils import is_cpu
+
+
+        class DeviceWorker:
+            def __init__(self, rank):
+                if rank < 0:
+                    raise ValueError("negative rank")
+
+
+        class HostWorker(DeviceWorker):
+            def __init__(self, rank):
+                super().__init__(rank)
+
+
+        def make_worker(rank):
+            if is_cpu():
+                return HostWorker(rank)
+            return DeviceWorker(rank)
+    """,
 }
 
 
@@ -401,3 +422,10 @@ def test_an_early_exit_guards_what_follows_with_its_failed_test(reach: SiteReach
     got = reach.of("python/sglang/srt/detok/router.py", "_route_many")
     # ``is None`` then return: the switch is set; ``<= 1`` then return: the size is set above it.
     assert got == (frozenset({("flag", "--enable-adapters", ()), ("flag", "--tp-size", ())}),)
+
+
+def test_a_constructor_runs_wherever_its_class_is_built(reach: SiteReach) -> None:
+    # The platform-gated subclass calls it too, but building the base class needs no platform.
+    assert reach.of("python/sglang/srt/workers/base.py", "DeviceWorker.__init__") == ()
+    got = reach.of("python/sglang/srt/workers/base.py", "HostWorker.__init__")
+    assert got == (frozenset({("platform", "cpu", ())}),)

@@ -42,6 +42,7 @@ Reach = tuple[Conj, ...]
 """Alternatives; ``()`` when nothing narrows the path."""
 
 _FREE: Reach = (frozenset(),)
+_CONSTRUCTORS = frozenset({"__init__", "__new__", "__post_init__"})
 
 
 @dataclass
@@ -291,6 +292,10 @@ class ReachFinder:
             # A public method called only from the classes it derives from or that derive from it is
             # called from outside too, through receivers we cannot read: its class's ways in hold.
             return list(cls)
+        if cls is not None and node.rpartition(".")[2] in _CONSTRUCTORS:
+            # Building the class runs its constructor: every way the class is built is one in (the
+            # ``super().__init__()`` of a subclass is one of those ways already).
+            return [*cls, *(calls or [])]
         if calls is None:
             return list(cls) if cls is not None else None
         if calls == list(_FREE):
