@@ -461,6 +461,11 @@ class _Builder:
                     for key, item in zip(keys, here.values, strict=True):
                         stack.append((item, [*gs, self._atom(("k", key, *sorted(set(keys))))], True))
                     continue
+            if (kind is ast.List or kind is ast.Tuple or kind is ast.Set) and value:
+                assert isinstance(here, ast.List | ast.Tuple | ast.Set)
+                if len(here.elts) >= 2 and all(_class_name(e) for e in here.elts):
+                    # ``[FooBackend, BarBackend]``: a set of types to test against, built by no one.
+                    continue
             if kind is ast.IfExp:
                 assert isinstance(here, ast.IfExp)
                 stack.append((here.test, gs, False))
