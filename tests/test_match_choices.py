@@ -69,7 +69,7 @@ ARCH_LOG = (
 def test_the_writer_puts_the_choices_in_the_tags() -> None:
     fa3, mla = pair(False)
     assert "fa3" in fa3.tags and "deepseek-v3" in mla.tags
-    assert "`--attention-backend` resolved to `fa3`" in fa3.documentation
+    assert "--attention-backend fa3" in fa3.documentation
 
 
 @pytest.mark.parametrize("swapped", [False, True])
