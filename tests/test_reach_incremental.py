@@ -106,7 +106,7 @@ def test_an_edit_in_one_file_recomputes_the_reach_of_another_and_reuses_the_rest
     cold = _run(repo, before, cache)
     assert cold.stats.files_parsed == cold.stats.files_in_scope == 13
     assert cold.stats.reach_computed > 0 and cold.stats.reach_from_cache == 0
-    assert "only with `--store-backend` resolved to `ring`" in _ring_doc(cold)
+    assert "only with `--store-backend ring`" in _ring_doc(cold)
 
     warm = _run(repo, before, cache)
     assert warm.stats.files_parsed == 0 and warm.stats.files_from_cache == 13

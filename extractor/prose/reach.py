@@ -52,10 +52,7 @@ def _selector_words(sel: Selector) -> str:
     if kind == "flag":
         if not values:
             return f"`{name}`"
-        # The value may be the one sglang picks when the flag is not given (a platform's or a
-        # model's default backend): it is said as what the flag resolves to, not as a must-pass.
-        listed = " or ".join(f"`{v}`" for v in values)
-        return f"`{name}` resolved to {listed} (given, or picked by default)"
+        return " or ".join([f"`{name} {values[0]}`", *(f"`{v}`" for v in values[1:])])
     if kind == "env":
         return f"`{name}` set"
     if kind == "platform":
