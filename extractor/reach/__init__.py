@@ -27,8 +27,8 @@ class SiteReach:
     def __init__(self, plain_facts: Iterable[dict[str, Any]], knowledge: Knowledge) -> None:
         facts = [f for f in (FileFacts.from_plain(p) for p in plain_facts) if f is not None]
         self.index = TargetIndex.build(facts)
-        self.finder = ReachFinder(self.index, knowledge)
         self.passed = PassedFlags(self.index, knowledge)
+        self.finder = ReachFinder(self.index, knowledge, self.passed)
 
     @property
     def choices(self) -> dict[str, tuple[str, ...]]:

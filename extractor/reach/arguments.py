@@ -25,7 +25,15 @@ from extractor.prose.world_size import flag_for_group, group_of
 from extractor.reach.facts import Call, FileFacts
 from extractor.reach.target_index import TargetIndex
 
-__all__ = ["PassedFlags", "passed_args", "positional_params", "self_assignment", "value_source"]
+__all__ = [
+    "PassedFlags",
+    "bindable_names",
+    "name_binding",
+    "passed_args",
+    "positional_params",
+    "self_assignment",
+    "value_source",
+]
 
 # Deep enough for a constructor that keeps a parameter on ``self`` for a method that hands it to
 # another object's method; short enough that a loose name match cannot wander far.
@@ -97,6 +105,34 @@ def self_assignment(stmt: ast.stmt) -> tuple[str, str, str] | None:
     return (target.attr, *src)
 
 
+def bindable_names(func: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
+    """Names whose new value a caller's flag may reach through: parameters (``n``) and the
+    module globals the function declares ``global`` (``g``)."""
+    args = func.args
+    out = {a.arg: "n" for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+    todo: list[ast.AST] = list(func.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Global):
+            out.update(dict.fromkeys(node.names, "g"))
+        elif not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def name_binding(stmt: ast.stmt, bindable: dict[str, str] | None) -> tuple[str, str, str] | None:
+    """``(token, kind, value)`` of ``x = <source>`` for ``x`` a parameter or declared global."""
+    if not bindable or not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
+        return None
+    target = stmt.targets[0]
+    if not isinstance(target, ast.Name) or target.id not in bindable:
+        return None
+    src = value_source(stmt.value)
+    if src is None or src == ("n", target.id):
+        return None
+    return (f"{bindable[target.id]}:{target.id}", *src)
+
+
 @dataclass
 class PassedFlags:
     """The flags a parameter or ``self`` attribute of a definition carries, over every caller."""
@@ -145,8 +181,11 @@ class PassedFlags:
     def _param(self, f: FileFacts, qual: str, name: str, depth: int) -> list[FlagInfo]:
         node = f"{f.module}:{qual}"
         d = self.index.defs.get(node)
+        # A new value given in the function (``if x is None: x = _ENABLE_X``) carries its flags too.
+        out = self._bound(f, qual, f"n:{name}", depth)
         if d is None or d.kind != "f" or name not in d.params:
-            return []
+            # Not a parameter: a module global, which setters (``global _X; _X = enable``) fill.
+            return out if out else self._bound(f, None, f"g:{name}", depth)
         params = list(d.params)
         if d.owner and params and params[0] in ("self", "cls"):
             params = params[1:]
@@ -161,13 +200,19 @@ class PassedFlags:
         # A positional argument means this parameter only when every definition of the name
         # puts the same parameter there (one interface, several implementations).
         same_slot = self._same_slot(callee_name, pos, name)
-        out: list[FlagInfo] = []
         for cf, call in self._calls(callee_name):
             if not self._may_call(cf, call, target, callee_name):
                 continue
             for slot, kind, value in call.args:
                 if slot == f"={name}" or (same_slot and pos >= 0 and slot == str(pos)):
                     out.extend(self._source(cf.module, call.caller, kind, value, depth + 1))
+        return out
+
+    def _bound(self, f: FileFacts, qual: str | None, token: str, depth: int) -> list[FlagInfo]:
+        out: list[FlagInfo] = []
+        for where, bound, kind, value in f.binds:
+            if bound == token and (qual is None or where == qual):
+                out.extend(self._source(f.module, where, kind, value, depth + 1))
         return out
 
     def _same_slot(self, name: str, pos: int, param: str) -> bool:

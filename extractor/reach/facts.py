@@ -16,7 +16,9 @@ A guard *atom* is the raw, knowledge-free shape of one conjunct of a test that m
 * ``["i", name, recv, value]``: a value test method (``backend.is_deep_gemm()``): the value is only
   trusted where the flag declares it among its choices;
 * ``["e", NAME]``: an environment variable read;
-* ``["p", word]``: a platform test (``is_hip()``, ``_is_npu``, ``torch.version.hip``).
+* ``["p", word]``: a platform test (``is_hip()``, ``_is_npu``, ``torch.version.hip``);
+* ``["k", key, keys...]``: a value stored under ``key`` in a dict literal keyed by ``keys`` (the
+  table runs the one entry its lookup picks).
 
 Which of them are user-level selectors is decided later, against the target's flag knowledge.
 """
@@ -29,7 +31,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 6
+FACTS_VERSION = 7
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 Atom = tuple[str, ...]
@@ -110,6 +112,13 @@ class FileFacts:
     attrs: list[tuple[str, ...]] = field(default_factory=list)
     """``self.x = <value>`` in a method: ``(method qualname, x, kind, value)`` for values that may
     carry a flag (:func:`extractor.reach.arguments.value_source`)."""
+    binds: list[tuple[str, ...]] = field(default_factory=list)
+    """Names a function binds to a value that may carry a flag: ``(qualname, token, kind, value)``,
+    token ``n:x`` for a parameter given a new value (``if x is None: x = _DEFAULT``) and ``g:X`` for
+    a module global it declares ``global`` (a setter: ``_X = enable``)."""
+    ops: list[tuple[str, str]] = field(default_factory=list)
+    """Custom ops: ``(op name, function)`` of ``register_op(op_name="x", op_func=f)``, the function
+    as a dotted name with the file's imports applied; ``torch.ops.<namespace>.x(...)`` runs it."""
 
     def to_plain(self) -> dict[str, Any]:
         """JSON-ready lists and strings; :meth:`from_plain` rebuilds the same facts."""
@@ -152,6 +161,8 @@ class FileFacts:
             "atoms": [list(a) for a in self.atoms],
             "entry": list(self.entry),
             "attrs": [list(a) for a in self.attrs],
+            "binds": [list(b) for b in self.binds],
+            "ops": [list(o) for o in self.ops],
         }
 
     @classmethod
@@ -183,6 +194,8 @@ class FileFacts:
                 atoms=[tuple(str(x) for x in a) for a in data["atoms"]],
                 entry=tuple(data["entry"]),
                 attrs=[tuple(str(x) for x in a) for a in data["attrs"]],
+                binds=[tuple(str(x) for x in b) for b in data["binds"]],
+                ops=[(str(n), str(t)) for n, t in data["ops"]],
             )
         except (KeyError, TypeError, ValueError, AttributeError):
             return None

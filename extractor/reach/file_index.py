@@ -14,7 +14,13 @@ import ast
 import dataclasses
 from collections.abc import Iterable, Sequence
 
-from extractor.reach.arguments import passed_args, positional_params, self_assignment
+from extractor.reach.arguments import (
+    bindable_names,
+    name_binding,
+    passed_args,
+    positional_params,
+    self_assignment,
+)
 from extractor.reach.facts import Atom, Call, Def, FileFacts, Registration
 from extractor.reach.guard_atoms import TYPED, GuardReader, class_flag_name, typed_params
 from extractor.reach.receiver_facts import (
@@ -26,6 +32,7 @@ from extractor.reach.receiver_facts import (
     return_types,
 )
 from extractor.reach.syntax import (
+    COLLECTORS,
     LEAVES,
     SCOPES,
     TESTS,
@@ -49,6 +56,17 @@ def module_name(path: str) -> str:
     return ".".join(p for p in parts if p)
 
 
+def _class_name(node: ast.expr) -> bool:
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    return name[:1].isupper() and not name.isupper()
+
+
+def _string_keys(node: ast.Dict) -> list[str] | None:
+    """The keys of a dict literal when every one is a string and there are several."""
+    keys = [k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+    return keys if len(keys) == len(node.keys) and len(set(keys)) >= 2 else None
+
+
 def file_facts(path: str, tree: ast.Module) -> FileFacts:
     """The index facts of one parsed file; never raises on odd but valid code."""
     builder = _Builder(path, tree)
@@ -69,6 +87,8 @@ class _Builder:
         self._method_types: dict[int, Types] = {}
         self._nodes: NodeMemo = {}
         """Each function's own nodes, walked once for its types, its returns and its class's attributes."""
+        self._bindable: dict[str, dict[str, str]] = {}
+        """Per function: its parameters (``n``) and the globals it declares (``g``)."""
         # Names a value may refer to a definition by: the module's own, then nested ones as met.
         self._def_names = {
             s.name for s in tree.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
@@ -141,9 +161,16 @@ class _Builder:
                 for alias in node.names:
                     if alias.name == "*":
                         continue
-                    imports.setdefault(
-                        alias.asname or alias.name, f"{base}.{alias.name}" if base else alias.name
-                    )
+                    name = alias.asname or alias.name
+                    target = f"{base}.{alias.name}" if base else alias.name
+                    old = imports.setdefault(name, target)
+                    if old != target and self._own(target) and not self._own(old):
+                        # Alternatives (``try``/``if``) bind one name: the target's own module is
+                        # the one whose code can be followed.
+                        imports[name] = target
+
+    def _own(self, dotted: str) -> bool:
+        return dotted.partition(".")[0] == self.facts.module.partition(".")[0]
 
     def raw_dotted(self, node: ast.expr) -> str | None:
         """Dotted text of a called expression, its head not yet resolved; None when nothing is known."""
@@ -228,6 +255,7 @@ class _Builder:
                 types = self._method_types.pop(id(stmt), None)
                 types = function_types(stmt, self._nodes) if types is None else types
                 self._types[name] = types
+                self._bindable[name] = bindable_names(stmt)
                 returns = "|".join(sorted(return_types(stmt, types, self._nodes)))
                 self.facts.defs.append(
                     Def(
@@ -269,6 +297,10 @@ class _Builder:
                 here = [self._atom(a) for a in self.guards.atoms_of(stmt.test, local, aliases)]
                 self._block(stmt.body, qual, prefix, owner, guards + here, catches, local, aliases)
                 self._block(stmt.orelse, qual, prefix, owner, guards, catches, local, aliases)
+                if not stmt.orelse and stmt.body and isinstance(stmt.body[-1], ast.Return | ast.Raise):
+                    # ``if not args.enable_x: return``: what follows runs only when the test failed.
+                    failed = [self._atom(a) for a in self.guards.negated_atoms(stmt.test, local, aliases)]
+                    guards = guards + [i for i in failed if i not in guards]
             elif isinstance(stmt, ast.Try | ast.TryStar):
                 caught: list[str] = []
                 for handler in stmt.handlers:
@@ -297,6 +329,9 @@ class _Builder:
                 kept = self_assignment(stmt) if qual != "<module>" else None
                 if kept is not None:
                     self.facts.attrs.append((qual, *kept))
+                bound = name_binding(stmt, self._bindable.get(qual)) if qual != "<module>" else None
+                if bound is not None:
+                    self.facts.binds.append((qual, *bound))
                 if isinstance(stmt, ast.Assign) and owner and qual == owner:
                     self._class_list(owner, stmt)
                 self._expr(stmt, qual, guards, catches, local, aliases)
@@ -403,6 +438,8 @@ class _Builder:
                 assert isinstance(here, ast.Call)
                 func = here.func
                 callee = self.raw_dotted(func)
+                if here.keywords:
+                    self._custom_op(here)
                 if callee is not None:
                     calls.append(
                         Call(
@@ -418,11 +455,29 @@ class _Builder:
                 stack.append((func.value if isinstance(func, ast.Attribute) else func, gs, False))
                 # ``isinstance(x, Foo)`` tests a class; it does not hand it to anyone.
                 passes = not (isinstance(func, ast.Name) and func.id in TYPE_TESTS)
+                if isinstance(func, ast.Attribute) and func.attr in COLLECTORS:
+                    # ``types.append(FooBackend)``: classes gathered for a later type test; a
+                    # class built from such a list is built from a name we cannot follow anyway.
+                    passes = passes and not any(_class_name(a) for a in here.args)
                 stack.extend((a, gs, passes) for a in here.args if type(a) not in LEAVES or passes)
                 stack.extend(
                     (k.value, gs, passes) for k in here.keywords if type(k.value) not in LEAVES or passes
                 )
                 continue
+            if kind is ast.Dict and value and qual != "<module>":
+                assert isinstance(here, ast.Dict)
+                keys = _string_keys(here)
+                if keys is not None:
+                    # A table of definitions by choice string built in a function (``{"fa3":
+                    # self._make_fa3, ...}[name]()``): each one runs only under its key.
+                    for key, item in zip(keys, here.values, strict=True):
+                        stack.append((item, [*gs, self._atom(("k", key, *sorted(set(keys))))], True))
+                    continue
+            if (kind is ast.List or kind is ast.Tuple or kind is ast.Set) and value:
+                assert isinstance(here, ast.List | ast.Tuple | ast.Set)
+                if len(here.elts) >= 2 and all(_class_name(e) for e in here.elts):
+                    # ``[FooBackend, BarBackend]``: a set of types to test against, built by no one.
+                    continue
             if kind is ast.IfExp:
                 assert isinstance(here, ast.IfExp)
                 stack.append((here.test, gs, False))
@@ -449,6 +504,19 @@ class _Builder:
                             self._reference(c, qual, gs, types)
                     elif isinstance(c, ast.AST) and type(c) not in LEAVES:
                         stack.append((c, gs, value))
+
+    def _custom_op(self, call: ast.Call) -> None:
+        # ``register(op_name="x", op_func=f)``: the op ``torch.ops.<namespace>.x`` runs ``f``.
+        named = {k.arg: k.value for k in call.keywords if k.arg in ("op_name", "op_func")}
+        name, func = named.get("op_name"), named.get("op_func")
+        if name is None and call.args:
+            name = call.args[0]
+        if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+            return
+        if isinstance(func, ast.Name | ast.Attribute):
+            target = self.guards.dotted(func)
+            if not target.startswith("?"):
+                self.facts.ops.append((name.value, target))
 
     def _receiver(self, func: ast.expr, types: Types) -> str:
         """The type expression of a call's head: a typed local, or the value of an inner call."""

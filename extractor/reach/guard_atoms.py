@@ -154,6 +154,33 @@ class GuardReader:
                 return [("a", *subject)]
         return []
 
+    def negated_atoms(
+        self, node: ast.expr, local: dict[str, tuple[str, str]], aliases: dict[str, list[Atom]]
+    ) -> list[Atom]:
+        """The atoms that hold when ``node`` is false, where that is sure: ``not x`` (``x``),
+        ``x is None`` (``x`` set), ``x <= 1`` (``x`` set above its default), and an ``or`` of them."""
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+            return [a for v in node.values for a in self.negated_atoms(v, local, aliases)]
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            operand = node.operand
+            if isinstance(operand, ast.Call) and isinstance(operand.func, ast.Attribute):
+                return []  # ``not x.is_y()``: a value test, whose subject may be unset otherwise
+            return self.atoms_of(operand, local, aliases)
+        if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
+            return []
+        op, right = node.ops[0], node.comparators[0]
+        bound = right.value if isinstance(right, ast.Constant) else None
+        unset = isinstance(op, ast.Is) and bound is None and isinstance(right, ast.Constant)
+        small = (
+            isinstance(bound, int)
+            and not isinstance(bound, bool)
+            and ((isinstance(op, ast.LtE) and bound >= 1) or (isinstance(op, ast.Lt) and bound >= 2))
+        )
+        if not (unset or small):
+            return []
+        subject = self.subject(node.left, local)
+        return [("a", *subject)] if subject is not None and subject[1] != "other" else []
+
     def _any_of(
         self, values: list[ast.expr], local: dict[str, tuple[str, str]], aliases: dict[str, list[Atom]]
     ) -> list[Atom]:

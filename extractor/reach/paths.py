@@ -17,10 +17,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from extractor.prose.knowledge import FlagInfo, Knowledge
+from extractor.reach.arguments import PassedFlags
 from extractor.reach.selectors import (
     Selector,
     atom_selector,
     class_value_selector,
+    config_selectors,
+    enum_flags,
     folder_platform,
     registry_selector,
 )
@@ -39,6 +42,7 @@ Reach = tuple[Conj, ...]
 """Alternatives; ``()`` when nothing narrows the path."""
 
 _FREE: Reach = (frozenset(),)
+_CONSTRUCTORS = frozenset({"__init__", "__new__", "__post_init__"})
 
 
 @dataclass
@@ -47,11 +51,15 @@ class ReachFinder:
 
     index: TargetIndex
     knowledge: Knowledge
+    passed: PassedFlags | None = None
+    """Flags that reach a caller's parameters and ``self`` attributes: a guard on one is a flag's."""
     _memo: dict[str, Reach | None] = field(default_factory=dict)
     _busy: set[str] = field(default_factory=set)
-    _partial: dict[str, tuple[int, Reach]] = field(default_factory=dict)
-    """Incomplete results and the depth they were computed at: reused only at that depth or deeper."""
+    _partial: dict[str, tuple[int, Reach, frozenset[str]]] = field(default_factory=dict)
+    """Incomplete results, the depth they were computed at and the callers on the stack whose
+    cycles cut them: reused only at that depth or deeper, while those callers are on the stack."""
     _cut: bool = False
+    _hits: set[str] = field(default_factory=set)
     _own: dict[str, frozenset[Selector]] = field(default_factory=dict)
     choices: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """flag -> every key registered for it, in registration order (what a workaround may name)."""
@@ -82,26 +90,56 @@ class ReachFinder:
                 node = f"{module}:{name}"
                 if node in self.index.defs:
                     registered.setdefault(node, set()).add(("arch", name, ()))
+            for node, sel in config_selectors(self.index, f):
+                registered.setdefault(node, set()).add(sel)
         self._registered = {k: frozenset(v) for k, v in registered.items()}
         self._all_choices: dict[str, tuple[str, ...]] = {}
         for info in self.knowledge.flag_info.values():
             if info.choices:
                 self._all_choices.setdefault(info.flag, info.choices)
         self.choices = {flag: tuple(v) for flag, v in sorted(keys.items())}
+        self._enums = enum_flags(self.index, self.knowledge)
+        self._flag_views: dict[str, Mapping[str, FlagInfo]] = {}
 
     # ----------------------------------------------------------------- selectors of one node
 
     def _flags(self, path: str) -> Mapping[str, FlagInfo]:
-        return self.knowledge.flags_for(path)
+        namespace = self.knowledge.namespace_of(path)
+        view = self._flag_views.get(namespace)
+        if view is None:
+            flags = self.knowledge.flags_for(path)
+            # An enum built from a flag's value (``TransferBackend(args.x_transfer_backend)``) is
+            # tested under the enum's name (``backend == TransferBackend.NIXL``): that name reads
+            # the flag too, where the flags of this path hold it.
+            extra = {e: flags[d] for e, d in self._enums.items() if e not in flags and d in flags}
+            view = self._flag_views[namespace] = {**flags, **extra} if extra else flags
+        return view
 
-    def guard_selectors(self, guards: Iterable[tuple[str, ...]], path: str) -> frozenset[Selector]:
+    def guard_selectors(
+        self, guards: Iterable[tuple[str, ...]], path: str, scope: str | None = None
+    ) -> frozenset[Selector]:
+        """The user choices among ``guards`` (read in ``path``; in definition ``scope``, when given,
+        a test of a parameter or ``self`` attribute its callers fill from one flag counts too)."""
         flags = self._flags(path)
         out = set()
         for atom in guards:
             sel = atom_selector(atom, flags, self.knowledge)
+            if sel is None and scope is not None:
+                sel = self._passed_selector(atom, flags, scope)
             if sel is not None:
                 out.add(sel)
         return frozenset(out)
+
+    def _passed_selector(
+        self, atom: tuple[str, ...], flags: Mapping[str, FlagInfo], scope: str
+    ) -> Selector | None:
+        if self.passed is None or atom[0] not in ("a", "v") or atom[2] not in ("name", "self"):
+            return None
+        module, _, qual = scope.partition(":")
+        found = self.passed.of(module, qual, f"{'n' if atom[2] == 'name' else 's'}:{atom[1]}")
+        if len(found) != 1 or flags.get(found[0].dest) is not found[0]:
+            return None  # several flags (or one of another namespace) say nothing sure
+        return atom_selector((atom[0], found[0].dest, "args", *atom[3:]), flags, self.knowledge)
 
     def _class_guards(self, guards: Iterable[tuple[str, ...]], depth: int) -> frozenset[Selector]:
         out = set()
@@ -165,22 +203,30 @@ class ReachFinder:
         if node in self._memo:
             return self._memo[node]
         partial = self._partial.get(node)
-        if partial is not None and partial[0] <= depth:
+        # A result that met a cycle left out the ways in through the callers then on the stack:
+        # it holds only while they are (elsewhere those ways in count, and it would say too much).
+        if partial is not None and partial[0] <= depth and partial[2] <= self._busy:
             self._cut = True
+            self._hits |= partial[2]
             return partial[1]
         if node in self._busy:
             self._cut = True
+            self._hits.add(node)
             return None  # a cycle: no way in that the chain has not already met
         if depth > MAX_DEPTH:
             # Beyond the bound anything may call it: the chain keeps only the selectors met below.
             self._cut = True
             return _FREE
         outer_cut, self._cut = self._cut, False
+        outer_hits, self._hits = self._hits, set()
         self._busy.add(node)
         try:
             alts = self._alternatives(node, depth)
         finally:
             self._busy.discard(node)
+        self._hits.discard(node)  # a cycle back to this node is complete here
+        hits = frozenset(self._hits)
+        self._hits = outer_hits | self._hits
         # A registered definition is also reached through its registry (its key picks it).
         registered = self._registered.get(node)
         if registered:
@@ -188,9 +234,10 @@ class ReachFinder:
             alts = [*(alts or []), *(frozenset({r}) for r in sorted(registered))]
         elif alts is None:
             d = self.index.defs.get(node)
-            if d is not None and (d.kind == "c" or d.owner):
-                # A class nothing builds, registers or derives from (nor any method of it) is no
-                # way in that we know: dead or built by name. It must not make others' reach empty.
+            if d is not None and (d.kind == "c" or d.owner or node in self.index.op_names):
+                # A class nothing builds, registers or derives from (nor any method of it), or a
+                # custom op nothing calls, is no way in that we know: dead or built by name. It
+                # must not make others' reach empty.
                 if not self._cut:
                     self._memo[node] = None
                 self._cut = self._cut or outer_cut
@@ -199,7 +246,7 @@ class ReachFinder:
         own = self.own(node)
         result = _simplify([c | own for c in alts])
         if self._cut:
-            self._partial[node] = (depth, result)
+            self._partial[node] = (depth, result, hits)
         else:
             self._memo[node] = result
         self._cut = self._cut or outer_cut
@@ -222,7 +269,9 @@ class ReachFinder:
             if up is None:
                 continue
             reached = True
-            here = self.guard_selectors(edge.guards, edge.path) | self._class_guards(edge.guards, depth)
+            here = self.guard_selectors(edge.guards, edge.path, edge.caller) | self._class_guards(
+                edge.guards, depth
+            )
             alts.extend(c | here for c in up)
             if any(not c for c in alts):
                 return list(_FREE)
@@ -243,6 +292,10 @@ class ReachFinder:
             # A public method called only from the classes it derives from or that derive from it is
             # called from outside too, through receivers we cannot read: its class's ways in hold.
             return list(cls)
+        if cls is not None and node.rpartition(".")[2] in _CONSTRUCTORS:
+            # Building the class runs its constructor: every way the class is built is one in (the
+            # ``super().__init__()`` of a subclass is one of those ways already).
+            return [*cls, *(calls or [])]
         if calls is None:
             return list(cls) if cls is not None else None
         if calls == list(_FREE):

@@ -193,10 +193,16 @@ def return_types(
     return out if len(out) <= MAX_ALTERNATIVES else set()
 
 
+def _is_property(node: ast.expr) -> bool:
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    return name in ("property", "cached_property")
+
+
 def class_attributes(
     cls: ast.ClassDef, method_types: dict[str, Types], memo: NodeMemo | None = None
 ) -> dict[str, set[str]]:
-    """``self.x`` types of a class: class-body annotations, then assignments in its methods."""
+    """``self.x`` types of a class: class-body annotations, properties' return types, then
+    assignments in its methods."""
     attrs: dict[str, set[str]] = {}
     for stmt in cls.body:
         if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
@@ -207,6 +213,12 @@ def class_attributes(
         if not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
         types = method_types.get(stmt.name, {})
+        if any(_is_property(d) for d in stmt.decorator_list):
+            # ``@property def runner(self) -> Runner``: ``self.runner`` is what it returns.
+            found = return_types(stmt, types, memo)
+            if found:
+                attrs.setdefault(stmt.name, set()).update(found)
+            continue
         for node in own_nodes(stmt, memo):
             target: ast.expr
             if isinstance(node, ast.AnnAssign):

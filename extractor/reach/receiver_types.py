@@ -95,7 +95,8 @@ class ReceiverTypes:
             if d.kind != "c":
                 continue
             method = index.lookup_method(node, name)
-            if method is not None:
+            # A property is typed among the attributes (what it returns), not called.
+            if method is not None and not self._attribute(node, name):
                 out.add(("def", method))
                 continue
             inner = f"{node}.{name}"

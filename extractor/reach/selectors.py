@@ -24,7 +24,9 @@ import re
 from collections.abc import Callable, Mapping, Sequence, Set
 
 from extractor.prose.knowledge import FlagInfo, Knowledge
-from extractor.reach.facts import Atom
+from extractor.reach.facts import Atom, Call, FileFacts
+from extractor.reach.guard_atoms import class_flag_name
+from extractor.reach.target_index import TargetIndex
 
 __all__ = [
     "PLATFORM_WORDS",
@@ -32,6 +34,8 @@ __all__ = [
     "Selector",
     "atom_selector",
     "class_value_selector",
+    "config_selectors",
+    "enum_flags",
     "folder_platform",
     "registry_flag",
     "registry_selector",
@@ -85,6 +89,12 @@ def atom_selector(atom: Atom, flags: Mapping[str, FlagInfo], knowledge: Knowledg
         return (SCRIPT, "__main__", ())
     if kind == "p":
         return ("platform", atom[1], ())
+    if kind == "k":
+        # An entry of a table of choices: the flag whose choices its keys are, set to its key.
+        info = registry_flag("", set(atom[2:]), flags)
+        if info is None or atom[1] not in info.choices or atom[1].lower() in _UNSET_WORDS:
+            return None
+        return ("flag", info.flag, (atom[1],))
     if kind == "e":
         name = atom[1]
         if name in knowledge.env_vars or name.startswith("SGLANG_"):
@@ -107,7 +117,11 @@ def atom_selector(atom: Atom, flags: Mapping[str, FlagInfo], knowledge: Knowledg
         # ``is_eagle_family()`` names a group, not a value: only "the flag is set" is sure.
         return None if info.is_bool else ("flag", info.flag, ())
     if kind in ("v", "i"):
+        # A path taken with the flag left unset (``mode in ("null", "x")``) is taken without the
+        # user passing anything: the test selects nothing.
         values = tuple(sorted({v for v in atom[3:] if v}))
+        if not values or any(v.lower() in _UNSET_WORDS for v in values):
+            return None
         if info.choices:
             # An enum member (``Mode.PREFILL``) is spelled as the choice it stands for (``prefill``).
             values = tuple(
@@ -123,6 +137,10 @@ def atom_selector(atom: Atom, flags: Mapping[str, FlagInfo], knowledge: Knowledg
                 return None
         elif info.is_bool:
             return None
+        else:
+            # An enum member's name (``Role.DECODER``) for a flag whose choices are computed: the
+            # target spells its choices in lower case (``RoleType.DECODER = "decoder"``).
+            values = tuple(sorted({v.lower() if v.isupper() and v.isidentifier() else v for v in values}))
     return ("flag", info.flag, values)
 
 
@@ -168,7 +186,9 @@ def registry_selector(
         values = tuple(sorted(keys))
         return ("arch", values[0], ()) if len(values) == 1 else ("arch", "", values)
     info = registry_flag(registry, siblings, flags)
-    return None if info is None else ("flag", info.flag, tuple(sorted(keys)))
+    if info is None or any(k.lower() in _UNSET_WORDS for k in keys):
+        return None  # the entry for the unset flag is taken without the user passing anything
+    return ("flag", info.flag, tuple(sorted(keys)))
 
 
 def class_value_selector(
@@ -210,3 +230,67 @@ def folder_platform(path: str) -> str | None:
         if part in PLATFORM_WORDS:
             return part
     return None
+
+
+def enum_flags(index: TargetIndex, knowledge: Knowledge) -> dict[str, str]:
+    """Enum name (as guards spell it: ``transfer_backend``) -> the flag (dest) whose value builds it.
+
+    ``TransferBackend(server_args.disaggregation_transfer_backend)`` makes ``TransferBackend.NIXL``
+    the flag's value ``nixl``. Only enums (a base named ``...Enum``) built from exactly one flag
+    count, and only where the enum's own name is no flag already.
+    """
+    out: dict[str, str] = {}
+    for node, d in sorted(index.defs.items()):
+        if d.kind != "c" or d.owner or not any(b.rpartition(".")[2].endswith("Enum") for b in d.bases):
+            continue
+        short = d.qualname
+        name = class_flag_name(short)
+        if name is None or any(name in flags for flags in knowledge.scoped.values()):
+            continue
+        dests: set[str] = set()
+        for f, calls in index.calls_named(short):
+            flags = knowledge.flags_for(f.path)
+            for raw in calls:
+                call = Call._make(raw)
+                if call.ref or call.callee.rpartition(".")[2] != short:
+                    continue
+                for slot, kind, value in call.args:
+                    if (
+                        slot == "0"
+                        and kind == "f"
+                        and value in flags
+                        and not flags[value].is_bool
+                        and index.resolve_dotted(call.callee, f, call.caller) == node
+                    ):
+                        dests.add(value)
+        if len(dests) == 1:
+            out[name] = dests.pop()
+    return out
+
+
+def config_selectors(index: TargetIndex, f: FileFacts) -> list[tuple[str, Selector]]:
+    """The model configs a model file imports, each picked by the file's architectures.
+
+    A config class (one deriving from a ``PretrainedConfig``) is built from the checkpoint's
+    ``config.json`` by its ``model_type``, not by a call of the target: a model file that imports
+    it (``EntryClass = NemotronHForCausalLM`` beside ``from ...configs import NemotronHConfig``)
+    is what its checkpoints are served by.
+    """
+    archs = tuple(sorted(n for n in f.entry if f"{f.module}:{n}" in index.defs))
+    if not archs:
+        return []
+    sel: Selector = ("arch", archs[0], ()) if len(archs) == 1 else ("arch", "", archs)
+    out = []
+    for dotted in sorted(set(f.imports.values())):
+        node = index.resolve_dotted(dotted, f, "<module>")
+        if node is not None and node.partition(":")[0] != f.module and _is_config(index, node):
+            out.append((node, sel))
+    return out
+
+
+def _is_config(index: TargetIndex, node: str) -> bool:
+    d = index.defs[node]
+    if d.kind != "c":
+        return False
+    lineage = [d, *(index.defs[a] for a in index.ancestors(node))]
+    return any(b.rpartition(".")[2].lower() == "pretrainedconfig" for c in lineage for b in c.bases)

@@ -7,6 +7,7 @@ import ast
 from collections.abc import Iterable, Sequence
 
 __all__ = [
+    "COLLECTORS",
     "LEAVES",
     "SCOPES",
     "TESTS",
@@ -20,6 +21,8 @@ __all__ = [
 # Only the comparisons and tests of these read a name; they never hand its value on.
 TESTS = frozenset({ast.Compare, ast.BoolOp, ast.UnaryOp})
 TYPE_TESTS = frozenset({"isinstance", "issubclass", "type", "getattr", "hasattr", "setattr"})
+# Methods that put a value into a container (``types.append(Foo)``).
+COLLECTORS = frozenset({"append", "add"})
 
 
 LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue})

@@ -56,6 +56,10 @@ class TargetIndex:
     _resolved: set[str] = field(default_factory=set)
     _receivers: ReceiverTypes | None = None
     _families: dict[str, list[str]] = field(default_factory=dict)
+    ops: dict[str, list[str]] = field(default_factory=dict)
+    """Custom op name -> the functions registered under it (``torch.ops.<namespace>.<name>``)."""
+    op_names: dict[str, list[str]] = field(default_factory=dict)
+    """Function node -> the custom op names it is registered under."""
 
     @classmethod
     def build(cls, facts: Iterable[FileFacts]) -> TargetIndex:
@@ -87,6 +91,12 @@ class TargetIndex:
                     if found is not None and index.defs[found].kind == "c" and found != node:
                         index.bases.setdefault(node, []).append(found)
                         index.subclasses.setdefault(found, []).append(node)
+        for f in index.files.values():
+            for op, target in f.ops:
+                found = index.resolve_dotted(target, f, "<module>")
+                if found is not None and index.defs[found].kind == "f":
+                    index.ops.setdefault(op, []).append(found)
+                    index.op_names.setdefault(found, []).append(op)
         # Calls are only filed by the name they call; a name's calls are resolved the first time
         # someone asks who calls a definition of that name (most never are).
         index._receivers = ReceiverTypes(index)
@@ -99,12 +109,16 @@ class TargetIndex:
 
     def callers(self, node: str) -> list[Edge]:
         """Every resolved call of ``node`` (a function, method or class: its constructions)."""
-        name = node.rpartition(":")[2].rpartition(".")[2]
-        if name not in self._resolved:
-            self._resolved.add(name)
-            for f, calls in self._calls_by_name.get(name, ()):
-                for call in calls:
-                    self._add_call(f.module, f, Call._make(call))
+        # A custom op's function is also called under the op's name (``torch.ops.sglang.x``).
+        short = node.rpartition(":")[2].rpartition(".")[2]
+        # ``Fn.apply(...)`` of a ``torch.autograd.Function`` runs its ``forward``.
+        also = ("apply",) if short == "forward" else ()
+        for name in (short, *also, *self.op_names.get(node, ())):
+            if name not in self._resolved:
+                self._resolved.add(name)
+                for f, calls in self._calls_by_name.get(name, ()):
+                    for call in calls:
+                        self._add_call(f.module, f, Call._make(call))
         return self._callers.get(node, [])
 
     def calls_named(self, name: str) -> list[tuple[FileFacts, list[Any]]]:
@@ -207,8 +221,15 @@ class TargetIndex:
     def _targets(self, module: str, f: FileFacts, call: Call) -> tuple[list[str], bool]:
         parts = call.callee.split(".")
         head = parts[0]
+        if len(parts) == 4 and parts[:2] == ["torch", "ops"]:
+            return self.ops.get(parts[3], []), True
         if call.ref:
             return self._referenced(module, f, call, parts), True
+        if parts[-1] == "apply" and len(parts) >= 2 and head not in ("self", "cls", "super()", "?"):
+            cls = self.resolve_dotted(".".join(parts[:-1]), f, call.caller)
+            if cls is not None and self._autograd_function(cls):
+                found = self.lookup_method(cls, "forward")
+                return ([found] if found is not None else []), True
         if len(parts) >= 2 and (call.recv or (head in ("self", "cls") and len(parts) > 2)):
             typed = self._typed_targets(module, call, parts)
             if typed is not None:
@@ -238,6 +259,13 @@ class TargetIndex:
         if len(candidates) == 1:
             return candidates, False
         return self._family(name, candidates), False
+
+    def _autograd_function(self, cls: str) -> bool:
+        d = self.defs[cls]
+        if d.kind != "c":
+            return False
+        lineage = [d, *(self.defs[a] for a in self.ancestors(cls))]
+        return any(b.endswith("autograd.Function") for c in lineage for b in c.bases)
 
     def _family(self, name: str, candidates: list[str]) -> list[str]:
         """Every definition of ``name`` when all are one method and its overrides (one root class).

@@ -1,0 +1,432 @@
+"""Reach through the links a plain call graph misses: an enum built from a flag's value and tested
+under its own name, a custom op called as ``torch.ops.<namespace>.<name>``, an autograd function's
+``apply``, a flag copied into a module global by a setter, an import whose alternatives bind one
+name to an outside package and to the target's own module, a model config built from the
+checkpoint, and a table of choices built inside a function."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from extractor.reach import SiteReach
+from tests.conftest import site_reach_of
+
+ARGS = "python/sglang/srt/server_args.py"
+SERVER_ARGS = """\
+from dataclasses import dataclass
+
+
+@dataclass
+class ServerArgs:
+    handoff_mode: str = "null"
+    handoff_wire: str = "tcp"
+    enable_fast_reduce: bool = False
+    enable_adapters: bool = False
+    mixer_backend: str = "plain"
+    tp_size: int = 1
+
+    @staticmethod
+    def add_cli_args(parser):
+        parser.add_argument("--handoff-mode", type=str, choices=["null", "sender", "receiver"])
+        parser.add_argument("--handoff-wire", type=str, choices=["tcp", "rdma", "shm"])
+        parser.add_argument("--enable-fast-reduce", action="store_true")
+        parser.add_argument("--enable-adapters", action="store_true")
+        parser.add_argument("--mixer-backend", type=str, choices=["plain", "blocked"])
+        parser.add_argument("--tp-size", type=int, default=1)
+"""
+
+FILES = {
+    ARGS: SERVER_ARGS,
+    # An enum whose name is no flag, built from a flag's value, picks a class by its member.
+    "python/sglang/srt/handoff/kinds.py": """\
+        from enum import Enum
+
+
+        class WireKind(Enum):
+            TCP = "tcp"
+            RDMA = "rdma"
+            SHM = "shm"
+
+
+        def pick_sender(wire_kind):
+            from sglang.srt.handoff.rdma import RdmaSender
+            from sglang.srt.handoff.tcp import TcpSender
+
+            if wire_kind == WireKind.RDMA:
+                return RdmaSender
+            return TcpSender
+    """,
+    "python/sglang/srt/handoff/rdma.py": """\
+        class RdmaSender:
+            def send(self, blob):
+                if not blob:
+                    raise ValueError("empty blob")
+    """,
+    "python/sglang/srt/handoff/tcp.py": """\
+        class TcpSender:
+            def send(self, blob):
+                if not blob:
+                    raise ValueError("empty blob")
+    """,
+    "python/sglang/srt/handoff/service.py": """\
+        from sglang.srt.handoff.kinds import WireKind, pick_sender
+
+
+        def start(server_args):
+            wire_kind = WireKind(server_args.handoff_wire)
+            sender = pick_sender(wire_kind)()
+            sender.send(b"x")
+    """,
+    # A custom op registered under a name and called only through ``torch.ops``; a second op
+    # that nothing calls.
+    "python/sglang/kernels/mixing.py": """\
+        import torch
+
+        from sglang.srt.utils.ops import register_op
+
+
+        def _blocked_mix_impl(x):
+            if x.dim() != 2:
+                raise ValueError("blocked mix needs a matrix")
+            return x
+
+
+        register_op(op_name="blocked_mix", op_func=_blocked_mix_impl)
+
+
+        def _unused_impl(x):
+            raise NotImplementedError("never registered for use")
+
+
+        register_op("unused_mix", op_func=_unused_impl)
+    """,
+    "python/sglang/srt/layers/mixer.py": """\
+        import torch
+
+
+        class Mixer:
+            def __init__(self, server_args):
+                self.backend = server_args.mixer_backend
+
+            def forward(self, x, server_args):
+                if server_args.mixer_backend == "blocked":
+                    return torch.ops.sglang.blocked_mix(x)
+                return x
+
+
+        def build(server_args):
+            return Mixer(server_args)
+    """,
+    # An autograd function: ``apply`` runs ``forward``.
+    "python/sglang/kernels/grad_fn.py": """\
+        import torch
+
+
+        def _scaled_kernel(x):
+            if x.numel() == 0:
+                raise ValueError("empty input")
+            return x
+
+
+        class ScaledFn(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return _scaled_kernel(x)
+
+
+        def scaled(x):
+            return ScaledFn.apply(x)
+    """,
+    "python/sglang/srt/layers/adapters.py": """\
+        from sglang.kernels.grad_fn import scaled
+
+
+        def run(server_args, x):
+            if server_args.enable_adapters:
+                return scaled(x)
+            return x
+    """,
+    # A flag copied into a module global by a setter, read back as a default of a parameter that
+    # decides whether a communicator is built.
+    "python/sglang/srt/distributed/state.py": """\
+        _FAST_REDUCE = False
+
+
+        def set_fast_reduce(enable):
+            global _FAST_REDUCE
+            _FAST_REDUCE = enable
+
+
+        class FastReducer:
+            def reduce(self, x):
+                if x is None:
+                    raise ValueError("nothing to reduce")
+                return x
+
+
+        class Group:
+            def __init__(self, use_fast_reduce):
+                self.reducer = None
+                if use_fast_reduce:
+                    self.reducer = FastReducer()
+
+
+        def make_group(use_fast_reduce=None):
+            if use_fast_reduce is None:
+                use_fast_reduce = _FAST_REDUCE
+            return Group(use_fast_reduce=use_fast_reduce)
+    """,
+    "python/sglang/srt/distributed/boot.py": """\
+        from sglang.srt.distributed.state import make_group, set_fast_reduce
+
+
+        def boot(server_args):
+            set_fast_reduce(server_args.enable_fast_reduce)
+            make_group()
+    """,
+    # One name, two imports: an outside package first, the target's own module as the fallback.
+    "python/sglang/kernels/fused/__init__.py": """\
+        def fused_norm(x):
+            if x is None:
+                raise ValueError("no input")
+            return x
+    """,
+    "python/sglang/kernels/norm_entry.py": """\
+        try:
+            from outside_pkg.fused import fused_norm as _fused_norm
+        except ImportError:
+            from sglang.kernels.fused import fused_norm as _fused_norm
+
+
+        def norm(x):
+            return _fused_norm(x)
+    """,
+    "python/sglang/srt/layers/norm.py": """\
+        from sglang.kernels.norm_entry import norm
+
+
+        def apply_norm(server_args, x):
+            if server_args.mixer_backend == "blocked":
+                return norm(x)
+            return x
+    """,
+    # A model config no code of the target builds: the checkpoint's config.json does, for the
+    # model file that imports it.
+    "python/sglang/srt/configs/toy_hybrid.py": """\
+        from transformers import PretrainedConfig
+
+
+        class ToyHybridConfig(PretrainedConfig):
+            def __init__(self, mixer_layers=None, **kwargs):
+                if mixer_layers is None:
+                    raise ValueError("mixer_layers is required")
+                super().__init__(**kwargs)
+    """,
+    "python/sglang/srt/models/toy_hybrid.py": """\
+        from sglang.srt.configs.toy_hybrid import ToyHybridConfig
+
+
+        class ToyHybridForCausalLM:
+            def __init__(self, config: ToyHybridConfig):
+                self.config = config
+
+
+        EntryClass = ToyHybridForCausalLM
+    """,
+    # A table of factories by backend name, built in a function and looked up by the flag's value;
+    # the class also gathered into a list of types is not built there.
+    "python/sglang/srt/speculative/draft_factory.py": """\
+        class DraftFactory:
+            def __init__(self, server_args):
+                self.server_args = server_args
+
+            def create(self):
+                table = {
+                    "plain": self._make_plain,
+                    "blocked": self._make_blocked,
+                }
+                return table[self.server_args.mixer_backend]()
+
+            def _make_plain(self):
+                return None
+
+            def _make_blocked(self):
+                from sglang.srt.layers.blocked_draft import BlockedDraft
+
+                return BlockedDraft()
+
+
+        def check_graphs(backend):
+            from sglang.srt.layers.blocked_draft import BlockedDraft
+
+            kinds = []
+            kinds.append(BlockedDraft)
+            known = [BlockedDraft, DraftFactory]
+            return isinstance(backend, tuple(kinds)) or type(backend) in known
+
+
+        def start_draft(server_args):
+            if server_args.enable_adapters:
+                DraftFactory(server_args).create()
+    """,
+    "python/sglang/srt/layers/blocked_draft.py": """\
+        class BlockedDraft:
+            def step(self, x):
+                if x is None:
+                    raise ValueError("no draft input")
+    """,
+    # A property typed by its return annotation is the receiver of a call.
+    "python/sglang/srt/runner.py": """\
+        class Runner:
+            def prepare(self):
+                if not self:
+                    raise RuntimeError("runner not ready")
+    """,
+    "python/sglang/srt/worker.py": """\
+        from sglang.srt.runner import Runner
+
+
+        class Worker:
+            def __init__(self):
+                self._runner = Runner()
+
+            @property
+            def runner(self) -> Runner:
+                return self._runner
+
+            def warm(self, server_args):
+                if server_args.enable_adapters:
+                    self.runner.prepare()
+
+
+        def start(server_args):
+            Worker().warm(server_args)
+    """,
+    # A branch also taken with the flag left unset selects nothing.
+    "python/sglang/srt/handoff/roles.py": """\
+        def open_side(server_args):
+            if server_args.handoff_mode in ("null", "sender"):
+                return _sender_side()
+            if server_args.handoff_mode == "receiver":
+                return _receiver_side()
+
+
+        def _sender_side():
+            raise NotImplementedError("sender side")
+
+
+        def _receiver_side():
+            raise NotImplementedError("receiver side")
+    """,
+    # An early exit: what follows runs only when its test failed.
+    "python/sglang/srt/detok/router.py": """\
+        def _route_many(server_args):
+            raise RuntimeError("routing to several workers failed")
+
+
+        def start_detok(server_args):
+            if server_args.enable_adapters is None:
+                return None
+            if server_args.tp_size <= 1:
+                return None
+            return _route_many(server_args)
+    """,
+    # A constructor runs whenever its class is built, not only from a subclass's ``super()``.
+    "python/sglang/srt/workers/base.py": """\
+        from sglang.srt.utils import is_cpu
+
+
+        class DeviceWorker:
+            def __init__(self, rank):
+                if rank < 0:
+                    raise ValueError("negative rank")
+
+
+        class HostWorker(DeviceWorker):
+            def __init__(self, rank):
+                super().__init__(rank)
+
+
+        def make_worker(rank):
+            if is_cpu():
+                return HostWorker(rank)
+            return DeviceWorker(rank)
+    """,
+}
+
+
+@pytest.fixture(scope="module")
+def reach() -> SiteReach:
+    files = {p: (s if p == ARGS else textwrap.dedent(s)) for p, s in FILES.items()}
+    return site_reach_of(files, ARGS)
+
+
+def test_an_enum_built_from_a_flag_selects_that_flags_value(reach: SiteReach) -> None:
+    got = reach.of("python/sglang/srt/handoff/rdma.py", "RdmaSender.send")
+    assert got == (frozenset({("flag", "--handoff-wire", ("rdma",))}),)
+    # The other class is returned whatever the enum says: nothing narrows it.
+    assert reach.of("python/sglang/srt/handoff/tcp.py", "TcpSender.send") == ()
+
+
+def test_a_custom_op_is_reached_through_torch_ops_by_its_name(reach: SiteReach) -> None:
+    got = reach.of("python/sglang/kernels/mixing.py", "_blocked_mix_impl")
+    assert got == (frozenset({("flag", "--mixer-backend", ("blocked",))}),)
+
+
+def test_a_custom_op_nothing_calls_is_no_way_in(reach: SiteReach) -> None:
+    # Not an entry point that anyone may call: no way in is known, so nothing is said.
+    assert reach.of("python/sglang/kernels/mixing.py", "_unused_impl") == ()
+    assert reach.finder.reach("sglang.kernels.mixing:_unused_impl", 0) is None
+
+
+def test_an_autograd_functions_apply_runs_its_forward(reach: SiteReach) -> None:
+    got = reach.of("python/sglang/kernels/grad_fn.py", "_scaled_kernel")
+    assert got == (frozenset({("flag", "--enable-adapters", ())}),)
+
+
+def test_a_flag_a_setter_copies_into_a_global_selects_what_its_readers_build(reach: SiteReach) -> None:
+    got = reach.of("python/sglang/srt/distributed/state.py", "FastReducer.reduce")
+    assert got == (frozenset({("flag", "--enable-fast-reduce", ())}),)
+
+
+def test_the_targets_own_module_wins_over_an_outside_alternative_import(reach: SiteReach) -> None:
+    got = reach.of("python/sglang/kernels/fused/__init__.py", "fused_norm")
+    assert got == (frozenset({("flag", "--mixer-backend", ("blocked",))}),)
+
+
+def test_a_model_config_is_reached_for_the_architectures_whose_file_imports_it(reach: SiteReach) -> None:
+    got = reach.of("python/sglang/srt/configs/toy_hybrid.py", "ToyHybridConfig.__init__")
+    assert got == (frozenset({("arch", "ToyHybridForCausalLM", ())}),)
+
+
+def test_a_table_built_in_a_function_selects_its_entry_by_key(reach: SiteReach) -> None:
+    got = reach.of("python/sglang/srt/layers/blocked_draft.py", "BlockedDraft.step")
+    # The table's key and the switch that leads to the factory both hold; the lists of types the
+    # class is appended to or listed in for a type test are no way in.
+    assert got == (frozenset({("flag", "--mixer-backend", ("blocked",)), ("flag", "--enable-adapters", ())}),)
+
+
+def test_a_property_returning_a_class_types_the_receiver_of_a_call(reach: SiteReach) -> None:
+    got = reach.of("python/sglang/srt/runner.py", "Runner.prepare")
+    assert got == (frozenset({("flag", "--enable-adapters", ())}),)
+
+
+def test_a_branch_also_taken_with_the_flag_unset_selects_nothing(reach: SiteReach) -> None:
+    assert reach.of("python/sglang/srt/handoff/roles.py", "_sender_side") == ()
+    got = reach.of("python/sglang/srt/handoff/roles.py", "_receiver_side")
+    assert got == (frozenset({("flag", "--handoff-mode", ("receiver",))}),)
+
+
+def test_an_early_exit_guards_what_follows_with_its_failed_test(reach: SiteReach) -> None:
+    got = reach.of("python/sglang/srt/detok/router.py", "_route_many")
+    # ``is None`` then return: the switch is set; ``<= 1`` then return: the size is set above it.
+    assert got == (frozenset({("flag", "--enable-adapters", ()), ("flag", "--tp-size", ())}),)
+
+
+def test_a_constructor_runs_wherever_its_class_is_built(reach: SiteReach) -> None:
+    # The platform-gated subclass calls it too, but building the base class needs no platform.
+    assert reach.of("python/sglang/srt/workers/base.py", "DeviceWorker.__init__") == ()
+    got = reach.of("python/sglang/srt/workers/base.py", "HostWorker.__init__")
+    assert got == (frozenset({("platform", "cpu", ())}),)
