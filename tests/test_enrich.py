@@ -683,3 +683,17 @@ def test_a_supported_check_of_a_gpu_generation_is_hardware(knowledge: Knowledge)
     site = make_site((atom("is_blackwell_supported()", negated=True),), message="needs a newer GPU")
     prose = enrich(site, knowledge)
     assert prose.errorType == "hardware" and "SM100 (Blackwell)" in prose.documentation
+
+
+def test_the_message_names_the_checkpoint_dimension_a_kernel_cannot_take(knowledge: Knowledge) -> None:
+    site = make_site(
+        (atom("is_supported(hidden_size)", negated=True),),
+        path="python/sglang/jit_kernel/norm.py",
+        qualname="fused_norm",
+        in_class=None,
+        error_class="RuntimeError",
+        message="fused_norm: unsupported hidden_size={hidden_size} (must be a multiple of 256)",
+    )
+    prose = enrich(site, knowledge)
+    assert "Cause: the model (its checkpoint or config) (`hidden_size`)." in prose.documentation
+    assert any("`hidden_size`" in s for s in prose.solutions)

@@ -376,6 +376,26 @@ def _message_env(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] |
     return tuple(dict.fromkeys([*(e for e in read if e in named), *named]))
 
 
+# Model config keys a message may name as what is unsupported ("unsupported hidden_size=...").
+_MESSAGE_MODEL_KEY_RE = re.compile(
+    r"\b(hidden_size|head_dim|num_attention_heads|num_key_value_heads|num_experts|vocab_size|"
+    r"intermediate_size|moe_intermediate_size|num_hidden_layers|kv_lora_rank|qk_rope_head_dim|"
+    r"[a-z_]*head_dim)\b"
+)
+_MESSAGE_LIMIT_RE = re.compile(r"unsupported|not supported|must be|should be|only support|expected", re.I)
+
+
+def _message_model(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
+    # The message says which of the checkpoint's dimensions the code cannot take
+    # ("unsupported hidden_size={hidden_size} (must be a multiple of 256)"), while the test
+    # calls a helper on it.
+    msg = message_text(site)
+    if not _MESSAGE_LIMIT_RE.search(msg):
+        return None
+    keys = list(dict.fromkeys(_MESSAGE_MODEL_KEY_RE.findall(msg)))
+    return tuple(keys) if keys else None
+
+
 def _hardware_message(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
     if not roles.deciding and any(v.hardware for v in roles.gates):
         return None
@@ -459,6 +479,12 @@ RULES: tuple[CauseRule, ...] = (
     CauseRule("message-flag", "flag", 'if self._n > 1: raise ValueError("--x needs --y")', _message_flag),
     CauseRule(
         "message-env", "env", 'if self._fast: raise ValueError("SGLANG_X needs SGLANG_Y")', _message_env
+    ),
+    CauseRule(
+        "message-model",
+        "model",
+        'if not supported(hidden_size): raise ValueError("unsupported hidden_size")',
+        _message_model,
     ),
     CauseRule(
         "message-hardware", "hardware", 'raise RuntimeError("only supported on CUDA")', _hardware_message
