@@ -697,3 +697,15 @@ def test_the_message_names_the_checkpoint_dimension_a_kernel_cannot_take(knowled
     prose = enrich(site, knowledge)
     assert "Cause: the model (its checkpoint or config) (`hidden_size`)." in prose.documentation
     assert any("`hidden_size`" in s for s in prose.solutions)
+
+
+def test_the_flag_the_message_tells_the_user_to_pass_is_what_the_fix_adds(knowledge: Knowledge) -> None:
+    site = make_site(
+        (atom("self._scaled and self._fused > 0"),),
+        error_class="NotImplementedError",
+        message="scaling is not supported with fused experts; pass --stream.",
+    )
+    before, after = enrich(site, knowledge).exampleFix.split("# after\n")
+    assert "--stream" not in before and after.endswith("--stream")
+    valued = make_site((atom("self._slow"),), message="This path is slow; use --max-queue 8 instead.")
+    assert enrich(valued, knowledge).exampleFix.endswith("--max-queue 8")
