@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from pathlib import Path
 from typing import get_args
@@ -709,3 +710,19 @@ def test_the_flag_the_message_tells_the_user_to_pass_is_what_the_fix_adds(knowle
     assert "--stream" not in before and after.endswith("--stream")
     valued = make_site((atom("self._slow"),), message="This path is slow; use --max-queue 8 instead.")
     assert enrich(valued, knowledge).exampleFix.endswith("--max-queue 8")
+
+
+def test_no_solution_list_starts_with_an_alternative(knowledge: Knowledge) -> None:
+    # The only fix is the gate's workaround, worded as an alternative to what comes before it.
+    site = make_site(
+        (atom("server_args.stream"), atom("self._n > 1")), message="n > 1 is not supported with --stream"
+    )
+    site = dataclasses.replace(
+        site,
+        guard=dataclasses.replace(
+            site.guard,
+            atoms=(dataclasses.replace(site.guard.atoms[0], role="gate"), site.guard.atoms[1]),
+        ),
+    )
+    sols = enrich(site, knowledge).solutions
+    assert sols and not sols[0].startswith("Or ")

@@ -446,7 +446,7 @@ def advise(
     trigger = _trigger(site, roles, cause, fixed, cond)
     situations = situations_of(site, roles, cause, cond)
     return Advice(
-        solutions=list(dict.fromkeys(sols))[:8],
+        solutions=_first_not_an_alternative(list(dict.fromkeys(sols))[:8]),
         example_fix=fix,
         trigger=trigger,
         situations=situations,
@@ -475,6 +475,15 @@ def _argv_solutions(site: Site, knowledge: Knowledge, roles: Roles, flag: str, a
             "command line instead, where it is parsed as usual"
         )
     return out
+
+
+def _first_not_an_alternative(sols: list[str]) -> list[str]:
+    """A workaround worded as an alternative ("Or launch without ...") that ends up first reads
+    as the first choice."""
+    if sols and sols[0].startswith("Or "):
+        rest = sols[0][3:]
+        sols[0] = rest[:1].upper() + rest[1:]
+    return sols
 
 
 def _input_solutions(
