@@ -726,3 +726,10 @@ def test_no_solution_list_starts_with_an_alternative(knowledge: Knowledge) -> No
     )
     sols = enrich(site, knowledge).solutions
     assert sols and not sols[0].startswith("Or ")
+
+
+def test_a_memory_pool_that_lacks_a_feature_is_no_memory_limit(knowledge: Knowledge) -> None:
+    small = make_site((atom("self._pool_size < 1"),), message="Memory pool size is too small")
+    assert "Cause: a resource limit (`memory`)" in enrich(small, knowledge).documentation
+    lacking = make_site((atom("self.use_mla"),), message="unified memory pool does not support MLA yet")
+    assert "resource limit" not in enrich(lacking, knowledge).documentation

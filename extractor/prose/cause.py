@@ -42,7 +42,7 @@ _PKG_RES = (
 _NOT_PACKAGES = frozenset({"it", "the", "a", "an", "them", "this", "that", "version", "python", "sglang"})
 _RESOURCE_MSG_RE = re.compile(
     r"out of memory|\boom\b|not enough (memory|space|blocks|slots|pages)|insufficient (memory|space)|"
-    r"no (free|available) (port|memory|blocks|slots|pages)|address already in use|disk|memory pool|run out",
+    r"no (free|available) (port|memory|blocks|slots|pages)|address already in use|disk|memory pool(?: size)? is (?:too small|full|exhausted)|run out",
     re.I,
 )
 _HW_WORDS = (
