@@ -104,31 +104,44 @@ def _tags(reach: Reach) -> list[str]:
     return [t for t in out if t]
 
 
+def _other_values(
+    reach: Reach, choices: Mapping[str, Sequence[str]]
+) -> list[tuple[str, tuple[str, ...], list[str]]]:
+    """(flag, the values that select the path, the flag's other choices) for each valued flag
+    of a single way in that has other choices."""
+    if len(reach) != 1:
+        return []
+    out = []
+    for kind, name, values in sorted(reach[0]):
+        if kind != "flag" or not values:
+            continue
+        others = [c for c in choices.get(name, ()) if c not in values]
+        if others:
+            out.append((name, tuple(values), others))
+    return out
+
+
 def _workarounds(
     reach: Reach, choices: Mapping[str, Sequence[str]], switches: AbstractSet[str] = frozenset()
 ) -> list[str]:
     if len(reach) != 1:
         return []
     out = []
-    off = []
+    for name, values, others in _other_values(reach, choices):
+        what = name.removeprefix("--").replace("-", " ")
+        out.append(
+            f"This code runs only with `{name} {' / '.join(values)}`: if that {what} is not required, "
+            f"use another one, e.g. `{name} {others[0]}`"
+        )
     for kind, name, values in sorted(reach[0]):
         # Turning off the optional feature that selects the path avoids the site.
         if kind == "flag" and not values and name in switches:
-            off.append(
+            out.append(
                 f"This code runs only with `{name}`: if you can do without it, launch without `{name}`"
             )
         elif kind == "env" and name.startswith("SGLANG"):
-            off.append(f"This code runs only with `{name}` set: if you can do without it, unset `{name}`")
-        if kind != "flag" or not values:
-            continue
-        others = [c for c in choices.get(name, ()) if c not in values]
-        if others:
-            what = name.removeprefix("--").replace("-", " ")
-            out.append(
-                f"This code runs only with `{name} {' / '.join(values)}`: if that {what} is not required, "
-                f"use another one, e.g. `{name} {others[0]}`"
-            )
-    return [*out, *off]
+            out.append(f"This code runs only with `{name}` set: if you can do without it, unset `{name}`")
+    return out
 
 
 def _command_args(reach: Reach, switches: AbstractSet[str]) -> list[str]:
@@ -185,8 +198,11 @@ def with_reach(
     args = _command_args(reach, switches)
     if args and partial.get("exampleFix"):
         out["exampleFix"] = _with_args(partial["exampleFix"], args)
-    if workarounds:
-        out = with_unsupported(out, reach, choices, workarounds[0])
+    valued = _other_values(reach, choices)
+    if valued:
+        # The first workaround is the first valued flag's: the case that flag value leaves out.
+        flag, values, others = valued[0]
+        out = with_unsupported(out, flag, values, others[0], workarounds[0])
     return out
 
 

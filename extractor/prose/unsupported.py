@@ -9,34 +9,20 @@ invariant; once the reach names the selecting value, the cause, the first soluti
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from extractor.prose.commands import launcher_of_path
 from extractor.prose.passed import INTERNAL_CAUSE
-from extractor.reach.paths import Reach
 
 __all__ = ["with_unsupported"]
 
 
-def _switch(reach: Reach, choices: Mapping[str, Sequence[str]]) -> tuple[str, tuple[str, ...], str] | None:
-    """(flag, the values that select the path, another value) when one flag value selects it."""
-    if len(reach) != 1:
-        return None
-    for kind, name, values in sorted(reach[0]):
-        if kind != "flag" or not values:
-            continue
-        others = [c for c in choices.get(name, ()) if c not in values]
-        if others:
-            return name, tuple(values), others[0]
-    return None
-
-
 def with_unsupported(
-    partial: Mapping[str, Any], reach: Reach, choices: Mapping[str, Sequence[str]], workaround: str
+    partial: Mapping[str, Any], flag: str, values: tuple[str, ...], other: str, workaround: str
 ) -> dict[str, Any]:
-    """``partial`` with a not-implemented case stated as one of the selecting value; unchanged
-    when the record is no such case or no single flag value selects its path."""
+    """``partial`` with a not-implemented case stated as one of ``flag``'s ``values`` (which select
+    its path; ``other`` is another choice of the flag); unchanged when the record is no such case."""
     out = dict(partial)
     if partial.get("errorType") != "not-implemented" or INTERNAL_CAUSE not in str(
         partial.get("documentation")
@@ -46,10 +32,6 @@ def with_unsupported(
         # A bare ``raise NotImplementedError`` is a base class's stub: a subclass that lacks the
         # method is a bug, not a case the selected value chose to leave out.
         return out
-    found = _switch(reach, choices)
-    if found is None:
-        return out
-    flag, values, other = found
     what = flag.removeprefix("--").replace("-", " ")
     chosen = " / ".join(values)
     out["documentation"] = str(partial["documentation"]).replace(
