@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from extractor.analysis.facts import Site
 from extractor.prose.cause import Cause, Roles, message_text
-from extractor.prose.combinations import combination_of
+from extractor.prose.combinations import combination_of, told_setting
 from extractor.prose.commands import call_of, code_fix, launcher
 from extractor.prose.constraints import AtomView, Constraint, literal, simplify, unparse
 from extractor.prose.dtype import model_dtype
@@ -33,7 +33,7 @@ from extractor.prose.fixes import (
     setting_words,
     together_words,
 )
-from extractor.prose.knowledge import EnvInfo, FlagInfo, Knowledge
+from extractor.prose.knowledge import EnvInfo, Knowledge
 from extractor.prose.origins import accepted_types, config_key_of, data_param
 from extractor.prose.platforms import alternatives
 from extractor.prose.why import situations as situations_of
@@ -260,7 +260,7 @@ def advise(
                 fix = _command(
                     site, knowledge, [f"{named[0]}=<current-value>"], [f"{named[0]}=<accepted-value>"]
                 )
-            told = _told_setting(advice, knowledge.flags_for(site.path))
+            told = told_setting(advice, knowledge.flags_for(site.path))
             if told:
                 # The message says what to pass ("pass --disable-x"): the fix adds exactly that.
                 gate = _gate_words(roles)
@@ -526,30 +526,6 @@ def _input_solutions(
                 "a text cut short or edited before them fails this check"
             )
     return out
-
-
-_TOLD_RE = re.compile(
-    r"\b(?:pass|use|add|set|enable|specify|try|with)\s+[`'\"]?(--[a-z][a-z0-9-]*)(?:[ =][`'\"]?([A-Za-z0-9_.]+))?",
-    re.I,
-)
-_NOT_A_VALUE = frozenset({"to", "or", "and", "instead", "if", "when", "for", "on", "in", "the", "a", "an"})
-
-
-def _told_setting(advice: Sequence[str], flags: Mapping[str, FlagInfo]) -> list[str]:
-    """The flag (and value) the message's own advice tells the user to pass, as command words."""
-    for sentence in advice:
-        m = _TOLD_RE.search(sentence)
-        if m is None:
-            continue
-        flag, value = m.group(1), m.group(2) or ""
-        if value.lower() in _NOT_A_VALUE:
-            value = ""
-        info = next((f for f in flags.values() if f.flag == flag or flag in f.aliases), None)
-        if info is not None and info.is_bool:
-            return [flag]
-        if value:
-            return [flag, value]
-    return []
 
 
 def _waiting_solutions(cause: Cause) -> list[str]:

@@ -10,12 +10,12 @@ conflict, or add the one the first needs.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from extractor.prose.knowledge import FlagInfo
 
-__all__ = ["Combination", "combination_of"]
+__all__ = ["Combination", "combination_of", "told_setting"]
 
 _SETTING = r"(--[a-z][a-z0-9]*(?:-[a-z0-9]+)*|SGLANG?_[A-Z0-9_]*[A-Z0-9])"
 _CONFLICT_RES = (
@@ -132,11 +132,44 @@ def _drop(name: str) -> str:
 def _given(name: str, flags: Mapping[str, FlagInfo], value: str = "") -> list[str]:
     if not name.startswith("--"):
         return [f"{name}={value or 1}"]
-    info = next((f for f in flags.values() if f.flag == name or name in f.aliases), None)
+    info = _declared(name, flags)
     switch = info.is_bool if info is not None else _SWITCH_RE.match(name) is not None
     if switch and not value:
         return [name]
     return [name, value or "<value>"]
+
+
+def _declared(name: str, flags: Mapping[str, FlagInfo]) -> FlagInfo | None:
+    return next((f for f in flags.values() if f.flag == name or name in f.aliases), None)
+
+
+# Words that follow a flag the message tells the user to pass without being its value ("use --x
+# instead"); unlike after a needed setting, "enabled" or "disabled" there is the value.
+_NOT_TOLD_VALUES = frozenset(
+    {"to", "or", "and", "instead", "if", "when", "for", "on", "in", "the", "a", "an"}
+)
+_TOLD_RE = re.compile(
+    r"\b(?:pass|use|add|set|enable|specify|try|with)\s+[`'\"]?(--[a-z][a-z0-9-]*)(?:[ =][`'\"]?([A-Za-z0-9_.]+))?",
+    re.I,
+)
+
+
+def told_setting(advice: Sequence[str], flags: Mapping[str, FlagInfo]) -> list[str]:
+    """The flag (and value) the message's own advice tells the user to pass ("pass --disable-x",
+    "use --y 8"), as command words; empty when it names none or gives a valued flag no value."""
+    for sentence in advice:
+        m = _TOLD_RE.search(sentence)
+        if m is None:
+            continue
+        flag, value = m.group(1), m.group(2) or ""
+        if value.lower() in _NOT_TOLD_VALUES:
+            value = ""
+        info = _declared(flag, flags)
+        if info is not None and info.is_bool:
+            return [flag]
+        if value:
+            return [flag, value]
+    return []
 
 
 def combination_of(message: str) -> Combination | None:
