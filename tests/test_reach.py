@@ -813,3 +813,73 @@ def test_a_selecting_flag_goes_on_the_command_line_only_in_a_form_that_parses() 
     valued = (frozenset({("flag", "--draft-algorithm", ())}),)
     got = RunReach({"a.py": {"Layer.apply": valued}}, {}).apply("a.py", partial)
     assert got["exampleFix"] == partial["exampleFix"]
+
+
+# A model config that takes the quantization from the checkpoint when the flag is not given, and
+# refuses a given value that disagrees: the checkpoint decides it.
+MODEL_CONFIG = """\
+    class ModelConfig:
+        def __init__(self, server_args, hf_config):
+            self.quantization = server_args.quantization
+            declared = hf_config.get("quantization_config", {}).get("quant_method")
+            if self.quantization is None:
+                self.quantization = declared
+            elif self.quantization != declared:
+                raise ValueError("the checkpoint's quantization does not match --quantization")
+    """
+
+
+def test_a_flag_the_checkpoint_decides_is_no_value_to_switch_on_the_command_line() -> None:
+    from extractor.prose.reach import RunReach
+
+    files = {p: _source(p) for p in FILES}
+    files["python/sglang/srt/configs/model_config.py"] = textwrap.dedent(MODEL_CONFIG)
+    reach = _site_reach(files)
+    assert reach.agreed == {"--quantization"}
+    path = "python/sglang/srt/layers/quantization/int4.py"
+    got = reach.of(path, "Int4Config.get_quant_method")
+    partial = {
+        "id": "Int4Config.get_quant_method\x1fraise\x1fNotImplementedError\x1f\x1f\x000",
+        "filePath": path,
+        "errorType": "not-implemented",
+        "errorMessage": "int4 cannot quantize this layer",
+        "documentation": f"Raised for this layer. {INTERNAL_CAUSE}",
+        "triggerScenarios": "t.",
+        "tags": [],
+        "solutions": ["Report it as a bug"],
+        "exampleFix": "",
+    }
+    run = RunReach({path: {"Int4Config.get_quant_method": got}}, reach.choices, agreed=reach.agreed)
+    out = run.apply(path, partial)
+    # No other --quantization value is offered: it would be refused for this checkpoint.
+    assert not any("--quantization" in s for s in out["solutions"])
+    assert "use a checkpoint made without it" in out["solutions"][0]
+    assert "the quantization `int4` (the checkpoint's own, or asked for at launch)" in out["documentation"]
+    assert "--model-path <other-checkpoint>" in out["exampleFix"]
+    back = RunReach.from_plain(orjson.loads(orjson.dumps(run.to_plain())))
+    assert back is not None and back.agreed == {"--quantization"}
+    # The same registry with no such config: another value is the workaround, as before.
+    plain = RunReach(run.table, reach.choices).apply(path, partial)
+    assert "e.g. `--quantization fp8`" in plain["solutions"][0]
+
+
+def test_a_literal_default_is_no_agreement_with_the_checkpoint() -> None:
+    from extractor.reach.agreement import agreed_attribute
+
+    def first_if(src: str) -> ast.If:
+        node = ast.parse(textwrap.dedent(src)).body[0]
+        assert isinstance(node, ast.If)
+        return node
+
+    literal = """\
+        if args.ssm_dtype is None:
+            args.ssm_dtype = "float32"
+        elif args.ssm_dtype != "float32":
+            raise ValueError("needs float32")
+        """
+    assert agreed_attribute(first_if(literal)) is None
+    derived = literal.replace('args.ssm_dtype = "float32"', "args.ssm_dtype = checkpoint_dtype")
+    assert agreed_attribute(first_if(derived)) == "ssm_dtype"
+    # A mismatch that is only logged is not refused.
+    logged = derived.replace('raise ValueError("needs float32")', "log(args.ssm_dtype)")
+    assert agreed_attribute(first_if(logged)) is None

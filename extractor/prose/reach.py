@@ -122,15 +122,29 @@ def _other_values(
 
 
 def _workarounds(
-    reach: Reach, choices: Mapping[str, Sequence[str]], switches: AbstractSet[str] = frozenset()
+    reach: Reach,
+    choices: Mapping[str, Sequence[str]],
+    switches: AbstractSet[str] = frozenset(),
+    agreed: AbstractSet[str] = frozenset(),
 ) -> list[str]:
     if len(reach) != 1:
         return []
     out = []
     for name, values, others in _other_values(reach, choices):
         what = name.removeprefix("--").replace("-", " ")
+        shown = " / ".join(values)
+        if name in agreed:
+            # The checkpoint decides the value and a given one must match it: another value on the
+            # command line is refused, so the way out is another checkpoint.
+            out.append(
+                f"This code runs only when the {what} is `{shown}`: a checkpoint that declares its "
+                f"{what} in its config gets that one (a different value on the command line is refused), "
+                f"and only a checkpoint that declares none takes it from the command line. If `{shown}` "
+                f"is not required, use a checkpoint made without it and do not ask for it at launch"
+            )
+            continue
         out.append(
-            f"This code runs only with `{name} {' / '.join(values)}`: if that {what} is not required, "
+            f"This code runs only with `{name} {shown}`: if that {what} is not required, "
             f"use another one, e.g. `{name} {others[0]}`"
         )
     for kind, name, values in sorted(reach[0]):
@@ -176,6 +190,7 @@ def with_reach(
     reach: Reach,
     choices: Mapping[str, Sequence[str]],
     switches: AbstractSet[str] = frozenset(),
+    agreed: AbstractSet[str] = frozenset(),
 ) -> dict[str, Any]:
     """The record fields with the reach stated; unchanged when nothing narrows the path."""
     phrase = reach_phrase(reach)
@@ -190,7 +205,7 @@ def with_reach(
             tags.append(tag)
     out["tags"] = tags
     solutions = list(partial["solutions"])
-    workarounds = _workarounds(reach, choices, switches)
+    workarounds = _workarounds(reach, choices, switches, agreed)
     for extra in workarounds:
         if extra not in solutions:
             solutions.append(extra)
@@ -202,7 +217,7 @@ def with_reach(
     if valued:
         # The first workaround is the first valued flag's: the case that flag value leaves out.
         flag, values, others = valued[0]
-        out = with_unsupported(out, flag, values, others[0], workarounds[0])
+        out = with_unsupported(out, flag, values, others[0], workarounds[0], flag in agreed)
     return out
 
 
@@ -215,6 +230,7 @@ class RunReach:
         choices: Mapping[str, Sequence[str]],
         passed: Mapping[str, Mapping[str, Mapping[str, Sequence[Any]]]] | None = None,
         switches: AbstractSet[str] = frozenset(),
+        agreed: AbstractSet[str] = frozenset(),
     ) -> None:
         # path -> qualname (the callers' reach) or whole site key (a site whose own guard
         # narrows it further) -> reach.
@@ -222,6 +238,8 @@ class RunReach:
         self.choices = choices
         self.switches = frozenset(switches)
         """Flags that are switches (given or not): turning one off is a workaround."""
+        self.agreed = frozenset(agreed)
+        """Valued flags whose value the checkpoint decides: another value is no workaround."""
         self.passed = passed or {}
         """path -> qualname -> value token -> the flags its callers fill it from (plain)."""
 
@@ -240,7 +258,7 @@ class RunReach:
         by_key = self.table.get(path, {})
         key = str(partial.get("id", ""))
         reach = by_key[key] if key in by_key else by_key.get(qualname, ())
-        return with_reach(partial, reach, self.choices, self.switches)
+        return with_reach(partial, reach, self.choices, self.switches, self.agreed)
 
     def to_plain(self) -> dict[str, Any]:
         """JSON-ready: only scopes with a reach are kept, and every site whose own guard changes its
@@ -256,6 +274,7 @@ class RunReach:
             },
             "choices": {k: list(v) for k, v in sorted(self.choices.items())},
             "switches": sorted(self.switches),
+            "agreed": sorted(self.agreed),
             "passed": {
                 path: {
                     q: {t: [list(r) for r in rows] for t, rows in sorted(by_t.items())}
@@ -284,9 +303,10 @@ class RunReach:
                 for path, by_q in data["passed"].items()
             }
             switches = frozenset(str(f) for f in data["switches"])
+            agreed = frozenset(str(f) for f in data["agreed"])
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
-        return cls(table, choices, passed, switches)
+        return cls(table, choices, passed, switches, agreed)
 
 
 def _qualname(partial: Mapping[str, Any]) -> str:
@@ -328,4 +348,4 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
                 by_q[key] = joined
     passed = passed_table([(f.path, o.records) for f, o in outcomes if isinstance(o, Parsed)], sites)
     switches = frozenset(f.flag for flags in knowledge.scoped.values() for f in flags.values() if f.is_bool)
-    return RunReach(table, sites.choices, passed, switches)
+    return RunReach(table, sites.choices, passed, switches, sites.agreed)

@@ -19,10 +19,18 @@ __all__ = ["with_unsupported"]
 
 
 def with_unsupported(
-    partial: Mapping[str, Any], flag: str, values: tuple[str, ...], other: str, workaround: str
+    partial: Mapping[str, Any],
+    flag: str,
+    values: tuple[str, ...],
+    other: str,
+    workaround: str,
+    agreed: bool = False,
 ) -> dict[str, Any]:
     """``partial`` with a not-implemented case stated as one of ``flag``'s ``values`` (which select
-    its path; ``other`` is another choice of the flag); unchanged when the record is no such case."""
+    its path; ``other`` is another choice of the flag); unchanged when the record is no such case.
+
+    ``agreed``: the checkpoint decides the flag's value (:mod:`extractor.reach.agreement`), so the
+    way out is a checkpoint made with another value, not another value on the command line."""
     out = dict(partial)
     if partial.get("errorType") != "not-implemented" or INTERNAL_CAUSE not in str(
         partial.get("documentation")
@@ -34,12 +42,23 @@ def with_unsupported(
         return out
     what = flag.removeprefix("--").replace("-", " ")
     chosen = " / ".join(values)
-    out["documentation"] = str(partial["documentation"]).replace(
-        INTERNAL_CAUSE,
-        f"Cause: the launch selected `{flag} {chosen}`, which does not implement this case; "
-        f"another {what} avoids it.",
-    )
-    out["solutions"] = [workaround, *(s for s in partial["solutions"] if s != workaround)]
     base = launcher_of_path(str(partial.get("filePath", "")))
-    out["exampleFix"] = f"# before\n{base} {flag} {values[0]}\n# after\n{base} {flag} {other}"
+    if agreed:
+        cause = (
+            f"Cause: the {what} `{chosen}` (the checkpoint's own, or asked for at launch) does not "
+            f"implement this case; a checkpoint made with another {what} avoids it."
+        )
+        fix = (
+            f"# before: a checkpoint whose {what} is {values[0]}\n{base}\n"
+            f"# after: a checkpoint made with another {what}\n{base.replace('<model>', '<other-checkpoint>')}"
+        )
+    else:
+        cause = (
+            f"Cause: the launch selected `{flag} {chosen}`, which does not implement this case; "
+            f"another {what} avoids it."
+        )
+        fix = f"# before\n{base} {flag} {values[0]}\n# after\n{base} {flag} {other}"
+    out["documentation"] = str(partial["documentation"]).replace(INTERNAL_CAUSE, cause)
+    out["solutions"] = [workaround, *(s for s in partial["solutions"] if s != workaround)]
+    out["exampleFix"] = fix
     return out

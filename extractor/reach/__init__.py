@@ -29,6 +29,13 @@ class SiteReach:
         self.index = TargetIndex.build(facts)
         self.passed = PassedFlags(self.index, knowledge)
         self.finder = ReachFinder(self.index, knowledge, self.passed)
+        self.agreed = frozenset(
+            info.flag
+            for f in self.index.files.values()
+            for dest in f.agreed
+            if (info := knowledge.flags_for(f.path).get(dest)) is not None and not info.is_bool
+        )
+        """Valued flags that must agree with what the code derives (the checkpoint's own value)."""
 
     @property
     def choices(self) -> dict[str, tuple[str, ...]]:

@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 7
+FACTS_VERSION = 8
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 Atom = tuple[str, ...]
@@ -120,6 +120,10 @@ class FileFacts:
     """Custom ops: ``(op name, function)`` of ``register_op(op_name="x", op_func=f)``, the function
     as a dotted name with the file's imports applied; ``torch.ops.<namespace>.x(...)`` runs it."""
 
+    agreed: list[str] = field(default_factory=list)
+    """Attributes (flag destinations) filled from a derived value when not given, and refused when a
+    given value disagrees with it (:mod:`extractor.reach.agreement`)."""
+
     def to_plain(self) -> dict[str, Any]:
         """JSON-ready lists and strings; :meth:`from_plain` rebuilds the same facts."""
         return {
@@ -163,6 +167,7 @@ class FileFacts:
             "attrs": [list(a) for a in self.attrs],
             "binds": [list(b) for b in self.binds],
             "ops": [list(o) for o in self.ops],
+            "agreed": list(self.agreed),
         }
 
     @classmethod
@@ -196,6 +201,7 @@ class FileFacts:
                 attrs=[tuple(str(x) for x in a) for a in data["attrs"]],
                 binds=[tuple(str(x) for x in b) for b in data["binds"]],
                 ops=[(str(n), str(t)) for n, t in data["ops"]],
+                agreed=[str(a) for a in data["agreed"]],
             )
         except (KeyError, TypeError, ValueError, AttributeError):
             return None

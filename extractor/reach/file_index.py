@@ -14,6 +14,7 @@ import ast
 import dataclasses
 from collections.abc import Iterable, Sequence
 
+from extractor.reach.agreement import agreed_attribute
 from extractor.reach.arguments import (
     bindable_names,
     name_binding,
@@ -293,6 +294,9 @@ class _Builder:
                 self._decorators(stmt, name, qual, guards, catches, local, aliases)
                 self._block(stmt.body, name, name, name, list(guards), catches, {}, {})
             elif isinstance(stmt, ast.If):
+                agreed = agreed_attribute(stmt)
+                if agreed is not None and agreed not in self.facts.agreed:
+                    self.facts.agreed.append(agreed)
                 self._expr(stmt.test, qual, guards, catches, local, aliases)
                 here = [self._atom(a) for a in self.guards.atoms_of(stmt.test, local, aliases)]
                 self._block(stmt.body, qual, prefix, owner, guards + here, catches, local, aliases)
