@@ -192,3 +192,33 @@ def test_module_constants() -> None:
     assert dict(consts) == {"_ENV": "SGLANG_X", "ANN": "SGLANG_Y", "GUARDED": "SGLANG_Z"}
     assert ast.unparse(consts.exprs["CI"]) == "os.getenv('FLA_CI') == '1'"
     assert "TWICE" not in consts.exprs and "a" not in consts.exprs and "f" not in consts.exprs
+
+
+def test_a_valued_flag_off_unless_given_is_optional_unless_resolved_or_filled() -> None:
+    src = b"""\
+from dataclasses import dataclass
+from typing import Annotated as A, Optional
+
+
+@dataclass
+class ServerArgs:
+    draft_algorithm: A[Optional[str], Arg(help="Draft algorithm.", choices=["A", "B"])] = None
+    draft_steps: A[Optional[int], Arg(help="Draft steps.")] = None
+    kernel_backend: A[Optional[str], Arg(help="Kernels.", resolvable=True)] = None
+    page_size: A[int, Arg(help="Page size.")] = 1
+    enable_trace: A[bool, Arg(help="Trace.")] = False
+
+    def _fill(self):
+        if self.draft_steps is None:
+            self.draft_steps = 3
+
+
+def add_legacy(parser):
+    parser.add_argument("--legacy-path", type=str)
+    parser.add_argument("--legacy-size", type=int, default=8)
+"""
+    flags = build_knowledge({SRT_ARGS: src}).flags_for(SRT_ARGS)
+    optional = {d for d, i in flags.items() if i.optional}
+    # None means "off" for these; a resolvable flag's None means "pick one", a filled one is set
+    # anyway, and a switch or a flag with a real default is never "left out".
+    assert optional == {"draft_algorithm", "legacy_path"}

@@ -883,3 +883,30 @@ def test_a_literal_default_is_no_agreement_with_the_checkpoint() -> None:
     # A mismatch that is only logged is not refused.
     logged = derived.replace('raise ValueError("needs float32")', "log(args.ssm_dtype)")
     assert agreed_attribute(first_if(logged)) is None
+
+
+def test_leaving_out_a_valued_flag_that_is_off_unless_given_is_offered() -> None:
+    from extractor.prose.reach import RunReach
+
+    spec = (frozenset({("flag", "--draft-algorithm", ())}),)
+    partial = {
+        "id": "Drafter.step\x1fraise\x1fAssertionError\x1f\x1f\x000",
+        "documentation": "d.",
+        "triggerScenarios": "t.",
+        "tags": [],
+        "solutions": ["Report it as a bug"],
+        "exampleFix": "# before\npython -m sglang.launch_server --model-path <model>\n# after\nx",
+    }
+    run = RunReach({"a.py": {"Drafter.step": spec}}, {}, optional={"--draft-algorithm"})
+    got = run.apply("a.py", partial)
+    assert got["solutions"][-1] == (
+        "This code runs only with `--draft-algorithm`: if you can do without it, launch without "
+        "`--draft-algorithm`"
+    )
+    # Written without a value it would not parse, so the command line does not get it.
+    assert "--draft-algorithm" not in got["exampleFix"]
+    # A flag the checkpoint decides is not "left out" either.
+    agreed = RunReach(run.table, {}, agreed={"--draft-algorithm"}, optional={"--draft-algorithm"})
+    assert agreed.apply("a.py", partial)["solutions"] == ["Report it as a bug"]
+    back = RunReach.from_plain(orjson.loads(orjson.dumps(run.to_plain())))
+    assert back is not None and back.optional == {"--draft-algorithm"}

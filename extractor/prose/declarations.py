@@ -56,6 +56,9 @@ class FlagInfo:
     is_list: bool = False
     """Declared with ``nargs`` (``"*"``, ``"+"``, a count) or ``action="append"``: the value
     always arrives as a list, never as one string."""
+    optional: bool = False
+    """A valued flag whose default is ``None``: given at all, it turns on what it names (a
+    speculative algorithm, a storage backend), so leaving it out is a way off that path."""
     via_group: bool = False
     """Found as the size of a process group the flag sizes (``get_tp_world_size()``), not as the
     flag's own value (see :mod:`extractor.prose.world_size`)."""
@@ -207,6 +210,10 @@ def _list_nargs(node: ast.expr) -> bool:
     return False
 
 
+def _is_none(value: ast.expr | None) -> bool:
+    return isinstance(value, ast.Constant) and value.value is None
+
+
 def _is_bool_type(t: ast.expr) -> bool:
     # ``Optional[bool]`` and ``bool | None`` are switches too: the parser unwraps the Optional
     # before it picks ``store_true``.
@@ -248,6 +255,8 @@ def _dataclass_field_flags(
         aliases: tuple[str, ...] = ()
         choices: tuple[str, ...] = ()
         no_cli = False
+        # ``None`` of a resolvable flag means "pick automatically", not "off".
+        resolvable = False
         action_bool = False
         is_list = False
         meta_seen = False
@@ -265,6 +274,8 @@ def _dataclass_field_flags(
                         aliases = tuple(a for a in _literal_choices(kw.value) if a.startswith("-"))
                     elif kw.arg == "choices":
                         choices = _choices_of(kw.value, lists)
+                    elif kw.arg == "resolvable":
+                        resolvable = not (isinstance(kw.value, ast.Constant) and kw.value.value is False)
                     elif kw.arg == "no_cli":
                         no_cli = isinstance(kw.value, ast.Constant) and kw.value.value is True
                     elif kw.arg == "action":
@@ -294,6 +305,7 @@ def _dataclass_field_flags(
                 is_bool=_is_bool_type(inner) or action_bool,
                 aliases=aliases,
                 is_list=is_list,
+                optional=_is_none(stmt.value) and not (resolvable or _is_bool_type(inner) or action_bool),
             )
         )
         found = True
@@ -311,7 +323,11 @@ def _add_argument_flag(
     is_bool = False
     is_list = False
     deprecated = False
+    # argparse's own default is None.
+    optional = True
     for kw in call.keywords:
+        if kw.arg == "default":
+            optional = _is_none(kw.value)
         if kw.arg == "nargs":
             is_list = _list_nargs(kw.value)
         if kw.arg == "dest":
@@ -346,6 +362,7 @@ def _add_argument_flag(
         is_bool=is_bool,
         aliases=tuple(longs[1:]),
         is_list=is_list,
+        optional=optional and not is_bool,
     )
     return info, deprecated
 

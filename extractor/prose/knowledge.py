@@ -156,7 +156,7 @@ class Knowledge:
         payload = {
             "scoped": {
                 ns: {
-                    d: [i.flag, i.help, list(i.choices), i.is_bool, list(i.aliases), i.is_list]
+                    d: [i.flag, i.help, list(i.choices), i.is_bool, list(i.aliases), i.is_list, i.optional]
                     for d, i in sorted(m.items())
                 }
                 for ns, m in sorted(self.scoped.items())
@@ -192,6 +192,35 @@ def _parse(data: bytes) -> ast.Module | None:
         return None
 
 
+def filled_when_unset(tree: ast.Module) -> set[str]:
+    """Attributes the module sets when they are unset: ``if x.dest is None: x.dest = ...``."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If):
+            continue
+        test = node.test
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            subject: ast.expr = test.operand
+        elif (
+            isinstance(test, ast.Compare)
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Is)
+            and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value is None
+        ):
+            subject = test.left
+        else:
+            continue
+        if not isinstance(subject, ast.Attribute):
+            continue
+        for stmt in node.body:
+            if isinstance(stmt, ast.Assign) and any(
+                isinstance(t, ast.Attribute) and t.attr == subject.attr for t in stmt.targets
+            ):
+                out.add(subject.attr)
+    return out
+
+
 def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
     """Knowledge from the given files (repo-relative path -> bytes at the analysed sha).
 
@@ -204,6 +233,7 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
     bases: dict[tuple[str, str], list[str]] = {}
     env: dict[str, EnvInfo] = {}
     checks: dict[str, dict[str, list[tuple[str, tuple[str, ...]]]]] = {}
+    filled: dict[str, set[str]] = {}
     for path in sorted(files):
         if not is_knowledge_path(path):
             continue
@@ -221,6 +251,7 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
                 if (op, values) not in found:
                     found.append((op, values))
             fields.setdefault(ns, set()).update(ff.fields)
+            filled.setdefault(ns, set()).update(filled_when_unset(tree))
             for c, bs in ff.bases.items():
                 bases.setdefault((ns, c), []).extend(bs)
             base = path.rsplit("/", 1)[-1]
@@ -253,6 +284,9 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
                 if dest in declared and dest not in m:
                     others = tuple(a for a in (info.flag, *info.aliases) if a != alias)
                     m[dest] = dataclasses.replace(info, flag=alias, dest=dest, aliases=others)
+        for dest in filled.get(ns, set()) & m.keys():
+            # The validation fills it when not given: leaving it out does not turn it off.
+            m[dest] = dataclasses.replace(m[dest], optional=False)
         scoped[ns] = m
     order = sorted(scoped, key=lambda n: (-len(scoped[n]), n))
     merged: dict[str, FlagInfo] = {}

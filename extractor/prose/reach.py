@@ -126,6 +126,7 @@ def _workarounds(
     choices: Mapping[str, Sequence[str]],
     switches: AbstractSet[str] = frozenset(),
     agreed: AbstractSet[str] = frozenset(),
+    optional: AbstractSet[str] = frozenset(),
 ) -> list[str]:
     if len(reach) != 1:
         return []
@@ -149,7 +150,7 @@ def _workarounds(
         )
     for kind, name, values in sorted(reach[0]):
         # Turning off the optional feature that selects the path avoids the site.
-        if kind == "flag" and not values and name in switches:
+        if kind == "flag" and not values and (name in switches or (name in optional and name not in agreed)):
             out.append(
                 f"This code runs only with `{name}`: if you can do without it, launch without `{name}`"
             )
@@ -191,6 +192,7 @@ def with_reach(
     choices: Mapping[str, Sequence[str]],
     switches: AbstractSet[str] = frozenset(),
     agreed: AbstractSet[str] = frozenset(),
+    optional: AbstractSet[str] = frozenset(),
 ) -> dict[str, Any]:
     """The record fields with the reach stated; unchanged when nothing narrows the path."""
     phrase = reach_phrase(reach)
@@ -205,7 +207,7 @@ def with_reach(
             tags.append(tag)
     out["tags"] = tags
     solutions = list(partial["solutions"])
-    workarounds = _workarounds(reach, choices, switches, agreed)
+    workarounds = _workarounds(reach, choices, switches, agreed, optional)
     for extra in workarounds:
         if extra not in solutions:
             solutions.append(extra)
@@ -231,6 +233,7 @@ class RunReach:
         passed: Mapping[str, Mapping[str, Mapping[str, Sequence[Any]]]] | None = None,
         switches: AbstractSet[str] = frozenset(),
         agreed: AbstractSet[str] = frozenset(),
+        optional: AbstractSet[str] = frozenset(),
     ) -> None:
         # path -> qualname (the callers' reach) or whole site key (a site whose own guard
         # narrows it further) -> reach.
@@ -240,6 +243,8 @@ class RunReach:
         """Flags that are switches (given or not): turning one off is a workaround."""
         self.agreed = frozenset(agreed)
         """Valued flags whose value the checkpoint decides: another value is no workaround."""
+        self.optional = frozenset(optional)
+        """Valued flags that are off unless given: leaving one out is a workaround."""
         self.passed = passed or {}
         """path -> qualname -> value token -> the flags its callers fill it from (plain)."""
 
@@ -258,7 +263,7 @@ class RunReach:
         by_key = self.table.get(path, {})
         key = str(partial.get("id", ""))
         reach = by_key[key] if key in by_key else by_key.get(qualname, ())
-        return with_reach(partial, reach, self.choices, self.switches, self.agreed)
+        return with_reach(partial, reach, self.choices, self.switches, self.agreed, self.optional)
 
     def to_plain(self) -> dict[str, Any]:
         """JSON-ready: only scopes with a reach are kept, and every site whose own guard changes its
@@ -275,6 +280,7 @@ class RunReach:
             "choices": {k: list(v) for k, v in sorted(self.choices.items())},
             "switches": sorted(self.switches),
             "agreed": sorted(self.agreed),
+            "optional": sorted(self.optional),
             "passed": {
                 path: {
                     q: {t: [list(r) for r in rows] for t, rows in sorted(by_t.items())}
@@ -304,9 +310,10 @@ class RunReach:
             }
             switches = frozenset(str(f) for f in data["switches"])
             agreed = frozenset(str(f) for f in data["agreed"])
+            optional = frozenset(str(f) for f in data["optional"])
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
-        return cls(table, choices, passed, switches, agreed)
+        return cls(table, choices, passed, switches, agreed, optional)
 
 
 def _qualname(partial: Mapping[str, Any]) -> str:
@@ -348,4 +355,5 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
                 by_q[key] = joined
     passed = passed_table([(f.path, o.records) for f, o in outcomes if isinstance(o, Parsed)], sites)
     switches = frozenset(f.flag for flags in knowledge.scoped.values() for f in flags.values() if f.is_bool)
-    return RunReach(table, sites.choices, passed, switches, sites.agreed)
+    optional = frozenset(f.flag for flags in knowledge.scoped.values() for f in flags.values() if f.optional)
+    return RunReach(table, sites.choices, passed, switches, sites.agreed, optional)
