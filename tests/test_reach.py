@@ -910,3 +910,81 @@ def test_leaving_out_a_valued_flag_that_is_off_unless_given_is_offered() -> None
     assert agreed.apply("a.py", partial)["solutions"] == ["Report it as a bug"]
     back = RunReach.from_plain(orjson.loads(orjson.dumps(run.to_plain())))
     assert back is not None and back.optional == {"--draft-algorithm"}
+
+
+DRAFT_FILES = {
+    ARGS: SERVER_ARGS.replace(
+        "    tp_size: int = 1\n", "    tp_size: int = 1\n    draft_algorithm: str = None\n"
+    ).replace(
+        '        parser.add_argument("--tp-size", type=int)\n',
+        '        parser.add_argument("--tp-size", type=int)\n'
+        '        parser.add_argument("--draft-algorithm", type=str)\n',
+    ),
+    # Loaded as a draft, a checkpoint's architecture is renamed to its multi-token-prediction head.
+    "python/sglang/srt/configs/model_config.py": """\
+        class ModelConfig:
+            def __init__(self, hf_config, is_draft_model=False):
+                self.hf_config = hf_config
+                if is_draft_model and hf_config.architectures[0] == "OwlForCausalLM":
+                    hf_config.architectures[0] = "OwlForCausalLMNextN"
+        """,
+    "python/sglang/srt/models/owl_nextn.py": """\
+        class OwlForCausalLMNextN:
+            def forward(self, x):
+                if x.shape[-1] % 256:
+                    raise RuntimeError("the draft head needs a hidden size that is a multiple of 256")
+
+
+        EntryClass = [OwlForCausalLMNextN]
+        """,
+    "python/sglang/srt/models/owl.py": """\
+        class OwlForCausalLM:
+            def forward(self, x):
+                if x.shape[-1] % 128:
+                    raise RuntimeError("the model needs a hidden size that is a multiple of 128")
+
+
+        EntryClass = [OwlForCausalLM]
+        """,
+    "python/sglang/srt/speculative/draft_worker.py": """\
+        from sglang.srt.configs.model_config import ModelConfig
+
+
+        class DraftWorker:
+            def __init__(self, hf_config):
+                self.config = ModelConfig(hf_config, is_draft_model=True)
+
+
+        def start(server_args, hf_config):
+            if server_args.draft_algorithm is not None:
+                DraftWorker(hf_config)
+        """,
+}
+
+
+def test_a_draft_architecture_is_reached_only_with_the_flags_that_build_a_draft() -> None:
+    reach = site_reach_of({p: textwrap.dedent(t) for p, t in DRAFT_FILES.items()}, ARGS)
+    draft = reach.of("python/sglang/srt/models/owl_nextn.py", "OwlForCausalLMNextN.forward")
+    assert draft == (frozenset({("arch", "OwlForCausalLMNextN", ()), ("flag", "--draft-algorithm", ())}),)
+    # The checkpoint's own architecture runs without any draft.
+    assert reach.of("python/sglang/srt/models/owl.py", "OwlForCausalLM.forward") == (
+        frozenset({("arch", "OwlForCausalLM", ())}),
+    )
+
+
+@pytest.mark.parametrize(
+    ("call", "builds"),
+    [
+        ("ModelRunner(config, is_draft_worker=True)", True),
+        ("ModelConfig.from_server_args(args, is_draft_model=True)", True),
+        ("ModelRunner(config, is_draft_worker=False)", False),
+        ("resolve_tokens(args, is_draft_worker=True)", False),
+        ("Backend(runner, is_draft_override=True)", False),
+    ],
+)
+def test_only_a_constructor_given_a_draft_keyword_builds_a_draft(call: str, builds: bool) -> None:
+    from extractor.reach.drafts import builds_draft
+
+    node = ast.parse(call, mode="eval").body
+    assert isinstance(node, ast.Call)
+    assert builds_draft(node) is builds

@@ -8,6 +8,7 @@ object the pipeline builds per run.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Any
 
@@ -16,6 +17,7 @@ from extractor.reach.arguments import PassedFlags
 from extractor.reach.facts import FileFacts
 from extractor.reach.file_index import module_name
 from extractor.reach.paths import Reach, ReachFinder
+from extractor.reach.selectors import Selector
 from extractor.reach.target_index import TargetIndex
 
 __all__ = ["Reach", "SiteReach"]
@@ -44,7 +46,36 @@ class SiteReach:
 
     def of(self, path: str, qualname: str) -> Reach:
         """The alternatives of selectors that lead to code in ``qualname`` of ``path`` (``()``: anyone)."""
-        return self.finder.of_site(path, module_name(path), qualname)
+        return self._with_drafts(self.finder.of_site(path, module_name(path), qualname))
+
+    @functools.cached_property
+    def _drafts(self) -> tuple[frozenset[str], frozenset[Selector]]:
+        """The draft architectures, and the flags every narrowed way to a draft builder needs."""
+        names = frozenset(a for f in self.index.files.values() for a in f.drafts)
+        if not names:
+            return names, frozenset()
+        ways = [
+            self.finder.of_site(f.path, f.module, q) for f in self.index.files.values() for q in f.drafting
+        ]
+        # A builder whose own way in is unknown says nothing about the others.
+        conjs = [c for r in ways if r for c in r]
+        if not conjs:
+            return names, frozenset()
+        common = frozenset.intersection(*(frozenset(s for s in c if s[0] == "flag") for c in conjs))
+        return names, common
+
+    def _with_drafts(self, reach: Reach) -> Reach:
+        names, flags = self._drafts
+        if not flags:
+            return reach
+        out = []
+        for conj in reach:
+            archs = [set(v) if not n else {n} for k, n, v in conj if k == "arch"]
+            if any(a and a <= names for a in archs):
+                conj = conj | flags
+            out.append(conj)
+        # A way in that needs more than another one adds nothing to it.
+        return tuple(c for c in out if not any(o < c for o in out))
 
     def passed_flags(self, path: str, qualname: str, token: str) -> tuple[FlagInfo, ...]:
         """The flags the callers fill value ``token`` (``n:param``, ``s:attr``) of ``qualname`` from."""

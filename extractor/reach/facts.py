@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 8
+FACTS_VERSION = 9
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 Atom = tuple[str, ...]
@@ -123,6 +123,10 @@ class FileFacts:
     agreed: list[str] = field(default_factory=list)
     """Attributes (flag destinations) filled from a derived value when not given, and refused when a
     given value disagrees with it (:mod:`extractor.reach.agreement`)."""
+    drafts: list[str] = field(default_factory=list)
+    """Architectures a checkpoint is renamed to when loaded as a draft (:mod:`extractor.reach.drafts`)."""
+    drafting: list[str] = field(default_factory=list)
+    """Functions that build a draft (``is_draft_worker=True``), by qualname."""
 
     def to_plain(self) -> dict[str, Any]:
         """JSON-ready lists and strings; :meth:`from_plain` rebuilds the same facts."""
@@ -168,6 +172,8 @@ class FileFacts:
             "binds": [list(b) for b in self.binds],
             "ops": [list(o) for o in self.ops],
             "agreed": list(self.agreed),
+            "drafts": list(self.drafts),
+            "drafting": list(self.drafting),
         }
 
     @classmethod
@@ -202,6 +208,8 @@ class FileFacts:
                 binds=[tuple(str(x) for x in b) for b in data["binds"]],
                 ops=[(str(n), str(t)) for n, t in data["ops"]],
                 agreed=[str(a) for a in data["agreed"]],
+                drafts=[str(a) for a in data["drafts"]],
+                drafting=[str(a) for a in data["drafting"]],
             )
         except (KeyError, TypeError, ValueError, AttributeError):
             return None

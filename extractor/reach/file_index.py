@@ -22,6 +22,7 @@ from extractor.reach.arguments import (
     positional_params,
     self_assignment,
 )
+from extractor.reach.drafts import builds_draft, draft_architectures
 from extractor.reach.facts import Atom, Call, Def, FileFacts, Registration
 from extractor.reach.guard_atoms import TYPED, GuardReader, class_flag_name, typed_params
 from extractor.reach.receiver_facts import (
@@ -297,6 +298,9 @@ class _Builder:
                 agreed = agreed_attribute(stmt)
                 if agreed is not None and agreed not in self.facts.agreed:
                     self.facts.agreed.append(agreed)
+                for arch in draft_architectures(stmt):
+                    if arch not in self.facts.drafts:
+                        self.facts.drafts.append(arch)
                 self._expr(stmt.test, qual, guards, catches, local, aliases)
                 here = [self._atom(a) for a in self.guards.atoms_of(stmt.test, local, aliases)]
                 self._block(stmt.body, qual, prefix, owner, guards + here, catches, local, aliases)
@@ -444,6 +448,8 @@ class _Builder:
                 callee = self.raw_dotted(func)
                 if here.keywords:
                     self._custom_op(here)
+                    if builds_draft(here) and qual not in self.facts.drafting:
+                        self.facts.drafting.append(qual)
                 if callee is not None:
                     calls.append(
                         Call(
