@@ -31,11 +31,15 @@ from extractor.reach.target_index import Edge, TargetIndex
 
 __all__ = ["MAX_DEPTH", "Reach", "ReachFinder"]
 
-MAX_DEPTH = 6
+# A kernel sits several helpers below the backend or model that picks it (kernel <- launcher <-
+# dispatcher <- backend method <- backend <- factory): the choice is often further up than six.
+MAX_DEPTH = 8
 _MAX_ALTERNATIVES = 3
 _MAX_VALUES = 6
 # A component shared by a few model families still narrows the path: up to this many are named.
-_MAX_ARCHS = 12
+# A family's base model class is built by its variants, draft models and multimodal wrappers
+# (well over a dozen architectures), while the target serves a couple of hundred.
+_MAX_ARCHS = 32
 
 Conj = frozenset[Selector]
 Reach = tuple[Conj, ...]
