@@ -88,6 +88,8 @@ class _Builder:
         self._nodes: NodeMemo = {}
         """Each function's own nodes, walked once for its types, its returns and its class's attributes."""
         self._bindable: dict[str, dict[str, str]] = {}
+        self._import_guards: dict[str, dict[str, list[tuple[int, ...]]]] = {}
+        """name -> the target an import binds it to -> the guards of each such import."""
         """Per function: its parameters (``n``) and the globals it declares (``g``)."""
         # Names a value may refer to a definition by: the module's own, then nested ones as met.
         self._def_names = {
@@ -108,6 +110,9 @@ class _Builder:
             target = imports.get(head)
             if target is not None:
                 call = call._replace(callee=f"{target}{dot}{rest}")
+                extra = [i for i in self._guards_of_import(head, target) if i not in call.guards]
+                if extra:
+                    call = call._replace(guards=[*call.guards, *extra])
             if call.recv:
                 call = call._replace(recv=self._imported(call.recv))
             self.facts.calls.setdefault(call.callee.rpartition(".")[2], []).append(call)
@@ -143,31 +148,54 @@ class _Builder:
 
     def _collect_imports(self, nodes: Iterable[ast.AST]) -> None:
         imports = self.facts.imports
-        package = self.facts.module if self.is_package else self.facts.module.rpartition(".")[0]
         for node in nodes:
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    if alias.asname:
-                        imports.setdefault(alias.asname, alias.name)
-                    else:
-                        head = alias.name.split(".")[0]
-                        imports.setdefault(head, head)
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    pkg = package.split(".") if package else []
-                    up = pkg[: len(pkg) - (node.level - 1)] if node.level > 1 else pkg
-                    base = ".".join([*up, base] if base else up)
-                for alias in node.names:
-                    if alias.name == "*":
-                        continue
-                    name = alias.asname or alias.name
-                    target = f"{base}.{alias.name}" if base else alias.name
-                    old = imports.setdefault(name, target)
-                    if old != target and self._own(target) and not self._own(old):
-                        # Alternatives (``try``/``if``) bind one name: the target's own module is
-                        # the one whose code can be followed.
-                        imports[name] = target
+            for name, target, alias in self._bindings(node):
+                if alias:
+                    imports.setdefault(name, target)
+                    continue
+                old = imports.setdefault(name, target)
+                if old != target and self._own(target) and not self._own(old):
+                    # Alternatives (``try``/``if``) bind one name: the target's own module is
+                    # the one whose code can be followed.
+                    imports[name] = target
+
+    def _bindings(self, node: ast.AST) -> list[tuple[str, str, bool]]:
+        """``(name, dotted target, plain import)`` for each name an import statement binds."""
+        out: list[tuple[str, str, bool]] = []
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    out.append((alias.asname, alias.name, True))
+                else:
+                    head = alias.name.split(".")[0]
+                    out.append((head, head, True))
+        elif isinstance(node, ast.ImportFrom):
+            package = self.facts.module if self.is_package else self.facts.module.rpartition(".")[0]
+            base = node.module or ""
+            if node.level:
+                pkg = package.split(".") if package else []
+                up = pkg[: len(pkg) - (node.level - 1)] if node.level > 1 else pkg
+                base = ".".join([*up, base] if base else up)
+            for alias in node.names:
+                if alias.name == "*":
+                    continue
+                name = alias.asname or alias.name
+                out.append((name, f"{base}.{alias.name}" if base else alias.name, False))
+        return out
+
+    def _import_guarded(self, node: ast.AST, guards: list[int]) -> None:
+        # Every binding is kept with the guards it sits under: a call through the name runs only
+        # where the import that bound its target ran (``if _is_cuda: from x import f``).
+        for name, target, _plain in self._bindings(node):
+            self._import_guards.setdefault(name, {}).setdefault(target, []).append(tuple(guards))
+
+    def _guards_of_import(self, name: str, target: str) -> list[int]:
+        """The guards every binding of ``name`` to ``target`` sits under (none when one is bare)."""
+        found = self._import_guards.get(name, {}).get(target)
+        if not found:
+            return []
+        common = set(found[0]).intersection(*found[1:])
+        return [i for i in found[0] if i in common]
 
     def _own(self, dotted: str) -> bool:
         return dotted.partition(".")[0] == self.facts.module.partition(".")[0]
@@ -489,6 +517,7 @@ class _Builder:
                 continue
             if kind is ast.Import or kind is ast.ImportFrom:
                 self._collect_imports((here,))
+                self._import_guarded(here, gs)
                 continue
             if kind is ast.AnnAssign:
                 assert isinstance(here, ast.AnnAssign)
