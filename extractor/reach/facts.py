@@ -18,7 +18,10 @@ A guard *atom* is the raw, knowledge-free shape of one conjunct of a test that m
 * ``["e", NAME]``: an environment variable read;
 * ``["p", word]``: a platform test (``is_hip()``, ``_is_npu``, ``torch.version.hip``);
 * ``["k", key, keys...]``: a value stored under ``key`` in a dict literal keyed by ``keys`` (the
-  table runs the one entry its lookup picks).
+  table runs the one entry its lookup picks);
+* ``["t", callee]``: a call's value taken as true or as not None (``if f(x):``, ``if f(x) is not
+  None:``, ``if cfg := f(x):``): what it means is read from the called function's
+  :attr:`FileFacts.tests`.
 
 Which of them are user-level selectors is decided later, against the target's flag knowledge.
 """
@@ -31,7 +34,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 8
+FACTS_VERSION = 9
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 Atom = tuple[str, ...]
@@ -119,6 +122,11 @@ class FileFacts:
     ops: list[tuple[str, str]] = field(default_factory=list)
     """Custom ops: ``(op name, function)`` of ``register_op(op_name="x", op_func=f)``, the function
     as a dotted name with the file's imports applied; ``torch.ops.<namespace>.x(...)`` runs it."""
+    tests: list[tuple[str, ...]] = field(default_factory=list)
+    """What a module-level function's value says when it is true (or not None): ``("p", qualname,
+    atom indexes...)`` for a predicate that only returns a test (``return args.enable_x``), its
+    atoms; ``("c", qualname, class names...)`` for a function that returns something only when
+    ``isinstance(x, C)`` holds for one of the classes (``None`` otherwise)."""
 
     def to_plain(self) -> dict[str, Any]:
         """JSON-ready lists and strings; :meth:`from_plain` rebuilds the same facts."""
@@ -163,6 +171,7 @@ class FileFacts:
             "attrs": [list(a) for a in self.attrs],
             "binds": [list(b) for b in self.binds],
             "ops": [list(o) for o in self.ops],
+            "tests": [list(t) for t in self.tests],
         }
 
     @classmethod
@@ -196,6 +205,7 @@ class FileFacts:
                 attrs=[tuple(str(x) for x in a) for a in data["attrs"]],
                 binds=[tuple(str(x) for x in b) for b in data["binds"]],
                 ops=[(str(n), str(t)) for n, t in data["ops"]],
+                tests=[tuple(str(x) for x in t) for t in data["tests"]],
             )
         except (KeyError, TypeError, ValueError, AttributeError):
             return None

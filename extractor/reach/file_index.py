@@ -67,6 +67,44 @@ def _string_keys(node: ast.Dict) -> list[str] | None:
     return keys if len(keys) == len(node.keys) and len(set(keys)) >= 2 else None
 
 
+def _isinstance_returns(body: Sequence[ast.stmt]) -> list[ast.expr] | None:
+    """The classes of ``if isinstance(x, A | B): return x`` when that is the only way a function
+    returns anything but ``None`` (other statements may only bind names)."""
+    classes: list[ast.expr] = []
+    for i, stmt in enumerate(body):
+        if isinstance(stmt, ast.Assign | ast.AnnAssign):
+            continue
+        if isinstance(stmt, ast.Return):
+            none = stmt.value is None or (isinstance(stmt.value, ast.Constant) and stmt.value.value is None)
+            return classes if none and i == len(body) - 1 and classes else None
+        if not (isinstance(stmt, ast.If) and not stmt.orelse and len(stmt.body) == 1):
+            return None
+        test = stmt.test
+        if not (
+            isinstance(stmt.body[0], ast.Return)
+            and isinstance(test, ast.Call)
+            and isinstance(test.func, ast.Name)
+            and test.func.id == "isinstance"
+            and len(test.args) == 2
+        ):
+            return None
+        found = _class_alternatives(test.args[1])
+        if found is None:
+            return None
+        classes.extend(found)
+    return classes or None
+
+
+def _class_alternatives(node: ast.expr) -> list[ast.expr] | None:
+    if isinstance(node, ast.Tuple):
+        parts = [_class_alternatives(e) for e in node.elts]
+        return None if any(p is None for p in parts) else [c for p in parts if p for c in p]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        left, right = _class_alternatives(node.left), _class_alternatives(node.right)
+        return None if left is None or right is None else left + right
+    return [node] if isinstance(node, ast.Name | ast.Attribute) else None
+
+
 def file_facts(path: str, tree: ast.Module) -> FileFacts:
     """The index facts of one parsed file; never raises on odd but valid code."""
     builder = _Builder(path, tree)
@@ -298,6 +336,8 @@ class _Builder:
                     )
                 )
                 self._decorators(stmt, name, qual, guards, catches, local, aliases)
+                if not prefix:
+                    self._test_facts(stmt, name)
                 typed = typed_params(stmt)
                 flag = class_flag_name(owner.rpartition(".")[2]) if owner else None
                 if flag and stmt.args.args and f"{TYPED}{stmt.args.args[0].arg}" not in typed:
@@ -363,6 +403,27 @@ class _Builder:
                 if isinstance(stmt, ast.Assign) and owner and qual == owner:
                     self._class_list(owner, stmt)
                 self._expr(stmt, qual, guards, catches, local, aliases)
+
+    def _test_facts(self, func: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> None:
+        """What a module-level function's true value says, when its body says it plainly."""
+        body = [s for s in func.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+        params = set(positional_params(func)) | {a.arg for a in func.args.kwonlyargs}
+        if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
+            # ``return args.enable_x and _is_cuda``: true only where every atom holds. An atom of a
+            # parameter names the caller's value, which this function cannot tell.
+            atoms = [
+                a
+                for a in self.guards.atoms_of(body[0].value, {}, {})
+                if not (a[0] in ("a", "v", "i") and a[2] in ("name", "self") and a[1] in params)
+            ]
+            if atoms:
+                self.facts.tests.append(("p", name, *(str(self._atom(a)) for a in atoms)))
+            return
+        classes = _isinstance_returns(body)
+        if classes:
+            dotted = [self.guards.dotted(c) for c in classes]
+            if not any(d.startswith("?") for d in dotted):
+                self.facts.tests.append(("c", name, *sorted(set(dotted))))
 
     def _local_alias(
         self,
