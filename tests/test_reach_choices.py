@@ -200,6 +200,28 @@ FILES = {
                 return MixedBackend()
             return None
     """,
+    # A package that re-exports its modules with ``import *``: a call through the package runs them.
+    "python/sglang/srt/dist/__init__.py": """\
+        from sglang.srt.dist.helpers import *
+        from sglang.srt.dist.world import *
+    """,
+    "python/sglang/srt/dist/helpers.py": """\
+        def describe():
+            return "world"
+    """,
+    "python/sglang/srt/dist/world.py": """\
+        def start_world(size):
+            if size < 1:
+                raise ValueError("empty world")
+    """,
+    "python/sglang/srt/dist/launch.py": """\
+        from sglang.srt.dist import start_world
+
+
+        def launch(server_args):
+            if server_args.enable_adapters:
+                start_world(2)
+    """,
 }
 
 
@@ -241,3 +263,8 @@ def test_a_walrus_test_reads_the_value_it_binds(reach: SiteReach) -> None:
 def test_a_config_class_with_a_subclass_no_model_serves_names_nothing(reach: SiteReach) -> None:
     # ``isinstance`` also holds for ``ToyMixedTextConfig``, which no model file is known to use.
     assert reach.of("python/sglang/srt/layers/linear_backends.py", "MixedBackend.forward") == ()
+
+
+def test_a_name_a_package_re_exports_with_a_star_import_is_followed(reach: SiteReach) -> None:
+    got = reach.of("python/sglang/srt/dist/world.py", "start_world")
+    assert got == (frozenset({("flag", "--enable-adapters", ())}),)

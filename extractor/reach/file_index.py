@@ -188,6 +188,13 @@ class _Builder:
         imports = self.facts.imports
         for node in nodes:
             for name, target, alias in self._bindings(node):
+                if name == "*":
+                    # Kept as ``*0``, ``*1`` ... (no name spells so): a name the file does not
+                    # define or import is looked up in these modules, in order.
+                    stars = [k for k in imports if k.startswith("*")]
+                    if target not in (imports[k] for k in stars):
+                        imports[f"*{len(stars)}"] = target
+                    continue
                 if alias:
                     imports.setdefault(name, target)
                     continue
@@ -216,6 +223,8 @@ class _Builder:
                 base = ".".join([*up, base] if base else up)
             for alias in node.names:
                 if alias.name == "*":
+                    if base:
+                        out.append(("*", base, True))
                     continue
                 name = alias.asname or alias.name
                 out.append((name, f"{base}.{alias.name}" if base else alias.name, False))
@@ -225,6 +234,8 @@ class _Builder:
         # Every binding is kept with the guards it sits under: a call through the name runs only
         # where the import that bound its target ran (``if _is_cuda: from x import f``).
         for name, target, _plain in self._bindings(node):
+            if name == "*":
+                continue
             self._import_guards.setdefault(name, {}).setdefault(target, []).append(tuple(guards))
 
     def _guards_of_import(self, name: str, target: str) -> list[int]:
