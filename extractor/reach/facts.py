@@ -18,7 +18,10 @@ A guard *atom* is the raw, knowledge-free shape of one conjunct of a test that m
 * ``["e", NAME]``: an environment variable read;
 * ``["p", word]``: a platform test (``is_hip()``, ``_is_npu``, ``torch.version.hip``);
 * ``["k", key, keys...]``: a value stored under ``key`` in a dict literal keyed by ``keys`` (the
-  table runs the one entry its lookup picks).
+  table runs the one entry its lookup picks);
+* ``["t", callee]``: a call's value taken as true or as not None (``if f(x):``, ``if f(x) is not
+  None:``, ``if cfg := f(x):``): what it means is read from the called function's
+  :attr:`FileFacts.tests`.
 
 Which of them are user-level selectors is decided later, against the target's flag knowledge.
 """
@@ -31,7 +34,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 9
+FACTS_VERSION = 11
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 Atom = tuple[str, ...]
@@ -119,7 +122,11 @@ class FileFacts:
     ops: list[tuple[str, str]] = field(default_factory=list)
     """Custom ops: ``(op name, function)`` of ``register_op(op_name="x", op_func=f)``, the function
     as a dotted name with the file's imports applied; ``torch.ops.<namespace>.x(...)`` runs it."""
-
+    tests: list[tuple[str, ...]] = field(default_factory=list)
+    """What a module-level function's value says when it is true (or not None): ``("p", qualname,
+    atom indexes...)`` for a predicate that only returns a test (``return args.enable_x``), its
+    atoms; ``("c", qualname, class names...)`` for a function that returns something only when
+    ``isinstance(x, C)`` holds for one of the classes (``None`` otherwise)."""
     agreed: list[str] = field(default_factory=list)
     """Attributes (flag destinations) filled from a derived value when not given, and refused when a
     given value disagrees with it (:mod:`extractor.reach.agreement`)."""
@@ -174,6 +181,7 @@ class FileFacts:
             "agreed": list(self.agreed),
             "drafts": list(self.drafts),
             "drafting": list(self.drafting),
+            "tests": [list(t) for t in self.tests],
         }
 
     @classmethod
@@ -210,6 +218,7 @@ class FileFacts:
                 agreed=[str(a) for a in data["agreed"]],
                 drafts=[str(a) for a in data["drafts"]],
                 drafting=[str(a) for a in data["drafting"]],
+                tests=[tuple(str(x) for x in t) for t in data["tests"]],
             )
         except (KeyError, TypeError, ValueError, AttributeError):
             return None

@@ -69,6 +69,44 @@ def _string_keys(node: ast.Dict) -> list[str] | None:
     return keys if len(keys) == len(node.keys) and len(set(keys)) >= 2 else None
 
 
+def _isinstance_returns(body: Sequence[ast.stmt]) -> list[ast.expr] | None:
+    """The classes of ``if isinstance(x, A | B): return x`` when that is the only way a function
+    returns anything but ``None`` (other statements may only bind names)."""
+    classes: list[ast.expr] = []
+    for i, stmt in enumerate(body):
+        if isinstance(stmt, ast.Assign | ast.AnnAssign):
+            continue
+        if isinstance(stmt, ast.Return):
+            none = stmt.value is None or (isinstance(stmt.value, ast.Constant) and stmt.value.value is None)
+            return classes if none and i == len(body) - 1 and classes else None
+        if not (isinstance(stmt, ast.If) and not stmt.orelse and len(stmt.body) == 1):
+            return None
+        test = stmt.test
+        if not (
+            isinstance(stmt.body[0], ast.Return)
+            and isinstance(test, ast.Call)
+            and isinstance(test.func, ast.Name)
+            and test.func.id == "isinstance"
+            and len(test.args) == 2
+        ):
+            return None
+        found = _class_alternatives(test.args[1])
+        if found is None:
+            return None
+        classes.extend(found)
+    return classes or None
+
+
+def _class_alternatives(node: ast.expr) -> list[ast.expr] | None:
+    if isinstance(node, ast.Tuple):
+        parts = [_class_alternatives(e) for e in node.elts]
+        return None if any(p is None for p in parts) else [c for p in parts if p for c in p]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        left, right = _class_alternatives(node.left), _class_alternatives(node.right)
+        return None if left is None or right is None else left + right
+    return [node] if isinstance(node, ast.Name | ast.Attribute) else None
+
+
 def file_facts(path: str, tree: ast.Module) -> FileFacts:
     """The index facts of one parsed file; never raises on odd but valid code."""
     builder = _Builder(path, tree)
@@ -90,6 +128,8 @@ class _Builder:
         self._nodes: NodeMemo = {}
         """Each function's own nodes, walked once for its types, its returns and its class's attributes."""
         self._bindable: dict[str, dict[str, str]] = {}
+        self._import_guards: dict[str, dict[str, list[tuple[int, ...]]]] = {}
+        """name -> the target an import binds it to -> the guards of each such import."""
         """Per function: its parameters (``n``) and the globals it declares (``g``)."""
         # Names a value may refer to a definition by: the module's own, then nested ones as met.
         self._def_names = {
@@ -110,6 +150,9 @@ class _Builder:
             target = imports.get(head)
             if target is not None:
                 call = call._replace(callee=f"{target}{dot}{rest}")
+                extra = [i for i in self._guards_of_import(head, target) if i not in call.guards]
+                if extra:
+                    call = call._replace(guards=[*call.guards, *extra])
             if call.recv:
                 call = call._replace(recv=self._imported(call.recv))
             self.facts.calls.setdefault(call.callee.rpartition(".")[2], []).append(call)
@@ -145,31 +188,65 @@ class _Builder:
 
     def _collect_imports(self, nodes: Iterable[ast.AST]) -> None:
         imports = self.facts.imports
-        package = self.facts.module if self.is_package else self.facts.module.rpartition(".")[0]
         for node in nodes:
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    if alias.asname:
-                        imports.setdefault(alias.asname, alias.name)
-                    else:
-                        head = alias.name.split(".")[0]
-                        imports.setdefault(head, head)
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    pkg = package.split(".") if package else []
-                    up = pkg[: len(pkg) - (node.level - 1)] if node.level > 1 else pkg
-                    base = ".".join([*up, base] if base else up)
-                for alias in node.names:
-                    if alias.name == "*":
-                        continue
-                    name = alias.asname or alias.name
-                    target = f"{base}.{alias.name}" if base else alias.name
-                    old = imports.setdefault(name, target)
-                    if old != target and self._own(target) and not self._own(old):
-                        # Alternatives (``try``/``if``) bind one name: the target's own module is
-                        # the one whose code can be followed.
-                        imports[name] = target
+            for name, target, alias in self._bindings(node):
+                if name == "*":
+                    # Kept as ``*0``, ``*1`` ... (no name spells so): a name the file does not
+                    # define or import is looked up in these modules, in order.
+                    stars = [k for k in imports if k.startswith("*")]
+                    if target not in (imports[k] for k in stars):
+                        imports[f"*{len(stars)}"] = target
+                    continue
+                if alias:
+                    imports.setdefault(name, target)
+                    continue
+                old = imports.setdefault(name, target)
+                if old != target and self._own(target) and not self._own(old):
+                    # Alternatives (``try``/``if``) bind one name: the target's own module is
+                    # the one whose code can be followed.
+                    imports[name] = target
+
+    def _bindings(self, node: ast.AST) -> list[tuple[str, str, bool]]:
+        """``(name, dotted target, plain import)`` for each name an import statement binds."""
+        out: list[tuple[str, str, bool]] = []
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    out.append((alias.asname, alias.name, True))
+                else:
+                    head = alias.name.split(".")[0]
+                    out.append((head, head, True))
+        elif isinstance(node, ast.ImportFrom):
+            package = self.facts.module if self.is_package else self.facts.module.rpartition(".")[0]
+            base = node.module or ""
+            if node.level:
+                pkg = package.split(".") if package else []
+                up = pkg[: len(pkg) - (node.level - 1)] if node.level > 1 else pkg
+                base = ".".join([*up, base] if base else up)
+            for alias in node.names:
+                if alias.name == "*":
+                    if base:
+                        out.append(("*", base, True))
+                    continue
+                name = alias.asname or alias.name
+                out.append((name, f"{base}.{alias.name}" if base else alias.name, False))
+        return out
+
+    def _import_guarded(self, node: ast.AST, guards: list[int]) -> None:
+        # Every binding is kept with the guards it sits under: a call through the name runs only
+        # where the import that bound its target ran (``if _is_cuda: from x import f``).
+        for name, target, _plain in self._bindings(node):
+            if name == "*":
+                continue
+            self._import_guards.setdefault(name, {}).setdefault(target, []).append(tuple(guards))
+
+    def _guards_of_import(self, name: str, target: str) -> list[int]:
+        """The guards every binding of ``name`` to ``target`` sits under (none when one is bare)."""
+        found = self._import_guards.get(name, {}).get(target)
+        if not found:
+            return []
+        common = set(found[0]).intersection(*found[1:])
+        return [i for i in found[0] if i in common]
 
     def _own(self, dotted: str) -> bool:
         return dotted.partition(".")[0] == self.facts.module.partition(".")[0]
@@ -272,6 +349,8 @@ class _Builder:
                     )
                 )
                 self._decorators(stmt, name, qual, guards, catches, local, aliases)
+                if not prefix:
+                    self._test_facts(stmt, name)
                 typed = typed_params(stmt)
                 flag = class_flag_name(owner.rpartition(".")[2]) if owner else None
                 if flag and stmt.args.args and f"{TYPED}{stmt.args.args[0].arg}" not in typed:
@@ -343,6 +422,27 @@ class _Builder:
                 if isinstance(stmt, ast.Assign) and owner and qual == owner:
                     self._class_list(owner, stmt)
                 self._expr(stmt, qual, guards, catches, local, aliases)
+
+    def _test_facts(self, func: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> None:
+        """What a module-level function's true value says, when its body says it plainly."""
+        body = [s for s in func.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+        params = set(positional_params(func)) | {a.arg for a in func.args.kwonlyargs}
+        if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
+            # ``return args.enable_x and _is_cuda``: true only where every atom holds. An atom of a
+            # parameter names the caller's value, which this function cannot tell.
+            atoms = [
+                a
+                for a in self.guards.atoms_of(body[0].value, {}, {})
+                if not (a[0] in ("a", "v", "i") and a[2] in ("name", "self") and a[1] in params)
+            ]
+            if atoms:
+                self.facts.tests.append(("p", name, *(str(self._atom(a)) for a in atoms)))
+            return
+        classes = _isinstance_returns(body)
+        if classes:
+            dotted = [self.guards.dotted(c) for c in classes]
+            if not any(d.startswith("?") for d in dotted):
+                self.facts.tests.append(("c", name, *sorted(set(dotted))))
 
     def _local_alias(
         self,
@@ -499,6 +599,7 @@ class _Builder:
                 continue
             if kind is ast.Import or kind is ast.ImportFrom:
                 self._collect_imports((here,))
+                self._import_guarded(here, gs)
                 continue
             if kind is ast.AnnAssign:
                 assert isinstance(here, ast.AnnAssign)

@@ -123,6 +123,9 @@ class GuardReader:
             return self._any_of(node.values, local, aliases)
         if isinstance(node, ast.UnaryOp | ast.Lambda):
             return []
+        if isinstance(node, ast.NamedExpr):
+            # ``if cfg := f(x):`` tests the value it binds.
+            return self.atoms_of(node.value, local, aliases)
         env = self.env(node)
         if env is not None:
             return [("e", env)]
@@ -131,10 +134,12 @@ class GuardReader:
             return [("p", platform)]
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
             return self._compare(node, local, aliases)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args:
-            m = _VALUE_TEST.match(node.func.attr)
-            if not m:
-                return []
+        m = (
+            _VALUE_TEST.match(node.func.attr)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args
+            else None
+        )
+        if m and isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             recv = node.func.value
             out: list[Atom] = []
             subject = self.subject(recv, local)
@@ -144,6 +149,9 @@ class GuardReader:
             if typed is not None and (subject is None or typed[0] != subject[0]):
                 out.append(("i", typed[0], "enum", m.group(1)))
             return out
+        called = self.called(node)
+        if called is not None:
+            return [("t", called)]
         if isinstance(node, ast.Name):
             found = aliases.get(node.id) or self.module_aliases.get(node.id)
             if found is not None:
@@ -178,8 +186,20 @@ class GuardReader:
         )
         if not (unset or small):
             return []
+        called = self.called(node.left) if unset else None
+        if called is not None:
+            return [("t", called)]
         subject = self.subject(node.left, local)
         return [("a", *subject)] if subject is not None and subject[1] != "other" else []
+
+    def called(self, node: ast.expr) -> str | None:
+        """The dotted callee of a call whose value a test reads (``f(x)``, ``mod.f(x)``), if named."""
+        if isinstance(node, ast.NamedExpr):
+            node = node.value
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name | ast.Attribute):
+            return None
+        dotted = self.dotted(node.func)
+        return None if dotted.startswith(("?", "self.", "cls.", "super()")) else dotted
 
     def _any_of(
         self, values: list[ast.expr], local: dict[str, tuple[str, str]], aliases: dict[str, list[Atom]]
@@ -203,6 +223,9 @@ class GuardReader:
     ) -> list[Atom]:
         op, right, left = node.ops[0], node.comparators[0], node.left
         if isinstance(op, ast.IsNot | ast.NotEq) and isinstance(right, ast.Constant) and right.value is None:
+            called = self.called(left)
+            if called is not None:
+                return [("t", called)]
             if (
                 isinstance(left, ast.Attribute)
                 and left.attr == "hip"

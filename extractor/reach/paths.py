@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 
 from extractor.prose.knowledge import FlagInfo, Knowledge
 from extractor.reach.arguments import PassedFlags
+from extractor.reach.facts import FileFacts
+from extractor.reach.file_index import module_name
 from extractor.reach.selectors import (
     Selector,
     atom_selector,
@@ -31,11 +33,17 @@ from extractor.reach.target_index import Edge, TargetIndex
 
 __all__ = ["MAX_DEPTH", "Reach", "ReachFinder"]
 
-MAX_DEPTH = 6
+# A kernel sits several helpers below the backend or model that picks it (kernel <- launcher <-
+# dispatcher <- backend method <- backend <- factory): the choice is often further up than six.
+MAX_DEPTH = 8
 _MAX_ALTERNATIVES = 3
 _MAX_VALUES = 6
 # A component shared by a few model families still narrows the path: up to this many are named.
-_MAX_ARCHS = 12
+# A family's base model class is built by its variants, draft models and multimodal wrappers
+# (well over a dozen architectures), while the target serves a couple of hundred.
+_MAX_ARCHS = 32
+# A predicate may test another (``is_x_enabled() and is_y()``): followed this many calls deep.
+_MAX_TEST_DEPTH = 3
 
 Conj = frozenset[Selector]
 Reach = tuple[Conj, ...]
@@ -61,6 +69,7 @@ class ReachFinder:
     _cut: bool = False
     _hits: set[str] = field(default_factory=set)
     _own: dict[str, frozenset[Selector]] = field(default_factory=dict)
+    _tests_memo: dict[str, frozenset[Selector]] = field(default_factory=dict)
     choices: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """flag -> every key registered for it, in registration order (what a workaround may name)."""
 
@@ -121,14 +130,66 @@ class ReachFinder:
         """The user choices among ``guards`` (read in ``path``; in definition ``scope``, when given,
         a test of a parameter or ``self`` attribute its callers fill from one flag counts too)."""
         flags = self._flags(path)
-        out = set()
+        out: set[Selector] = set()
         for atom in guards:
+            if atom[0] == "t":
+                out |= self._tested(atom[1], path, scope or "<module>", 0)
+                continue
             sel = atom_selector(atom, flags, self.knowledge)
             if sel is None and scope is not None:
                 sel = self._passed_selector(atom, flags, scope)
             if sel is not None:
                 out.add(sel)
         return frozenset(out)
+
+    def _tested(self, callee: str, path: str, scope: str, depth: int) -> frozenset[Selector]:
+        """What a call's value being true says: the atoms of a predicate the callee only returns, or
+        the architectures of the configs it returns only for (``isinstance(config, XConfig)``)."""
+        f = self.index.files.get(module_name(path))
+        node = self.index.resolve_dotted(callee, f, scope) if f is not None else None
+        if node is None or depth > _MAX_TEST_DEPTH:
+            return frozenset()
+        found = self._tests_memo.get(node)
+        if found is not None:
+            return found
+        self._tests_memo[node] = frozenset()  # a predicate that calls itself says nothing more
+        module, _, qual = node.partition(":")
+        g = self.index.files[module]
+        out: set[Selector] = set()
+        for test in g.tests:
+            if test[1] != qual:
+                continue
+            if test[0] == "p":
+                atoms = [g.atoms[int(i)] for i in test[2:]]
+                for atom in atoms:
+                    if atom[0] == "t":
+                        out |= self._tested(atom[1], g.path, "<module>", depth + 1)
+                out |= self.guard_selectors([a for a in atoms if a[0] != "t"], g.path)
+            elif test[0] == "c":
+                sel = self._config_archs(test[2:], g)
+                if sel is not None:
+                    out.add(sel)
+        self._tests_memo[node] = frozenset(out)
+        return self._tests_memo[node]
+
+    def _config_archs(self, classes: tuple[str, ...], f: FileFacts) -> Selector | None:
+        """The architectures served with one of ``classes`` (or a class derived from one) as their
+        config: each must be a config some model file imports, or nothing is sure."""
+        names: set[str] = set()
+        for dotted in classes:
+            node = self.index.resolve_dotted(dotted, f, "<module>")
+            if node is None:
+                return None
+            for cls in sorted({node} | self.index.descendants(node)):
+                archs = [s for s in self._registered.get(cls, ()) if s[0] == "arch"]
+                if not archs:
+                    return None
+                for _kind, name, values in archs:
+                    names.update(values or (name,))
+        if not names or len(names) > _MAX_ARCHS:
+            return None
+        ordered = tuple(sorted(names))
+        return ("arch", ordered[0], ()) if len(ordered) == 1 else ("arch", "", ordered)
 
     def _passed_selector(
         self, atom: tuple[str, ...], flags: Mapping[str, FlagInfo], scope: str

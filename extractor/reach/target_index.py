@@ -149,6 +149,15 @@ class TargetIndex:
             again = target.imports.get(rest[0])
             if again is not None and hops < _MAX_REEXPORT:
                 return self.resolve_dotted(".".join([again, *rest[1:]]), target, "<module>", hops + 1)
+            if again is None and hops < _MAX_REEXPORT:
+                # ``from .x import *`` in a package's ``__init__``: the name is x's.
+                stars = sorted((k for k in target.imports if k.startswith("*")), key=lambda k: int(k[1:]))
+                for key in stars:
+                    found = self.resolve_dotted(
+                        ".".join([target.imports[key], *rest]), target, "<module>", hops + 1
+                    )
+                    if found is not None:
+                        return found
             return None
         return None
 
