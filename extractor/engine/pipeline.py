@@ -12,7 +12,7 @@ Speed (issue 7, see ``docs/performance.md``):
   renamed file is analysed again), and survive knowledge edits that their prose did not read.
 * Records are validated with pydantic in the worker that computed them (with placeholder commit
   fields); :func:`assemble` validates one record per run in full (which checks the commit fields,
-  the same for every record) and builds the others with ``model_construct``. A cached outcome is
+  the same for every record) and builds the others unvalidated (``trusted_record``). A cached outcome is
   only ever one that passed that validation: the cache namespace includes the code's fingerprint
   and every entry is checksummed (:mod:`extractor.engine.cache`).
 * The knowledge base itself is cached by the blob shas of the files it is read from
@@ -41,7 +41,7 @@ from extractor.config import Scope
 from extractor.engine.commit_files import commit_files
 from extractor.engine.handled_store import handling_store
 from extractor.engine.knowledge_store import knowledge_cache, load_knowledge
-from extractor.engine.payloads import analyse_file, check_outcome, record_fields, why_invalid
+from extractor.engine.payloads import analyse_file, check_outcome, commit_fields, record_fields, why_invalid
 from extractor.engine.reach_store import run_reach, site_scopes
 from extractor.engine.reads import ReadsCheck, split_entry
 from extractor.engine.side import in_child
@@ -49,7 +49,7 @@ from extractor.engine.workers import MIN_PARALLEL, Workers, analyse_all, feed, f
 from extractor.prose.knowledge import Knowledge
 from extractor.reach.handled import RunHandling
 from extractor.reasons import Reason
-from extractor.records.model import ErrorRecord
+from extractor.records.model import ErrorRecord, trusted_record
 from extractor.timefmt import build_time, iso_millis
 from extractor.types import ExtractResult, ExtractStats, FileFailure, Parsed, RunOptions, outcome_from_plain
 
@@ -230,12 +230,16 @@ def assemble(
                 if reach is not None:
                     partial = reach.apply(f.path, partial)
                 partial = handling.apply(f.path, partial)
-                fields = record_fields(partial, f.path, repo, sha, analyzed_at)
                 if probe or revalidate:
-                    built.append(ErrorRecord.model_validate(fields))
+                    built.append(
+                        ErrorRecord.model_validate(record_fields(partial, f.path, repo, sha, analyzed_at))
+                    )
                     probe = False
                 else:
-                    built.append(ErrorRecord.model_construct(**fields))
+                    # Keys that are no field (the ``_`` ones) are left out as the record is built.
+                    built.append(
+                        trusted_record({**partial, **commit_fields(partial, f.path, repo, sha, analyzed_at)})
+                    )
         except ValidationError as exc:
             stats.failures.append(
                 FileFailure(f.path, f"invalid record: {why_invalid(exc)}", Reason.INVALID_RECORD)
