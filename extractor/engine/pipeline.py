@@ -15,6 +15,8 @@ Speed (issue 7, see ``docs/performance.md``):
   the same for every record) and builds the others unvalidated (``trusted_record``). A cached outcome is
   only ever one that passed that validation: the cache namespace includes the code's fingerprint
   and every entry is checksummed (:mod:`extractor.engine.cache`).
+* A rerun at the commit, code and scope of the last run reads back that run's finished records
+  (:mod:`extractor.engine.dataset_store`): the sha fixes every input but the build time.
 * The knowledge base itself is cached by the blob shas of the files it is read from
   (:mod:`extractor.engine.knowledge_store`).
 * Workers start on the files without any cache entry while the knowledge is built.
@@ -39,6 +41,7 @@ import orjson
 
 from extractor.config import Scope
 from extractor.engine.commit_files import commit_files
+from extractor.engine.dataset_store import DatasetStore
 from extractor.engine.handled_store import handling_store
 from extractor.engine.knowledge_store import knowledge_cache, load_knowledge
 from extractor.engine.payloads import analyse_file, check_outcome, commit_fields, record_fields, why_invalid
@@ -95,6 +98,14 @@ def run_extraction(options: RunOptions, *, progress: bool = False) -> ExtractRes
     moment = build_time()
     cache_dir = options.cache_dir or default_cache_dir()
     with _collector_paused(), open_target(options.source, options.sha, cache_dir=cache_dir) as target:
+        datasets = DatasetStore(cache_dir, options.scope) if options.use_cache else None
+        found = datasets.get(target.sha, iso_millis(moment)) if datasets is not None else None
+        if found is not None:
+            records, stats = found
+            stats.seconds = time.perf_counter() - started
+            return ExtractResult(
+                sha=target.sha, records=records, dataset_version=iso_millis(moment), stats=stats
+            )
         files = target.files(options.scope)
         modules = commit_files(target)
         cache = ResultCache(cache_dir, namespace(options.scope)) if options.use_cache else None
@@ -167,6 +178,8 @@ def run_extraction(options: RunOptions, *, progress: bool = False) -> ExtractRes
         for path, reason, why in target.skipped(options.scope):
             stats.failures.append(FileFailure(path, f"skipped: {why}", reason))
         stats.failures.sort(key=lambda f: f.path)
+        if datasets is not None:
+            datasets.put(target.sha, records, stats)
         stats.seconds = time.perf_counter() - started
         return ExtractResult(sha=target.sha, records=records, dataset_version=iso_millis(moment), stats=stats)
 
