@@ -16,6 +16,7 @@ from extractor.api import ExtractOptions, ExtractResult, ExtractStats, extract
 from extractor.engine import pipeline, workers
 from extractor.engine.cache import ResultCache
 from extractor.engine.commit_files import commit_files
+from extractor.engine.dataset_store import DatasetStore
 from extractor.engine.read_kinds import READ_KINDS, ReadKind
 from extractor.engine.reads import ReadsCheck, RecordingKnowledge
 from extractor.reasons import Reason
@@ -198,7 +199,55 @@ def test_a_stale_answer_in_a_cache_entry_forces_a_new_analysis(
     assert [ReadKind.FLAG.value, GATE, "tp_size"] in [a[:3] for a in answers]  # the gate's read of --tp-size
     forged = [[*a[:3], "0000000000000000"] if a[2] == "tp_size" else a for a in answers]
     results.put(key, orjson.dumps(forged) + b"\n" + payload)
+    # A rerun at the same commit reads the kept records before any file's entry: without them,
+    # the forged answer is checked and the gate analysed again.
+    DatasetStore(cache, ExtractOptions.build().scope).forget()
     assert run(repo, shas[0], cache).stats.files_parsed == 1
+
+
+def test_a_rerun_at_the_same_commit_reads_the_kept_records(
+    history: tuple[Path, list[str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo, shas = history
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    cold = run(repo, shas[0], cache)
+    monkeypatch.setattr(pipeline, "assemble", _no_assembly)
+    again = run(repo, shas[0], cache)
+    assert again.records == cold.records and again.dataset_version == cold.dataset_version
+    assert (again.stats.files_parsed, again.stats.files_from_cache) == (0, cold.stats.files_in_scope)
+    assert (again.stats.sites, again.stats.records, again.stats.failures) == (
+        cold.stats.sites,
+        cold.stats.records,
+        cold.stats.failures,
+    )
+    # Another build time is every record's analyzedAt, and nothing else changes.
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1800000000")
+    later = run(repo, shas[0], cache)
+    assert {r.analyzedAt for r in later.records} == {later.dataset_version} != {cold.dataset_version}
+    assert [r.model_dump(exclude={"analyzedAt"}) for r in later.records] == [
+        r.model_dump(exclude={"analyzedAt"}) for r in cold.records
+    ]
+    monkeypatch.undo()
+    # Another commit assembles (and then keeps its own records in place of these).
+    with pytest.raises(AssertionError, match="assembled"):
+        monkeypatch.setattr(pipeline, "assemble", _no_assembly)
+        run(repo, shas[1], cache)
+
+
+def test_a_damaged_kept_dataset_is_assembled_again(history: tuple[Path, list[str]], tmp_path: Path) -> None:
+    repo, shas = history
+    cache = tmp_path / "cache"
+    cold = run(repo, shas[0], cache)
+    path = DatasetStore(cache, ExtractOptions.build().scope).path
+    path.write_bytes(path.read_bytes()[:-10])  # truncated: the checksum fails
+    again = run(repo, shas[0], cache)
+    assert dataset_bytes(again) == dataset_bytes(cold)
+    assert again.stats.files_from_cache == cold.stats.files_in_scope
+
+
+def _no_assembly(*args: object, **kwargs: object) -> None:
+    raise AssertionError("assembled")
 
 
 def test_every_read_kind_is_recorded_under_its_code_and_checked_again(

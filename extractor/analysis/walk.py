@@ -15,6 +15,18 @@ from collections.abc import Iterator
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 NEW_SCOPE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _BLOCK_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+# The statements that hold blocks (:func:`branches` names none for any other).
+_COMPOUND = (
+    ast.If,
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.With,
+    ast.AsyncWith,
+    ast.Try,
+    ast.TryStar,
+    ast.Match,
+)
 
 
 def branches(stmt: ast.stmt) -> Iterator[tuple[str, list[ast.stmt]]]:
@@ -50,7 +62,8 @@ def own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     while stack:
         stmt = stack.pop()
         yield stmt
-        if isinstance(stmt, NEW_SCOPE):
+        # Most statements hold no block: asking them for their blocks was most of this walk.
+        if not isinstance(stmt, _COMPOUND):
             continue
         for block in reversed(list(child_blocks(stmt))):
             stack.extend(reversed(block))
@@ -66,8 +79,9 @@ def every_statement(body: list[ast.stmt]) -> Iterator[ast.stmt]:
         if isinstance(stmt, NEW_SCOPE):
             stack.extend(stmt.body)
             continue
-        for block in child_blocks(stmt):
-            stack.extend(block)
+        if isinstance(stmt, _COMPOUND):
+            for block in child_blocks(stmt):
+                stack.extend(block)
 
 
 def statements_in(stmt: ast.stmt) -> Iterator[ast.stmt]:

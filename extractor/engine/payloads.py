@@ -17,9 +17,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import orjson
 
-from extractor.analysis.context import permalink
 from extractor.reasons import Reason
-from extractor.records.model import SCHEMA_VERSION, ErrorRecord
+from extractor.records.model import SCHEMA_VERSION, ErrorRecord, permalink
 from extractor.types import Failed, FileOutcome, Parsed
 
 if TYPE_CHECKING:
@@ -269,12 +268,21 @@ def record_fields(
 
     Key order is irrelevant: validation and ``model_construct`` both lay fields out in schema order.
     """
+    return {
+        # Keys with a leading ``_`` are for the run's assembly, not the record.
+        **{k: v for k, v in partial.items() if not k.startswith("_")},
+        **commit_fields(partial, path, repo, sha, analyzed_at),
+    }
+
+
+def commit_fields(
+    partial: Mapping[str, Any], path: str, repo: str, sha: str, analyzed_at: str
+) -> dict[str, Any]:
+    """The fields :func:`record_fields` sets over the partial's (its ``_`` keys are still to drop)."""
     # Partials hold the site's key; the id adds repo and path, so a blob shared by two paths
     # still gives two distinct ids.
     rid = record_id(repo, path, partial["id"])
     return {
-        # Keys with a leading ``_`` are for the run's assembly, not the record.
-        **{k: v for k, v in partial.items() if not k.startswith("_")},
         # Records name the path they were found at.
         "filePath": path,
         "id": rid,

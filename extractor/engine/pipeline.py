@@ -12,9 +12,11 @@ Speed (issue 7, see ``docs/performance.md``):
   renamed file is analysed again), and survive knowledge edits that their prose did not read.
 * Records are validated with pydantic in the worker that computed them (with placeholder commit
   fields); :func:`assemble` validates one record per run in full (which checks the commit fields,
-  the same for every record) and builds the others with ``model_construct``. A cached outcome is
+  the same for every record) and builds the others unvalidated (``trusted_record``). A cached outcome is
   only ever one that passed that validation: the cache namespace includes the code's fingerprint
   and every entry is checksummed (:mod:`extractor.engine.cache`).
+* A rerun at the commit, code and scope of the last run reads back that run's finished records
+  (:mod:`extractor.engine.dataset_store`): the sha fixes every input but the build time.
 * The knowledge base itself is cached by the blob shas of the files it is read from
   (:mod:`extractor.engine.knowledge_store`).
 * Workers start on the files without any cache entry while the knowledge is built.
@@ -39,9 +41,10 @@ import orjson
 
 from extractor.config import Scope
 from extractor.engine.commit_files import commit_files
+from extractor.engine.dataset_store import DatasetStore
 from extractor.engine.handled_store import handling_store
 from extractor.engine.knowledge_store import knowledge_cache, load_knowledge
-from extractor.engine.payloads import analyse_file, check_outcome, record_fields, why_invalid
+from extractor.engine.payloads import analyse_file, check_outcome, commit_fields, record_fields, why_invalid
 from extractor.engine.reach_store import run_reach, site_scopes
 from extractor.engine.reads import ReadsCheck, split_entry
 from extractor.engine.side import in_child
@@ -49,7 +52,7 @@ from extractor.engine.workers import MIN_PARALLEL, Workers, analyse_all, feed, f
 from extractor.prose.knowledge import Knowledge
 from extractor.reach.handled import RunHandling
 from extractor.reasons import Reason
-from extractor.records.model import ErrorRecord
+from extractor.records.model import ErrorRecord, trusted_record
 from extractor.timefmt import build_time, iso_millis
 from extractor.types import ExtractResult, ExtractStats, FileFailure, Parsed, RunOptions, outcome_from_plain
 
@@ -95,6 +98,14 @@ def run_extraction(options: RunOptions, *, progress: bool = False) -> ExtractRes
     moment = build_time()
     cache_dir = options.cache_dir or default_cache_dir()
     with _collector_paused(), open_target(options.source, options.sha, cache_dir=cache_dir) as target:
+        datasets = DatasetStore(cache_dir, options.scope) if options.use_cache else None
+        found = datasets.get(target.sha, iso_millis(moment)) if datasets is not None else None
+        if found is not None:
+            records, stats = found
+            stats.seconds = time.perf_counter() - started
+            return ExtractResult(
+                sha=target.sha, records=records, dataset_version=iso_millis(moment), stats=stats
+            )
         files = target.files(options.scope)
         modules = commit_files(target)
         cache = ResultCache(cache_dir, namespace(options.scope)) if options.use_cache else None
@@ -167,6 +178,8 @@ def run_extraction(options: RunOptions, *, progress: bool = False) -> ExtractRes
         for path, reason, why in target.skipped(options.scope):
             stats.failures.append(FileFailure(path, f"skipped: {why}", reason))
         stats.failures.sort(key=lambda f: f.path)
+        if datasets is not None:
+            datasets.put(target.sha, records, stats)
         stats.seconds = time.perf_counter() - started
         return ExtractResult(sha=target.sha, records=records, dataset_version=iso_millis(moment), stats=stats)
 
@@ -230,12 +243,16 @@ def assemble(
                 if reach is not None:
                     partial = reach.apply(f.path, partial)
                 partial = handling.apply(f.path, partial)
-                fields = record_fields(partial, f.path, repo, sha, analyzed_at)
                 if probe or revalidate:
-                    built.append(ErrorRecord.model_validate(fields))
+                    built.append(
+                        ErrorRecord.model_validate(record_fields(partial, f.path, repo, sha, analyzed_at))
+                    )
                     probe = False
                 else:
-                    built.append(ErrorRecord.model_construct(**fields))
+                    # Keys that are no field (the ``_`` ones) are left out as the record is built.
+                    built.append(
+                        trusted_record({**partial, **commit_fields(partial, f.path, repo, sha, analyzed_at)})
+                    )
         except ValidationError as exc:
             stats.failures.append(
                 FileFailure(f.path, f"invalid record: {why_invalid(exc)}", Reason.INVALID_RECORD)

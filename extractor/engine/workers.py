@@ -314,6 +314,8 @@ def analyse_all(
 ) -> Iterator[tuple[str, bytes]]:
     """``(file key, payload)`` for each file, in ``jobs`` worker processes when that pays, else
     here; the order is not fixed."""
+    if not todo:
+        return  # nothing to analyse: a warm run never imports the parser stack
     if jobs <= 1 or len(todo) < MIN_PARALLEL:
         _init_worker(repo, knowledge, cache, files)
         gc.freeze()  # as in a worker (see _init_forked)

@@ -16,6 +16,8 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from extractor.analysis.walk import walk_inner
+
 if TYPE_CHECKING:
     # Only for annotations: the declarations module reads these scopes while it is imported.
     from extractor.analysis.facts import Site
@@ -63,7 +65,8 @@ def argv_flags(module: ast.Module) -> dict[str, tuple[str, ...]]:
         for stmt in module.body:
             if not isinstance(stmt, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
                 continue
-            found = [f for node in ast.walk(stmt) if (f := _looked_up(node)) is not None]
+            # Comparisons and calls are never leaves: the walk without them keeps their order.
+            found = [f for node in walk_inner(stmt) if (f := _looked_up(node)) is not None]
             if found:
                 out[stmt.name] = tuple(dict.fromkeys(found))
     except RecursionError:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
@@ -186,6 +186,35 @@ def _with_args(fix: str, args: list[str]) -> str:
     return "\n".join(lines)
 
 
+class _Wording(NamedTuple):
+    """What a reach says in any record it narrows (the same for every site of a scope)."""
+
+    phrase: str
+    tags: list[str]
+    workarounds: list[str]
+    args: list[str]
+    valued: list[tuple[str, tuple[str, ...], list[str]]]
+
+
+def _wording(
+    reach: Reach,
+    choices: Mapping[str, Sequence[str]],
+    switches: AbstractSet[str],
+    agreed: AbstractSet[str] = frozenset(),
+    optional: AbstractSet[str] = frozenset(),
+) -> _Wording:
+    phrase = reach_phrase(reach)
+    if not phrase:
+        return _Wording("", [], [], [], [])
+    return _Wording(
+        phrase,
+        _tags(reach),
+        _workarounds(reach, choices, switches, agreed, optional),
+        _command_args(reach, switches),
+        _other_values(reach, choices),
+    )
+
+
 def with_reach(
     partial: Mapping[str, Any],
     reach: Reach,
@@ -193,29 +222,34 @@ def with_reach(
     switches: AbstractSet[str] = frozenset(),
     agreed: AbstractSet[str] = frozenset(),
     optional: AbstractSet[str] = frozenset(),
+    wording: _Wording | None = None,
 ) -> dict[str, Any]:
-    """The record fields with the reach stated; unchanged when nothing narrows the path."""
-    phrase = reach_phrase(reach)
+    """The record fields with the reach stated; unchanged when nothing narrows the path.
+
+    ``wording`` is ``_wording(reach, choices, switches, agreed, optional)`` when the caller already
+    has it."""
+    said = wording if wording is not None else _wording(reach, choices, switches, agreed, optional)
+    phrase = said.phrase
     if not phrase:
         return dict(partial)
     out = dict(partial)
     out["documentation"] = f"{partial['documentation']} This code runs only {phrase}."
     out["triggerScenarios"] = f"{partial['triggerScenarios']} It is reached only {phrase}."
     tags = list(partial["tags"])
-    for tag in _tags(reach):
+    for tag in said.tags:
         if tag not in tags and len(tags) < _MAX_TAGS:
             tags.append(tag)
     out["tags"] = tags
     solutions = list(partial["solutions"])
-    workarounds = _workarounds(reach, choices, switches, agreed, optional)
+    workarounds = said.workarounds
     for extra in workarounds:
         if extra not in solutions:
             solutions.append(extra)
     out["solutions"] = solutions
-    args = _command_args(reach, switches)
+    args = said.args
     if args and partial.get("exampleFix"):
         out["exampleFix"] = _with_args(partial["exampleFix"], args)
-    valued = _other_values(reach, choices)
+    valued = said.valued
     if valued:
         # The first workaround is the first valued flag's: the case that flag value leaves out.
         flag, values, others = valued[0]
@@ -247,6 +281,7 @@ class RunReach:
         """Valued flags that are off unless given: leaving one out is a workaround."""
         self.passed = passed or {}
         """path -> qualname -> value token -> the flags its callers fill it from (plain)."""
+        self._wordings: dict[Reach, _Wording] = {}
 
     def apply(self, path: str, partial: Mapping[str, Any]) -> dict[str, Any]:
         """``partial`` (a worker's record, its ``id`` still the site key) with its reach stated."""
@@ -263,7 +298,13 @@ class RunReach:
         by_key = self.table.get(path, {})
         key = str(partial.get("id", ""))
         reach = by_key[key] if key in by_key else by_key.get(qualname, ())
-        return with_reach(partial, reach, self.choices, self.switches, self.agreed, self.optional)
+        # The sites of a scope share its reach: its wording is made once per run.
+        wording = self._wordings.get(reach)
+        if wording is None:
+            wording = self._wordings[reach] = _wording(
+                reach, self.choices, self.switches, self.agreed, self.optional
+            )
+        return with_reach(partial, reach, self.choices, self.switches, self.agreed, self.optional, wording)
 
     def to_plain(self) -> dict[str, Any]:
         """JSON-ready: only scopes with a reach are kept, and every site whose own guard changes its

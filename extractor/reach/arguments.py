@@ -20,6 +20,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from extractor.analysis.walk import own_statements
 from extractor.prose.knowledge import FlagInfo, Knowledge
 from extractor.prose.world_size import flag_for_group, group_of
 from extractor.reach.facts import Call, FileFacts
@@ -110,13 +111,11 @@ def bindable_names(func: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, st
     module globals the function declares ``global`` (``g``)."""
     args = func.args
     out = {a.arg: "n" for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
-    todo: list[ast.AST] = list(func.body)
-    while todo:
-        node = todo.pop()
-        if isinstance(node, ast.Global):
-            out.update(dict.fromkeys(node.names, "g"))
-        elif not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
-            todo.extend(ast.iter_child_nodes(node))
+    # ``global`` is a statement: the function's own statements hold every one that is its own
+    # (walking every expression node too was a tenth of a file's time).
+    for stmt in own_statements(func.body):
+        if isinstance(stmt, ast.Global):
+            out.update(dict.fromkeys(stmt.names, "g"))
     return out
 
 
