@@ -48,6 +48,10 @@ def in_terminal(
     env.pop("NO_COLOR", None)
     pid, fd = pty.fork()
     if pid == 0:  # the child: becomes the session leader of the new terminal
+        # A runner that starts the suite in the background (``cmd &``, ``nohup``) leaves SIGINT and
+        # SIGHUP ignored, and exec keeps that: a user's terminal delivers both.
+        for sig in (signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_DFL)
         os.execve(sys.executable, [sys.executable, "-m", "extractor", *args], env)
     out = b""
     sent = False

@@ -176,10 +176,18 @@ def _wait_until(predicate: Callable[[], bool], limit: float = 60.0) -> bool:
     return False
 
 
+def _default_signals() -> None:
+    # A runner that starts the suite in the background (``cmd &``, ``nohup``) leaves SIGINT and
+    # SIGHUP ignored, which exec keeps; the runs under test get the dispositions a user's have.
+    for sig in (signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def _start(args: list[str], tmp: Path) -> subprocess.Popen[bytes]:
     env = dict(os.environ, PYTHONPATH=str(ROOT), TMPDIR=str(tmp), NO_COLOR="1")
     return subprocess.Popen(
         [sys.executable, "-m", "extractor", *args],
+        preexec_fn=_default_signals,
         cwd=ROOT,
         env=env,
         stdin=subprocess.DEVNULL,
