@@ -987,4 +987,4 @@ def test_only_a_constructor_given_a_draft_keyword_builds_a_draft(call: str, buil
 
     node = ast.parse(call, mode="eval").body
     assert isinstance(node, ast.Call)
-    assert builds_draft(node) is builds
+    assert builds_draft(node, ast.unparse(node.func)) is builds

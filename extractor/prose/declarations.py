@@ -214,6 +214,19 @@ def _is_none(value: ast.expr | None) -> bool:
     return isinstance(value, ast.Constant) and value.value is None
 
 
+def unset_subject(test: ast.expr) -> ast.Attribute | None:
+    """``x.dest`` of a test ``x.dest is None``: the code asks whether a setting was left unset."""
+    if (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Is)
+        and _is_none(test.comparators[0])
+        and isinstance(test.left, ast.Attribute)
+    ):
+        return test.left
+    return None
+
+
 def _is_bool_type(t: ast.expr) -> bool:
     # ``Optional[bool]`` and ``bool | None`` are switches too: the parser unwraps the Optional
     # before it picks ``store_true``.

@@ -40,6 +40,7 @@ from extractor.prose.declarations import (
     namespace_of_file,
     read_env_registry,
     read_flags,
+    unset_subject,
 )
 from extractor.prose.declarations import module_constants as _file_constants
 from extractor.prose.validations import validation_checks
@@ -199,19 +200,9 @@ def filled_when_unset(tree: ast.Module) -> set[str]:
         if not isinstance(node, ast.If):
             continue
         test = node.test
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            subject: ast.expr = test.operand
-        elif (
-            isinstance(test, ast.Compare)
-            and len(test.ops) == 1
-            and isinstance(test.ops[0], ast.Is)
-            and isinstance(test.comparators[0], ast.Constant)
-            and test.comparators[0].value is None
-        ):
-            subject = test.left
-        else:
-            continue
-        if not isinstance(subject, ast.Attribute):
+        negated = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else None
+        subject = negated if isinstance(negated, ast.Attribute) else unset_subject(test)
+        if subject is None:
             continue
         for stmt in node.body:
             if isinstance(stmt, ast.Assign) and any(

@@ -17,7 +17,7 @@ from extractor.reach.arguments import PassedFlags
 from extractor.reach.facts import FileFacts
 from extractor.reach.file_index import module_name
 from extractor.reach.paths import Reach, ReachFinder
-from extractor.reach.selectors import Selector
+from extractor.reach.selectors import Selector, arch_names
 from extractor.reach.target_index import TargetIndex
 
 __all__ = ["Reach", "SiteReach"]
@@ -70,7 +70,7 @@ class SiteReach:
             return reach
         out = []
         for conj in reach:
-            archs = [set(v) if not n else {n} for k, n, v in conj if k == "arch"]
+            archs = [arch_names(s) for s in conj if s[0] == "arch"]
             if any(a and a <= names for a in archs):
                 conj = conj | flags
             out.append(conj)

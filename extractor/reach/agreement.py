@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import ast
 
+from extractor.prose.declarations import unset_subject
+
 __all__ = ["agreed_attribute"]
 
 
@@ -25,17 +27,10 @@ def agreed_attribute(stmt: ast.If) -> str | None:
     The value assigned must be computed (a name, call or attribute), not a literal: a literal is a
     default the code picks, which a user may still override with any value the check accepts.
     """
-    test = stmt.test
-    if not (
-        isinstance(test, ast.Compare)
-        and len(test.ops) == 1
-        and isinstance(test.ops[0], ast.Is)
-        and isinstance(test.comparators[0], ast.Constant)
-        and test.comparators[0].value is None
-        and isinstance(test.left, ast.Attribute)
-    ):
+    unset = unset_subject(stmt.test)
+    if unset is None:
         return None
-    subject = ast.dump(test.left)
+    subject = ast.dump(unset)
     assigned = [
         s.value
         for s in stmt.body
@@ -56,4 +51,4 @@ def agreed_attribute(stmt: ast.If) -> str | None:
         and any(isinstance(n, ast.Raise) for n in ast.walk(other))
     ):
         return None
-    return test.left.attr
+    return unset.attr

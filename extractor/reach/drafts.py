@@ -54,18 +54,12 @@ def draft_architectures(stmt: ast.If) -> list[str]:
     return out
 
 
-def builds_draft(call: ast.Call) -> bool:
+def builds_draft(call: ast.Call, callee: str) -> bool:
     """Whether a call builds the draft side of speculative decoding: a constructor (or a class's
     factory method) given ``is_draft_...=True``. Other functions that take the same keyword only
-    compute something for a draft that already exists."""
-    func = call.func
-    parts: list[str] = []
-    while isinstance(func, ast.Attribute):
-        parts.append(func.attr)
-        func = func.value
-    if isinstance(func, ast.Name):
-        parts.append(func.id)
-    if not any(p[:1].isupper() for p in parts):
+    compute something for a draft that already exists. ``callee`` is the called expression's dotted
+    text (``ModelConfig.from_server_args``)."""
+    if not any(part[:1].isupper() for part in callee.split(".")):
         return False
     return any(
         kw.arg is not None

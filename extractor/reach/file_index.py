@@ -548,7 +548,7 @@ class _Builder:
                 callee = self.raw_dotted(func)
                 if here.keywords:
                     self._custom_op(here)
-                    if builds_draft(here) and qual not in self.facts.drafting:
+                    if callee is not None and builds_draft(here, callee) and qual not in self.facts.drafting:
                         self.facts.drafting.append(qual)
                 if callee is not None:
                     calls.append(

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 
 from extractor.prose.knowledge import FlagInfo, Knowledge
 from extractor.reach.facts import Atom
-from extractor.reach.selectors import PLATFORM_WORDS, Selector, atom_selector
+from extractor.reach.selectors import PLATFORM_WORDS, Selector, arch_names, atom_selector
 
 __all__ = ["gate_alternatives", "tidy", "with_gates"]
 
@@ -199,8 +199,8 @@ def _disjoint_archs(conj: frozenset[Selector]) -> bool:
     """Two sets of architectures of one level with nothing in common (a pipeline and a model may
     both hold: a pipeline loads its models; two pipelines may not)."""
     by_level: dict[bool, list[set[str]]] = {}
-    for kind, name, values in conj:
-        if kind == "arch":
-            names = set(values) | ({name} if name else set())
+    for sel in conj:
+        if sel[0] == "arch":
+            names = arch_names(sel)
             by_level.setdefault(all(n.endswith("Pipeline") for n in names), []).append(names)
     return any(len(sets) > 1 and not set.intersection(*sets) for sets in by_level.values())

@@ -32,6 +32,7 @@ __all__ = [
     "PLATFORM_WORDS",
     "SCRIPT",
     "Selector",
+    "arch_names",
     "atom_selector",
     "class_value_selector",
     "config_selectors",
@@ -43,6 +44,13 @@ __all__ = [
 ]
 
 Selector = tuple[str, str, tuple[str, ...]]
+
+
+def arch_names(sel: Selector) -> set[str]:
+    """The architectures an ``arch`` selector names: one as its name, or several as its values."""
+    _, name, values = sel
+    return set(values) | ({name} if name else set())
+
 
 PLATFORM_WORDS = ("hip", "rocm", "npu", "xpu", "cpu", "cuda", "musa", "mps", "hpu", "mlu")
 """Hardware words that platform gates (``is_<word>()``) and platform folders are spelled with."""
