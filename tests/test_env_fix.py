@@ -34,3 +34,81 @@ def test_env_var_fix_sets_the_variable_before_the_launcher() -> None:
         named = [i for i, w in enumerate(words) if "SGLANG_PROFILE_OUT_DIR" in w]
         # ``NAME=value`` before the launcher is an assignment the shell applies; after it, an argument.
         assert all(i < launcher and words[i].startswith("SGLANG_PROFILE_OUT_DIR=") for i in named), line
+
+
+DISABLE_SOURCE = b"""from sglang.srt.environ import envs
+
+
+def verify_layout(batch):
+    return batch.layout if envs.SGLANG_VERIFY_LAYOUT.get() == "compact" else None
+
+
+def plan_verify(batch, graph_mode):
+    if verify_layout(batch) is not None and graph_mode:
+        raise NotImplementedError("compact verify is not captured in graphs; disable SGLANG_VERIFY_LAYOUT.")
+"""
+
+
+def test_a_message_that_says_disable_the_variable_gets_a_fix_without_it() -> None:
+    parsed = parse_source("python/sglang/srt/layers/verify.py", DISABLE_SOURCE)
+    assert isinstance(parsed, ParsedFile), parsed
+    (site,) = analyse(parsed)
+    out = enrich(site, build_knowledge({}), module_constants(parsed.tree))
+    before, after = out.exampleFix.split("# after")
+    assert "SGLANG_VERIFY_LAYOUT=" in before
+    # Asked to disable it, no value of the variable is the accepted one: the fix leaves it out.
+    assert "SGLANG_VERIFY_LAYOUT" not in after and "<accepted-value>" not in after
+    assert any(s.startswith("Unset `SGLANG_VERIFY_LAYOUT`") for s in out.solutions)
+
+
+REGISTRY = b"""class EnvBool:
+    def __init__(self, default):
+        self.default = default
+
+
+class Envs:
+    SGLANG_PACKED_LAYOUT = EnvBool(False)
+
+
+envs = Envs()
+"""
+
+SWITCH_SOURCE = b"""from sglang.srt.environ import envs
+
+
+class Pool:
+    def __init__(self):
+        self.packed = envs.SGLANG_PACKED_LAYOUT.get()
+
+    def transfer_infos(self):
+        assert not self.packed, "Packed layout (SGLANG_PACKED_LAYOUT) is not supported with transfer yet."
+"""
+
+
+def test_a_switch_that_is_off_by_default_is_fixed_by_leaving_it_unset() -> None:
+    knowledge = build_knowledge({"python/sglang/srt/environ.py": REGISTRY})
+    parsed = parse_source("python/sglang/srt/mem_cache/pool.py", SWITCH_SOURCE)
+    assert isinstance(parsed, ParsedFile), parsed
+    (site,) = analyse(parsed)
+    out = enrich(site, knowledge, module_constants(parsed.tree))
+    before, after = out.exampleFix.split("# after")
+    # The message names the variable whose feature is unsupported; off is its default.
+    assert "SGLANG_PACKED_LAYOUT=" in before and "SGLANG_PACKED_LAYOUT" not in after
+    assert any(s.startswith("Unset `SGLANG_PACKED_LAYOUT`") for s in out.solutions)
+    assert not any(s.startswith("Change `SGLANG_PACKED_LAYOUT`") for s in out.solutions)
+
+
+HARDWARE_SOURCE = b"""def fused_pad(x):
+    if not x.is_cuda:
+        raise RuntimeError("fused pad needs a CUDA tensor")
+"""
+
+
+def test_a_hardware_fix_without_a_flag_to_change_says_what_changes() -> None:
+    parsed = parse_source("python/sglang/jit_kernel/pad.py", HARDWARE_SOURCE)
+    assert isinstance(parsed, ParsedFile), parsed
+    (site,) = analyse(parsed)
+    fix = enrich(site, build_knowledge({}), module_constants(parsed.tree)).exampleFix
+    before, after = fix.split("# after")
+    # The same launch on both sides is only an example when the comment says the machine changes.
+    assert "CUDA" in after.splitlines()[0]

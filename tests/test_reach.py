@@ -352,6 +352,22 @@ def test_the_wording_states_reach_in_each_field_and_offers_another_value(reach: 
     assert with_reach(partial, (), reach.choices) == partial
 
 
+def test_a_fix_that_changes_another_setting_keeps_the_selector_in_both_launches(reach: SiteReach) -> None:
+    partial = {
+        "documentation": "Raised when the page size is odd.",
+        "triggerScenarios": "An odd page size.",
+        "tags": ["layers"],
+        "solutions": ["Use an even page size"],
+        "exampleFix": "# before\npython -m sglang.launch_server --page-size 3\n"
+        "# after\npython -m sglang.launch_server --page-size 4",
+    }
+    got = reach.of("python/sglang/srt/layers/attention/flex_backend.py", "FlexBackend.forward_extend")
+    before, after = with_reach(partial, got, reach.choices)["exampleFix"].split("# after")
+    # The fix is the page size alone: an "after" launch without the backend would change two things.
+    assert "--attention-backend flex" in before and "--attention-backend flex" in after
+    assert "--page-size 4" in after
+
+
 def test_a_case_the_selected_backend_does_not_implement_is_fixed_by_another_backend(reach: SiteReach) -> None:
     # Written by the worker as an internal invariant; the reach shows one backend value selects it.
     partial = {

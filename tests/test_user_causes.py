@@ -142,3 +142,13 @@ def test_a_fix_keeps_to_what_the_server_args_validation_accepts() -> None:
     build = got["build_cache"]
     assert "--chunk-pages 0" not in build.exampleFix
     assert not any("--chunk-pages 0" in s for s in build.solutions)
+
+
+def test_an_unknown_value_read_by_key_from_loaded_data_is_the_callers_data() -> None:
+    got = _prose("style_file.py", "python/sglang/srt/parser/layouts.py")
+    layout = got["read_layout_file"]
+    # The lookup failed on a value the file holds: the fix is the file's entry, not a bug report.
+    assert INTERNAL not in layout.documentation and "`layout`" in layout.documentation
+    assert any(s.startswith("Correct `layout` in the data") for s in layout.solutions)
+    # A missing key the code itself put together says nothing about the user's data.
+    assert INTERNAL in got["lookup_slot"].documentation

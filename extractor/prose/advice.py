@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from extractor.analysis.facts import Site
 from extractor.prose.cause import Cause, Roles, message_text
-from extractor.prose.combinations import combination_of, told_setting
+from extractor.prose.combinations import combination_of, told_setting, told_unset
 from extractor.prose.commands import call_of, code_fix, launcher
 from extractor.prose.constraints import AtomView, Constraint, literal, simplify, unparse
 from extractor.prose.dtype import model_dtype
@@ -183,6 +183,25 @@ def validated(site: Site, knowledge: Knowledge, deciding: Sequence[Constraint]) 
     return out
 
 
+_UNSUPPORTED_RE = re.compile(
+    r"not (?:yet )?(?:supported|compatible|allowed)|unsupported|incompatible|cannot be (?:used|combined|enabled)",
+    re.I,
+)
+
+
+def _switched_on_feature(site: Site, knowledge: Knowledge, name: str) -> bool:
+    """Whether ``name`` is a boolean variable that is off unless set and the message says what it
+    turns on is unsupported here: leaving it unset is then the fix, not some other value of it."""
+    info = knowledge.env_of(name)
+    if (
+        info is None
+        or info.kind != "bool"
+        or info.default.strip() not in ("False", "0", "'0'", '"0"', "''", '""')
+    ):
+        return False
+    return bool(_UNSUPPORTED_RE.search(message_text(site)))
+
+
 def best_constraints_of(cs: Sequence[Constraint]) -> list[Constraint]:
     """One constraint per name, keeping the first that carries values."""
     best: dict[str, Constraint] = {}
@@ -249,12 +268,19 @@ def advise(
             target = f" so that `{avoid}`" if avoid else ""
             # Only when nothing better is known: it restates the check (the rules that say more
             # about the value than the condition, the message's advice or a workaround do).
-            if cause.rule not in ("argv-flag", "model-dtype") and not (advice or workaround):
+            unset = not named[0].startswith("--") and (
+                told_unset(advice, named[0]) or _switched_on_feature(site, knowledge, named[0])
+            )
+            if cause.rule not in ("argv-flag", "model-dtype") and not (advice or workaround or unset):
                 sols.append(f"Change {shown} in the launch command{target}")
             if named[0].startswith("--"):
                 fix = _command(
                     site, knowledge, [named[0], "<current-value>"], [named[0], "<accepted-value>"], own
                 )
+            elif unset:
+                # The message asks for the variable gone: no value of it is the accepted one.
+                sols.append(f"Unset `{named[0]}` (leave it out of the launch environment)")
+                fix = _command(site, knowledge, [f"{named[0]}=<current-value>"], [])
             else:
                 # An environment variable is set in front of the launcher, never passed as an argument.
                 fix = _command(
@@ -349,7 +375,15 @@ def advise(
         sols[:0] = advice
         # The declared choices say more than "pick another value" for the same flag.
         sols.extend(w for w in workaround if not any(f"`{a.flag}`" in w for a in alts))
-        fix = _command(site, knowledge, _gate_words(roles), []) if roles.gates else ""
+        gate_words = _gate_words(roles)
+        if gate_words:
+            fix = _command(site, knowledge, gate_words, [])
+        else:
+            # Nothing in the command changes: the machine does, and the example says so.
+            base = launcher(site, knowledge)
+            fix = f"# before: on a machine without {hw}\n{base}\n# after: the same launch on {hw} hardware\n{base}"
+            if fails_on and not needs:
+                fix = f"# before: on {hw}\n{base}\n# after: the same launch on other hardware\n{base}"
         if alts:
             alt = alts[0]
             before = [w for w in _gate_words(roles) if w not in alt.current and w != alt.flag]
@@ -400,6 +434,11 @@ def advise(
         sols[:0] = advice
         call = call_of(site)
         fix = f"# before: a request/call for which `{cond}`\n{call}\n# after: the same call with {subject} fixed so that `{avoid or 'the check passes'}`\n{call}"
+        if cause.rule == "unknown-entry":
+            fix = (
+                f"# before: the data passed in gives {subject} a value the code does not know\n{call}\n"
+                f"# after: the same data with {subject} set to one of the names the code knows\n{call}"
+            )
         if cause.rule == "missing-path":
             fix = (
                 f"# before: a path that does not exist where the server runs\n{call}\n"
@@ -511,6 +550,11 @@ def _input_solutions(
             f"Give every request its own {subject}: {where} already holds one with this value "
             f"(`{cond}`), so a retried or replayed request must get a new {subject}"
         )
+    if cause.rule == "unknown-entry":
+        out.append(
+            f"Correct {subject} in the data {where} reads (the file or payload passed to it): the "
+            "message shows the value, and it is not one of the names the code knows"
+        )
     param = data_param(site, roles.deciding) if cause.rule == "caller-data" else None
     if param is not None:
         types = accepted_types(param, roles.gates)
@@ -580,6 +624,8 @@ def _cause_sentence(cause: Cause, site: Site) -> str:
     if cause.kind == "internal":
         return "Cause: an internal invariant, not a setting the user controls; reaching it is a bug."
     names = ", ".join(f"`{n}`" for n in cause.names[:6])
+    if cause.rule == "unknown-entry":
+        return f"Cause: the data passed in (a file or payload): its {names} entry holds a value the code does not know."
     return f"Cause: {_KIND_WORDS[cause.kind]}" + (f" ({names})." if names else ".")
 
 
@@ -600,6 +646,9 @@ def _trigger(site: Site, roles: Roles, cause: Cause, fixed: list[list[Setting]],
     if cause.kind == "dependency":
         pk = ", ".join(cause.names) or "a package it imports"
         return f"Running {where} in an environment without {pk} (or with a version it does not accept)."
+    if cause.kind == "input" and cause.rule == "unknown-entry":
+        keys = ", ".join(f"`{n}`" for n in cause.names[:3])
+        return f"The data {where} reads (a file or payload passed to it) gives {keys} a value the code does not know."
     if cause.kind == "input":
         return f"A request or call to {where} for which `{cond or 'the input check'}` holds ({', '.join(cause.names[:3])})."
     if cause.kind == "resource":

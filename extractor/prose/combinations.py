@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from extractor.prose.knowledge import FlagInfo
 
-__all__ = ["Combination", "combination_of", "told_setting"]
+__all__ = ["Combination", "combination_of", "told_setting", "told_unset"]
 
 _SETTING = r"(--[a-z][a-z0-9]*(?:-[a-z0-9]+)*|SGLANG?_[A-Z0-9_]*[A-Z0-9])"
 _CONFLICT_RES = (
@@ -170,6 +170,26 @@ def told_setting(advice: Sequence[str], flags: Mapping[str, FlagInfo]) -> list[s
         if value:
             return [flag, value]
     return []
+
+
+# "disable SGLANG_X", "unset SGLANG_X", "set SGLANG_X off": the message asks for the variable gone.
+_UNSET_RE = re.compile(
+    r"\b(?:disable|unset|remove|turn\s+off|do\s+not\s+set|don't\s+set)\s+(?:the\s+)?(?:env(?:ironment)?\s+"
+    r"(?:variable|var)\s+)?[`'\"]?(SGLANG?_[A-Z0-9_]*[A-Z0-9])\b"
+    r"|\bset\s+[`'\"]?(SGLANG?_[A-Z0-9_]*[A-Z0-9])[`'\"]?\s+off\b",
+    re.I,
+)
+
+
+def told_unset(advice: Sequence[str], name: str) -> bool:
+    """Whether the message's own advice asks for the environment variable ``name`` to be
+    disabled or unset: the fix then leaves it out of the environment instead of guessing a value
+    (an unset variable falls back to the default the code was written for)."""
+    for sentence in advice:
+        for m in _UNSET_RE.finditer(sentence):
+            if name in (m.group(1), m.group(2)):
+                return True
+    return False
 
 
 def combination_of(message: str) -> Combination | None:

@@ -275,6 +275,26 @@ def _device_capability(site: Site, roles: Roles, cause: Cause) -> Cause | None:
     return Cause("hardware", (*words, *kept), cause.rule)
 
 
+_KEYED_VALUE_RE = re.compile(r"^[A-Za-z_][\w.]*\[\s*['\"]([A-Za-z_][\w-]*)['\"]\s*\]")
+_UNKNOWN_WORD_RE = re.compile(r"\b(unknown|unsupported|unrecognized|invalid|not a valid|no such)\b", re.I)
+
+
+def _unknown_entry(site: Site, roles: Roles, cause: Cause) -> Cause | None:
+    # ``except KeyError: raise ValueError(f"Unknown style: {data['style']}")``: a value read by key
+    # from data (a parsed JSON or YAML file, a request body) is not a name the code knows. The
+    # data is the caller's, so is the fix; the key names the entry to correct.
+    if cause.kind != "internal" or not any(h.rsplit(".", 1)[-1] == "KeyError" for h in site.guard.handlers):
+        return None
+    if site.message is None or not _UNKNOWN_WORD_RE.search(_literal_text(site)):
+        return None
+    keys = [
+        m.group(1)
+        for p in site.message.parts
+        if not isinstance(p, str) and (m := _KEYED_VALUE_RE.match(p.source)) is not None
+    ]
+    return Cause("input", tuple(dict.fromkeys(keys)), "unknown-entry") if keys else None
+
+
 def _caller_data(site: Site, roles: Roles, cause: Cause) -> Cause | None:
     if cause.kind != "internal" or not roles.deciding:
         return None
@@ -311,6 +331,11 @@ ORIGIN_RULES: tuple[OriginRule, ...] = (
         "duplicate-id",
         'def submit(self, request_id): if request_id in self._requests: raise ValueError("Duplicate ...")',
         _duplicate_id,
+    ),
+    OriginRule(
+        "unknown-entry",
+        'try: style = Style[data["style"]] except KeyError: raise ValueError(f"Unknown style: {data[\'style\']}")',
+        _unknown_entry,
     ),
     OriginRule(
         "caller-data",

@@ -171,19 +171,44 @@ def _command_args(reach: Reach, switches: AbstractSet[str]) -> list[str]:
 
 
 def _with_args(fix: str, args: list[str]) -> str:
-    # Only the "before" part: the "after" part may be the very change that drops a selector.
+    # The "before" launch gets the selectors it lacks. The "after" launch gets the same ones when
+    # the "after" part makes a change of its own, in its lines or its comment (else it reads as if
+    # dropping them were part of the fix); a bare "after" part equal to the "before" one, or a
+    # launch that sets a selector itself, is the change that drops or swaps the selector, and is
+    # left as it is.
     lines = fix.split("\n")
-    before = False
+    parts = [_part(line) if line.startswith("#") else "" for line in lines]
+    part = ""
+    for i, p in enumerate(parts):
+        part = p or ("" if lines[i].startswith("#") else part)
+        parts[i] = part
+    before = [
+        line for line, p in zip(lines, parts, strict=True) if p == "before" and not line.startswith("#")
+    ]
+    after = [line for line, p in zip(lines, parts, strict=True) if p == "after" and not line.startswith("#")]
+    # "# after: the same launch on SM90 hardware": the comment names the change the lines do not show.
+    said = any(
+        line.startswith("#") and _part(line) == "after" and line.partition(":")[2].strip() for line in lines
+    )
+    added: list[str] = []
     for i, line in enumerate(lines):
-        if line.startswith("#"):
-            before = line.lower().startswith("# before")
+        if line.startswith("#") or not parts[i] or not _COMMAND.search(line):
             continue
-        if not before or not _COMMAND.search(line):
+        if parts[i] == "before":
+            missing = [a for a in args if a.split(" ")[0] not in line.split()]
+            added.extend(a for a in missing if a not in added)
+        elif after != before or said:
+            missing = [a for a in added if a.split(" ")[0] not in line.split()]
+        else:
             continue
-        missing = [a for a in args if a.split(" ")[0] not in line.split()]
         if missing:
             lines[i] = " ".join([line.rstrip(), *missing])
     return "\n".join(lines)
+
+
+def _part(comment: str) -> str:
+    low = comment.lower()
+    return "before" if low.startswith("# before") else "after" if low.startswith("# after") else ""
 
 
 class _Wording(NamedTuple):
