@@ -109,6 +109,33 @@ def test_a_hardware_fix_without_a_flag_to_change_says_what_changes() -> None:
     assert isinstance(parsed, ParsedFile), parsed
     (site,) = analyse(parsed)
     fix = enrich(site, build_knowledge({}), module_constants(parsed.tree)).exampleFix
-    before, after = fix.split("# after")
+    after = fix.split("# after")[1]
     # The same launch on both sides is only an example when the comment says the machine changes.
     assert "CUDA" in after.splitlines()[0]
+
+
+SWITCH_ARGS = b"""import argparse
+
+
+def add_cli_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--enable-radix-reuse", action="store_true")
+"""
+
+SWITCH_FLAG_SOURCE = b"""def build_cache(server_args, worker):
+    windowed = worker.is_windowed
+    if server_args.enable_radix_reuse:
+        if windowed:
+            raise ValueError("--enable-radix-reuse is incompatible with windowed attention models")
+"""
+
+
+def test_a_switch_the_path_needs_given_is_left_out_not_given_a_value() -> None:
+    knowledge = build_knowledge({"python/sglang/srt/server_args.py": SWITCH_ARGS})
+    parsed = parse_source("python/sglang/srt/mem_cache/builder.py", SWITCH_FLAG_SOURCE)
+    assert isinstance(parsed, ParsedFile), parsed
+    (site,) = analyse(parsed)
+    fix = enrich(site, knowledge, module_constants(parsed.tree)).exampleFix
+    before, after = fix.split("# after")
+    # ``--enable-radix-reuse <value>`` is no command line: a switch is given or left out.
+    assert "value>" not in fix
+    assert "--enable-radix-reuse" in before and "--enable-radix-reuse" not in after

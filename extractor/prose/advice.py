@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from extractor.analysis.conditions import split_and
 from extractor.analysis.facts import Site
 from extractor.prose.cause import Cause, Roles, message_text
 from extractor.prose.combinations import combination_of, told_setting, told_unset
@@ -202,6 +203,21 @@ def _switched_on_feature(site: Site, knowledge: Knowledge, name: str) -> bool:
     return bool(_UNSUPPORTED_RE.search(message_text(site)))
 
 
+def _switch_on_path(roles: Roles, knowledge: Knowledge, site: Site, flag: str) -> bool:
+    """Whether ``flag`` is a switch that a test on the path reads as true on its own
+    (``server_args.enable_x and ...``): the site is reached only when it is given."""
+    info = next((f for v in [*roles.deciding, *roles.gates] for f in v.reads.flags if f.flag == flag), None)
+    if info is None or not info.is_bool:
+        return False
+    for v in [*roles.deciding, *roles.gates]:
+        if v.expr is None or info not in v.reads.flags:
+            continue
+        for part in split_and(simplify(v.expr)):
+            if isinstance(part, ast.Attribute) and part.attr == info.dest:
+                return True
+    return False
+
+
 def best_constraints_of(cs: Sequence[Constraint]) -> list[Constraint]:
     """One constraint per name, keeping the first that carries values."""
     best: dict[str, Constraint] = {}
@@ -273,7 +289,10 @@ def advise(
             )
             if cause.rule not in ("argv-flag", "model-dtype") and not (advice or workaround or unset):
                 sols.append(f"Change {shown} in the launch command{target}")
-            if named[0].startswith("--"):
+            if named[0].startswith("--") and _switch_on_path(roles, knowledge, site, named[0]):
+                # A switch takes no value: the path needs it given, so the fix leaves it out.
+                fix = _command(site, knowledge, [named[0]], [], own)
+            elif named[0].startswith("--"):
                 fix = _command(
                     site, knowledge, [named[0], "<current-value>"], [named[0], "<accepted-value>"], own
                 )
