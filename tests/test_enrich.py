@@ -686,6 +686,13 @@ def test_a_supported_check_of_a_gpu_generation_is_hardware(knowledge: Knowledge)
     assert prose.errorType == "hardware" and "SM100 (Blackwell)" in prose.documentation
 
 
+def test_a_message_that_names_the_only_gpu_architecture_is_hardware(knowledge: Knowledge) -> None:
+    # The test reads a computed capability number; the message says which GPUs the path takes.
+    site = make_site((atom("arch // 10 not in [10, 11]"),), message="only support Blackwell arch with qv")
+    prose = enrich(site, knowledge)
+    assert prose.errorType == "hardware" and "SM100 (Blackwell)" in prose.documentation
+
+
 def test_the_message_names_the_checkpoint_dimension_a_kernel_cannot_take(knowledge: Knowledge) -> None:
     site = make_site(
         (atom("is_supported(hidden_size)", negated=True),),

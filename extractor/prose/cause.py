@@ -402,7 +402,8 @@ def _hardware_message(site: Site, roles: Roles, cs: Constraints) -> tuple[str, .
     msg = message_text(site)
     if re.search(
         r"(not |un)supported on|requires? (an? )?(nvidia |amd )?(gpu|cuda|rocm|npu|sm ?\d)|"
-        r"compute capability|only (supported|available) on",
+        r"compute capability|only (supported|available) on|"
+        r"only supports? (?:the )?[a-z0-9]+ (?:arch|architecture|gpus?|devices?)\b",
         msg,
         re.I,
     ):
