@@ -1004,3 +1004,20 @@ def test_only_a_constructor_given_a_draft_keyword_builds_a_draft(call: str, buil
     node = ast.parse(call, mode="eval").body
     assert isinstance(node, ast.Call)
     assert builds_draft(node, ast.unparse(node.func)) is builds
+
+
+def test_a_switch_the_check_already_says_to_drop_is_not_offered_twice() -> None:
+    from extractor.prose.reach import RunReach
+
+    lora = (frozenset({("flag", "--enable-adapters", ())}),)
+    partial = {
+        "id": "Layer.apply\x1fraise\x1fAssertionError\x1f\x1f\x000",
+        "documentation": "d.",
+        "triggerScenarios": "t.",
+        "tags": [],
+        "solutions": ["Or launch without `--enable-adapters`: this check only runs when it is given"],
+        "exampleFix": "",
+    }
+    run = RunReach({"a.py": {"Layer.apply": lora}}, {}, switches={"--enable-adapters"})
+    # The reach's "launch without" says what the check's own gate already said.
+    assert run.apply("a.py", partial)["solutions"] == partial["solutions"]

@@ -206,6 +206,19 @@ def _with_args(fix: str, args: list[str]) -> str:
     return "\n".join(lines)
 
 
+_WITHOUT_RE = re.compile(r"launch without `([^`]+)`")
+
+
+def _said_already(extra: str, solutions: Sequence[str]) -> bool:
+    """Whether every "launch without `X`" that ``extra`` advises is already a solution: the
+    reach says the same thing the check's own gate did, and twice reads as two fixes."""
+    dropped = set(_WITHOUT_RE.findall(extra))
+    if not dropped:
+        return False
+    said = {x for s in solutions for x in _WITHOUT_RE.findall(s)}
+    return dropped <= said
+
+
 def _part(comment: str) -> str:
     low = comment.lower()
     return "before" if low.startswith("# before") else "after" if low.startswith("# after") else ""
@@ -268,7 +281,7 @@ def with_reach(
     solutions = list(partial["solutions"])
     workarounds = said.workarounds
     for extra in workarounds:
-        if extra not in solutions:
+        if extra not in solutions and not _said_already(extra, solutions):
             solutions.append(extra)
     out["solutions"] = solutions
     args = said.args
