@@ -124,8 +124,13 @@ def _gate_words(roles: Roles) -> list[str]:
     """Launch words that put the run on the gated path: only gates that need something set
     (``--x`` given, ``--x v``); a gate an ordinary launch already passes adds nothing."""
     words = []
-    for c in (c for v in roles.gates for c in v.constraints):
+    decided = {c.name for v in roles.deciding for c in v.constraints}
+    # A gate on the flag the check itself tests adds nothing the failing value does not say.
+    for c in (c for v in roles.gates for c in v.constraints if c.name not in decided):
         if c.op in ("truthy", "in") or (c.op == "eq" and c.values and c.values[0] not in ("None", "False")):
+            words.extend(failing_words(c))
+        elif c.op == "not-none" and c.info is not None and c.info.optional:
+            # ``--x`` given at all: a flag no default or validation fills is the user's choice.
             words.extend(failing_words(c))
     return words
 
@@ -590,6 +595,11 @@ def _trigger(site: Site, roles: Roles, cause: Cause, fixed: list[list[Setting]],
     if cause.kind in ("flag", "env") and deciding:
         words = " ".join(failing_launch(deciding)[:8])
         ctx = f" together with `{gates}`" if gates else ""
+        if not words:
+            # The failing launch is one that leaves the setting out (``x is None``, ``not x``).
+            unset = ", ".join(f"`{n}`" for n in dict.fromkeys(c.name for c in deciding))
+            head = f"Launching with `{gates}` but without {unset}" if gates else f"Launching without {unset}"
+            return f"{head} makes {where} raise it (the check is `{cond}`)."
         return f"Launching with `{words}`{ctx} makes {where} raise it (the check is `{cond}`)."
     if cause.kind in ("flag", "env"):
         return f"Launching with {', '.join(cause.names[:4])} such that `{cond}` holds in {where}."
