@@ -76,3 +76,11 @@ def test_an_earlier_assert_that_needs_a_flag_is_reach() -> None:
     # runs whether or not the flag is given.
     assert "It is reached only with" not in docs[29]
     assert "It is reached only with" not in docs[32]
+
+
+def test_a_valued_flag_left_empty_is_given_a_value() -> None:
+    rows = {int(str(r["line"])): r for r in _rows()}
+    empty = rows[38]
+    assert str(empty["triggerScenarios"]).startswith("Launching without `--scale-backend`")
+    assert "Launch with `--scale-backend <value>`" in list(empty["solutions"])  # type: ignore[call-overload]
+    assert str(empty["exampleFix"]).endswith("--scale-backend <value>")

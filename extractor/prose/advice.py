@@ -602,7 +602,9 @@ def _trigger(site: Site, roles: Roles, cause: Cause, fixed: list[list[Setting]],
             return f"{head} makes {where} raise it (the check is `{cond}`)."
         return f"Launching with `{words}`{ctx} makes {where} raise it (the check is `{cond}`)."
     if cause.kind in ("flag", "env"):
-        return f"Launching with {', '.join(cause.names[:4])} such that `{cond}` holds in {where}."
+        # The named settings may be the way out (the message's own advice), not what was given.
+        named = ", ".join(f"`{n}`" for n in cause.names[:4])
+        return f"A launch for which `{cond}` holds in {where} (settings involved: {named})."
     if cause.kind == "model":
         return f"Loading a model for which `{cond}` holds in {where} (it reads {', '.join(cause.names[:4])})."
     if cause.kind == "hardware":
