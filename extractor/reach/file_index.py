@@ -24,6 +24,7 @@ from extractor.reach.arguments import (
 )
 from extractor.reach.drafts import builds_draft, draft_architectures
 from extractor.reach.facts import Atom, Call, Def, FileFacts, Registration
+from extractor.reach.forced import forced_by_function, forced_by_table
 from extractor.reach.guard_atoms import TYPED, GuardReader, class_flag_name, typed_params
 from extractor.reach.receiver_facts import (
     NodeMemo,
@@ -270,6 +271,9 @@ class _Builder:
 
     def _module_level(self, body: Sequence[ast.stmt]) -> None:
         for stmt in flat(body):
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and stmt.decorator_list:
+                self.facts.forced.extend((n, v, *a) for n, v, a in forced_by_function(stmt))
+                continue
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
                 target, value = stmt.targets[0], stmt.value
             elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
@@ -282,6 +286,7 @@ class _Builder:
                     continue
                 if isinstance(value, ast.Dict):
                     self._dict_registry(target.id, value)
+                    self.facts.forced.extend((n, v, *a) for n, v, a in forced_by_table(value))
                 subject = self.guards.subject(value, {})
                 if subject is not None:
                     self.guards.module_subjects[target.id] = subject
