@@ -135,6 +135,12 @@ def _gate_words(roles: Roles) -> list[str]:
     return words
 
 
+def _no_change(fix: str) -> bool:
+    """An example whose before and after commands are the same (or that has none)."""
+    parts = fix.split("\n")
+    return len(parts) != 4 or parts[1] == parts[3]
+
+
 def _command(
     site: Site, knowledge: Knowledge, before: list[str], after: list[str], own: frozenset[str] = frozenset()
 ) -> str:
@@ -364,6 +370,12 @@ def advise(
                 [*before, alt.flag, alt.current[0] if alt.current else "<current>"],
                 [*before, alt.flag, alt.others[0]],
             )
+        if _no_change(fix):
+            # Nothing on the command line changes: the machine does.
+            base = _command(site, knowledge, _gate_words(roles), _gate_words(roles)).split("\n")[1]
+            where = f"on {hw}" if fails_on and not needs else f"without {hw}"
+            there = f"on hardware other than {hw}" if fails_on and not needs else f"on {hw} hardware"
+            fix = f"# before: {where}\n{base}\n# after: the same launch {there}\n{base}"
     elif kind == "dependency":
         pkgs = [p for p in cause.names if not p.startswith("-")]
         # A message that asks for a newer version needs -U: plain ``pip install`` keeps the old one.
