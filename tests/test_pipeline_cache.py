@@ -19,7 +19,7 @@ from extractor.engine.commit_files import commit_files
 from extractor.engine.dataset_store import DatasetStore
 from extractor.engine.read_kinds import READ_KINDS, ReadKind
 from extractor.engine.reads import ReadsCheck, RecordingKnowledge
-from extractor.prose.knowledge import declared_flag
+from extractor.prose.flag_spelling import declared_flag
 from extractor.reasons import Reason
 from extractor.records.jsonl import dumps_line
 from extractor.source.git import open_target
@@ -373,10 +373,21 @@ if args.rounds < 1:
 """
 
 
+# Reads one declared flag straight from the raw command line before the parser runs.
+RAW_SRC = b"""\
+def queue_limit(argv):
+    at = argv.index("--max-queue")
+    if int(argv[at + 1]) < 0:
+        raise RuntimeError("Internal error: the raw queue limit did not parse.")
+    return int(argv[at + 1])
+"""
+
+
 def test_a_flag_added_elsewhere_keeps_files_that_looked_flags_up_by_name(tmp_path: Path) -> None:
     told = "python/sglang/srt/managers/admit.py"
     script = "python/sglang/srt/tools/rounds.py"
-    first = {ARGS: server_args(), told: TOLD_SRC, script: SCRIPT_SRC}
+    raw = "python/sglang/srt/entrypoints/raw.py"
+    first = {ARGS: server_args(), told: TOLD_SRC, script: SCRIPT_SRC, raw: RAW_SRC}
     declared = '        parser.add_argument("--max-queue", type=int, help="Requests allowed to wait.")\n'
     with_flag = server_args(extra="    warmups: int = 0\n").replace(
         declared.encode(),
@@ -393,7 +404,7 @@ def test_a_flag_added_elsewhere_keeps_files_that_looked_flags_up_by_name(tmp_pat
     assert [row[0] for row in orjson.loads(recorder.encoded())] == [ReadKind.NAMED_FLAG.value]
 
     added = run(repo, shas[1], cache)
-    # Both files looked flags up one by one (by spelling, or through the script's own flags
+    # Each file looked flags up one by one (by spelling, or through the script's own flags
     # laid over the target's), so a new flag of server_args.py leaves their results standing.
     assert added.stats.files_parsed == 1
     assert dataset_bytes(added) == dataset_bytes(run(repo, shas[1], None))

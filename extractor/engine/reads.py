@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any, cast
 import orjson
 
 from extractor.engine.read_kinds import ReadKind
-from extractor.prose.knowledge import Knowledge, declared_flag
+from extractor.prose.flag_spelling import declared_flag
+from extractor.prose.knowledge import Knowledge
 
 if TYPE_CHECKING:
     from extractor.prose.knowledge import FlagInfo
@@ -73,7 +74,7 @@ class _RecordingFlags(Mapping[str, "FlagInfo"]):
         return self._look(key) is not None
 
     def declared(self, name: str) -> FlagInfo | None:
-        """:func:`~extractor.prose.knowledge.declared_flag`, recorded as that one answer."""
+        """:func:`~extractor.prose.flag_spelling.declared_flag`, recorded as that one answer."""
         info = declared_flag(name, self._flags)
         self._reads[(ReadKind.NAMED_FLAG.value, self._path, name)] = _flag_digest(info)
         return info

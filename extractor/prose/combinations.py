@@ -13,7 +13,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from extractor.prose.knowledge import FlagInfo, declared_flag
+from extractor.prose.flag_spelling import declared_flag
+from extractor.prose.knowledge import FlagInfo
 
 __all__ = ["Combination", "combination_of", "told_setting"]
 

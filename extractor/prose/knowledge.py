@@ -30,7 +30,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TypeVar, cast
+from typing import TypeVar
 
 from extractor.prose.declarations import (
     ENV_NAME_RE,
@@ -90,19 +90,6 @@ def _frozen(d: Mapping[str, _V]) -> Mapping[str, _V]:
     # A plain dict copy, typed read-only: a mappingproxy would not pickle, and the pipeline
     # hands the knowledge to worker processes.
     return dict(d)
-
-
-def declared_flag(name: str, flags: Mapping[str, FlagInfo]) -> FlagInfo | None:
-    """The first flag of ``flags`` spelled ``name`` on the command line (as its flag or an alias).
-
-    A mapping that can answer this itself (``declared``, as the pipeline's recording one does)
-    is asked: scanning the values reads every flag, and a file's cached result is kept under the
-    flags it read.
-    """
-    look = getattr(flags, "declared", None)
-    if callable(look):
-        return cast("FlagInfo | None", look(name))
-    return next((f for f in flags.values() if f.flag == name or name in f.aliases), None)
 
 
 @dataclass(frozen=True, eq=False)
