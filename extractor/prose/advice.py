@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from extractor.analysis.facts import Site
@@ -33,7 +33,8 @@ from extractor.prose.fixes import (
     setting_words,
     together_words,
 )
-from extractor.prose.knowledge import EnvInfo, Knowledge
+from extractor.prose.flag_spelling import declared_flag
+from extractor.prose.knowledge import EnvInfo, FlagInfo, Knowledge
 from extractor.prose.origins import accepted_types, config_key_of, data_param
 from extractor.prose.platforms import alternatives
 from extractor.prose.why import situations as situations_of
@@ -471,6 +472,17 @@ def advise(
     )
 
 
+def _spelled(flag: str, flags: Mapping[str, FlagInfo]) -> FlagInfo | None:
+    """The first flag spelled ``flag`` itself (not as an alias)."""
+    # Through the lookup by spelling first: a file's cached result is kept under what it read,
+    # and scanning every flag reads them all. The first flag spelled so either way is the first
+    # spelled so itself unless an alias came first.
+    first = declared_flag(flag, flags)
+    if first is None or first.flag == flag:
+        return first
+    return next((i for i in flags.values() if i.flag == flag), None)
+
+
 def _argv_solutions(site: Site, knowledge: Knowledge, roles: Roles, flag: str, avoid: str) -> list[str]:
     """For a check in code that reads ``flag`` straight from the command line: what the value
     given with it (or the file it names) must satisfy. A membership test on what that file holds
@@ -480,7 +492,7 @@ def _argv_solutions(site: Site, knowledge: Knowledge, roles: Roles, flag: str, a
         f"Correct the value given with `{flag}`{target}: {_where(site)} reads it straight from "
         "the command line, before the other flags are parsed"
     ]
-    info = next((i for i in knowledge.flags_for(site.path).values() if i.flag == flag), None)
+    info = _spelled(flag, knowledge.flags_for(site.path))
     names_file = info is not None and re.search(r"\b(file|path|yaml|json)\b", info.help, re.I)
     membership = any(
         isinstance(v.expr, ast.Compare) and isinstance(v.expr.ops[0], ast.In | ast.NotIn)
