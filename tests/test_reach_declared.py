@@ -1,6 +1,7 @@
 """Reach through what a declaration hands over rather than calls: an argparse action class named in
 a flag's declaration, a class registered under a key by its module path and class name, and a class
-named in another class's body (which runs on import, whether or not that class is ever built)."""
+named in a factory's table in its class body (read by the factory's class methods); and a count
+flag tested above its off value (``args.x > 0``)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ class ServerArgs:
     page_budget: A[Optional[int], Arg(help="Pages to keep.", type_parser=parse_size)] = None
     spill_backend: A[Optional[str], Arg(help="Where to spill.", choices=["disk", "remote", "ring"])] = None
     event_sink: Optional[str] = None
+    spill_pages: A[int, "Pages to spill per step."] = -1
 
     @staticmethod
     def add_cli_args(parser):
@@ -114,6 +116,19 @@ FILES = {
             if server_args.spill_backend is not None:
                 SpillFactory.create(server_args.spill_backend).write(b"x")
     """,
+    # A feature a count turns on: off at its unset value.
+    "python/sglang/srt/spill/pager.py": """\
+        class Pager:
+            def __init__(self, pages):
+                if pages > 64:
+                    raise ValueError("too many pages per step")
+
+
+        def make_pager(server_args):
+            if server_args.spill_pages > 0:
+                return Pager(server_args.spill_pages)
+            return None
+    """,
     # A sink picked from a table in a class body, by a key read from a free-form setting.
     "python/sglang/srt/events.py": """\
         class NullSink:
@@ -171,6 +186,11 @@ def test_a_parser_a_field_declaration_hands_over_is_a_way_in_of_its_own(reach: S
 def test_a_class_registered_by_module_path_is_picked_by_its_key(reach: SiteReach) -> None:
     found = reach.of("python/sglang/srt/spill/disk.py", "DiskSpill.write")
     assert found == (frozenset({("flag", "--spill-backend", ("disk",))}),)
+
+
+def test_a_count_above_its_off_value_is_the_flag_given(reach: SiteReach) -> None:
+    found = reach.of("python/sglang/srt/spill/pager.py", "Pager.__init__")
+    assert found == (frozenset({("flag", "--spill-pages", ())}),)
 
 
 def test_a_class_named_in_a_class_body_is_a_way_in_for_anyone(reach: SiteReach) -> None:
