@@ -740,3 +740,17 @@ def test_a_memory_pool_that_lacks_a_feature_is_no_memory_limit(knowledge: Knowle
     assert "Cause: a resource limit (`memory`)" in enrich(small, knowledge).documentation
     lacking = make_site((atom("self.use_mla"),), message="unified memory pool does not support MLA yet")
     assert "resource limit" not in enrich(lacking, knowledge).documentation
+
+
+def test_a_hardware_fix_with_no_flag_to_change_says_the_machine_changes(knowledge: Knowledge) -> None:
+    needs = make_site((atom("not is_cuda()"),), message="this kernel needs CUDA")
+    fix = enrich(needs, knowledge).exampleFix
+    lines = fix.split("\n")
+    assert lines[0] == "# before: without CUDA" and lines[2] == "# after: the same launch on CUDA hardware"
+    assert lines[1] == lines[3] and "sglang" in lines[1]
+    fails = make_site((atom("is_hip()"),), message="not supported on ROCm")
+    fix = enrich(fails, knowledge).exampleFix
+    assert (
+        fix.startswith("# before: on ROCm\n")
+        and "# after: the same launch on hardware other than ROCm" in fix
+    )

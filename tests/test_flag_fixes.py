@@ -57,3 +57,30 @@ def test_a_fix_brings_what_the_other_checks_need() -> None:
     assert "--store-mode plain" not in str(store["exampleFix"]).split("# after", 1)[0]
     # Without a sibling that the new value turns on, a fix stands alone.
     assert not any("same function" in str(s) for s in json.loads(json.dumps(store["solutions"])))
+
+
+def test_an_earlier_assert_that_needs_a_flag_is_reach() -> None:
+    knowledge = build_knowledge(
+        {"python/sglang/srt/server_args.py": (FIXTURES / "server_args.py").read_bytes()}
+    )
+    parsed = parse_source(
+        "python/sglang/srt/arg_groups/draft.py", (FIXTURES / "draft_checks.py").read_bytes()
+    )
+    assert isinstance(parsed, ParsedFile), parsed
+    sites = {s.line: s for s in analyse(parsed)}
+    siblings = Siblings(list(sites.values()))
+    docs = {line: enrich(s, knowledge, siblings=siblings).documentation for line, s in sites.items()}
+    needs = "It is reached only with `--scale-backend` given: without it the assert at line 29"
+    assert needs in docs[30]
+    # The assert that needs the flag is not reached after itself, and one outside its branch
+    # runs whether or not the flag is given.
+    assert "It is reached only with" not in docs[29]
+    assert "It is reached only with" not in docs[32]
+
+
+def test_a_valued_flag_left_empty_is_given_a_value() -> None:
+    rows = {int(str(r["line"])): r for r in _rows()}
+    empty = rows[38]
+    assert str(empty["triggerScenarios"]).startswith("Launching without `--scale-backend`")
+    assert "Launch with `--scale-backend <value>`" in list(empty["solutions"])  # type: ignore[call-overload]
+    assert str(empty["exampleFix"]).endswith("--scale-backend <value>")

@@ -67,6 +67,10 @@ def test_add_argument_forms(knowledge: Knowledge) -> None:
     assert srt["draft_window_size"].flag == "--draft-window"
     assert srt["draft_window_size"].aliases == ("--speculative-draft-window",)
     assert srt["stream"].is_bool
+    # A project's own store-true / store-const action classes make switches too, not valued flags.
+    assert srt["no_graphs"].is_bool and not srt["no_graphs"].optional
+    assert srt["prefill_mode"].is_bool
+    assert not srt["adapter_dirs"].is_bool and srt["adapter_dirs"].is_list
     # A deprecated spelling registered for the same dest does not replace the real flag.
     assert srt["enable_linear_replayssm_spec"].flag == "--enable-linear-replayssm-spec"
 

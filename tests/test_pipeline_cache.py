@@ -19,6 +19,7 @@ from extractor.engine.commit_files import commit_files
 from extractor.engine.dataset_store import DatasetStore
 from extractor.engine.read_kinds import READ_KINDS, ReadKind
 from extractor.engine.reads import ReadsCheck, RecordingKnowledge
+from extractor.prose.flag_spelling import declared_flag
 from extractor.reasons import Reason
 from extractor.records.jsonl import dumps_line
 from extractor.source.git import open_target
@@ -264,6 +265,7 @@ def test_every_read_kind_is_recorded_under_its_code_and_checked_again(
     assert recorder.is_arg_class(ARGS, "ServerArgs")
     assert recorder.flags_for(GATE)["tp_size"].flag == "--tp-size"
     assert "max_queue" in list(recorder.flags_for(GATE))
+    assert declared_flag("--tp-size", recorder.flags_for(GATE)) is not None
     assert recorder.env_of("SGLANG_NOT_DECLARED") is None
     assert recorder.checks_for(GATE, "tp_size") == knowledge.checks_for(GATE, "tp_size")
     assert recorder.default_namespace == knowledge.default_namespace  # any other use
@@ -350,3 +352,59 @@ def test_workers_started_early_are_released_when_the_run_fails(
     assert proc.returncode == 0, proc.stderr
     assert "refused: cannot read it" in proc.stdout
     assert "gate cached: False" in proc.stdout
+
+
+# Tells the user which flag to pass by its command-line spelling ("use --max-queue 16").
+TOLD_SRC = b"""\
+def admit(queue, limit):
+    if len(queue) >= limit:
+        raise RuntimeError("The request queue is full; use --max-queue 16 to allow more waiting requests.")
+"""
+
+# A tool script with its own command line: ``args.rounds`` there is its own ``--rounds``.
+SCRIPT_SRC = b"""\
+import argparse
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--rounds", type=int, default=3)
+args = parser.parse_args()
+if args.rounds < 1:
+    raise ValueError("--rounds must be at least 1")
+"""
+
+
+# Reads one declared flag straight from the raw command line before the parser runs.
+RAW_SRC = b"""\
+def queue_limit(argv):
+    at = argv.index("--max-queue")
+    if int(argv[at + 1]) < 0:
+        raise RuntimeError("Internal error: the raw queue limit did not parse.")
+    return int(argv[at + 1])
+"""
+
+
+def test_a_flag_added_elsewhere_keeps_files_that_looked_flags_up_by_name(tmp_path: Path) -> None:
+    told = "python/sglang/srt/managers/admit.py"
+    script = "python/sglang/srt/tools/rounds.py"
+    raw = "python/sglang/srt/entrypoints/raw.py"
+    first = {ARGS: server_args(), told: TOLD_SRC, script: SCRIPT_SRC, raw: RAW_SRC}
+    declared = '        parser.add_argument("--max-queue", type=int, help="Requests allowed to wait.")\n'
+    with_flag = server_args(extra="    warmups: int = 0\n").replace(
+        declared.encode(),
+        (declared + '        parser.add_argument("--warmups", type=int, help="Warm-up rounds.")\n').encode(),
+    )
+    assert with_flag.count(b"--warmups") == 1
+    repo, shas = make_repo(tmp_path / "repo", [first, {ARGS: with_flag}])
+    cache = tmp_path / "cache"
+    run(repo, shas[0], cache)
+    with open_target(str(repo), shas[0]) as target:
+        knowledge = pipeline.load_knowledge(target, None)
+    recorder = RecordingKnowledge(knowledge)
+    assert declared_flag("--max-queue", recorder.flags_for(told)) is not None
+    assert [row[0] for row in orjson.loads(recorder.encoded())] == [ReadKind.NAMED_FLAG.value]
+
+    added = run(repo, shas[1], cache)
+    # Each file looked flags up one by one (by spelling, or through the script's own flags
+    # laid over the target's), so a new flag of server_args.py leaves their results standing.
+    assert added.stats.files_parsed == 1
+    assert dataset_bytes(added) == dataset_bytes(run(repo, shas[1], None))

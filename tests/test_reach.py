@@ -1021,3 +1021,69 @@ def test_a_switch_the_check_already_says_to_drop_is_not_offered_twice() -> None:
     run = RunReach({"a.py": {"Layer.apply": lora}}, {}, switches={"--enable-adapters"})
     # The reach's "launch without" says what the check's own gate already said.
     assert run.apply("a.py", partial)["solutions"] == partial["solutions"]
+
+
+OVERRIDES = """\
+    TABLE = {"ToyDenseForCausalLM": {"quantization": "fp8"}}
+
+
+    def register_for(*architectures):
+        def wrap(fn):
+            return fn
+        return wrap
+
+
+    @register_for("ToySparseForCausalLM", "ToySparseForConditionalGeneration")
+    def _sparse(server_args, hf_config):
+        out = {"attention_backend": "sparse", "tp_size": 2}
+        if server_args.tp_size > 4:
+            out["tp_size"] = 4
+        return out
+
+
+    @register_for("ToyFlexForCausalLM")
+    def _flex(server_args, hf_config):
+        if server_args.enable_adapters:
+            return {"attention_backend": "flex"}
+        return {}
+    """
+
+
+def test_a_value_the_code_forces_for_an_architecture_is_no_value_to_switch() -> None:
+    from extractor.prose.reach import RunReach
+
+    files = {p: _source(p) for p in FILES}
+    files["python/sglang/srt/arg_groups/overrides.py"] = textwrap.dedent(OVERRIDES)
+    reach = _site_reach(files)
+    # Constant entries only: a key rewritten later and a value returned under a test are not forced.
+    assert reach.forced == {
+        "--attention-backend": {"sparse": ("ToySparseForCausalLM", "ToySparseForConditionalGeneration")},
+        "--quantization": {"fp8": ("ToyDenseForCausalLM",)},
+    }
+    spec = (frozenset({("flag", "--attention-backend", ("sparse",))}),)
+    partial = {
+        "id": "SparseBackend.step\x1fraise\x1fAssertionError\x1f\x1f\x000",
+        "documentation": "d.",
+        "triggerScenarios": "t.",
+        "tags": [],
+        "solutions": ["Report it as a bug"],
+        "exampleFix": "",
+    }
+    run = RunReach({"a.py": {"SparseBackend.step": spec}}, reach.choices, forced=reach.forced)
+    got = run.apply("a.py", partial)
+    # Another backend is no way out for the checkpoints that get this one from the code.
+    assert got["solutions"] == ["Report it as a bug"]
+    said = (
+        "`ToySparseForCausalLM`, `ToySparseForConditionalGeneration` checkpoints always run with "
+        "`--attention-backend sparse`: the code sets it for them."
+    )
+    assert got["documentation"].endswith(said) and got["triggerScenarios"].endswith(said)
+    back = RunReach.from_plain(orjson.loads(orjson.dumps(run.to_plain())))
+    assert back is not None and back.apply("a.py", partial) == got
+    # A value no architecture is forced to keeps the workaround.
+    flex = (frozenset({("flag", "--attention-backend", ("flex",))}),)
+    other = RunReach({"a.py": {"SparseBackend.step": flex}}, reach.choices, forced=reach.forced)
+    offered = other.apply("a.py", partial)["solutions"][-1]
+    assert "use another one, e.g. `--attention-backend " in offered
+    # ... and the one it offers is not the value some model's checkpoints are forced to.
+    assert not offered.endswith("`--attention-backend sparse`")

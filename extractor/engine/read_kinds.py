@@ -23,6 +23,7 @@ class ReadKind(enum.Enum):
     ARG_CLASS = "arg-class"
     FLAG = "flag"
     ALL_FLAGS = "all-flags"
+    NAMED_FLAG = "named-flag"
     ENV = "env"
     CHECKS = "checks"
     WHOLE_KNOWLEDGE = "whole-knowledge"
@@ -39,6 +40,8 @@ READ_KINDS: MappingProxyType[ReadKind, str] = MappingProxyType(
         ReadKind.NAMESPACE: "the argument namespace of a module, by path",
         ReadKind.ARG_CLASS: "whether a class of a module, by path and name, is a server-args class",
         ReadKind.FLAG: "one flag of a module's namespace, by path and attribute: a digest of it, or none",
+        ReadKind.NAMED_FLAG: "the first flag of a module's namespace spelled so on the command line "
+        "(its flag or an alias), by path and spelling: a digest of it, or none",
         ReadKind.ALL_FLAGS: "every flag of a module's namespace, by path: a digest of them all",
         ReadKind.ENV: "an environment variable, by name: its kind and default, or none",
         ReadKind.CHECKS: "what the server-args validation of a module's namespace demands of one flag, "

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 import orjson
 
 from extractor.engine.read_kinds import ReadKind
+from extractor.prose.flag_spelling import declared_flag
 from extractor.prose.knowledge import Knowledge
 
 if TYPE_CHECKING:
@@ -71,6 +72,12 @@ class _RecordingFlags(Mapping[str, "FlagInfo"]):
 
     def __contains__(self, key: object) -> bool:
         return self._look(key) is not None
+
+    def declared(self, name: str) -> FlagInfo | None:
+        """:func:`~extractor.prose.flag_spelling.declared_flag`, recorded as that one answer."""
+        info = declared_flag(name, self._flags)
+        self._reads[(ReadKind.NAMED_FLAG.value, self._path, name)] = _flag_digest(info)
+        return info
 
     def _all(self) -> None:
         self._reads[(ReadKind.ALL_FLAGS.value, self._path, "")] = _mapping_digest(self._flags)
@@ -160,6 +167,9 @@ def _answer(
         case ReadKind.FLAG:
             flag = knowledge.flags_for(path).get(key)
             return _kept(digests, flag, _flag_digest) if flag is not None else None
+        case ReadKind.NAMED_FLAG:
+            named = declared_flag(key, knowledge.flags_for(path))
+            return _kept(digests, named, _flag_digest) if named is not None else None
         case ReadKind.ALL_FLAGS:
             return _kept(digests, knowledge.flags_for(path), _mapping_digest)
         case ReadKind.ENV:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from extractor.analysis.conditions import split_and
@@ -34,7 +34,8 @@ from extractor.prose.fixes import (
     setting_words,
     together_words,
 )
-from extractor.prose.knowledge import EnvInfo, Knowledge
+from extractor.prose.flag_spelling import declared_flag
+from extractor.prose.knowledge import EnvInfo, FlagInfo, Knowledge
 from extractor.prose.origins import accepted_types, config_key_of, data_param
 from extractor.prose.platforms import alternatives
 from extractor.prose.why import situations as situations_of
@@ -125,10 +126,21 @@ def _gate_words(roles: Roles) -> list[str]:
     """Launch words that put the run on the gated path: only gates that need something set
     (``--x`` given, ``--x v``); a gate an ordinary launch already passes adds nothing."""
     words = []
-    for c in (c for v in roles.gates for c in v.constraints):
+    decided = {c.name for v in roles.deciding for c in v.constraints}
+    # A gate on the flag the check itself tests adds nothing the failing value does not say.
+    for c in (c for v in roles.gates for c in v.constraints if c.name not in decided):
         if c.op in ("truthy", "in") or (c.op == "eq" and c.values and c.values[0] not in ("None", "False")):
             words.extend(failing_words(c))
+        elif c.op == "not-none" and c.info is not None and c.info.optional:
+            # ``--x`` given at all: a flag no default or validation fills is the user's choice.
+            words.extend(failing_words(c))
     return words
+
+
+def _no_change(fix: str) -> bool:
+    """An example whose before and after commands are the same (or that has none)."""
+    parts = fix.split("\n")
+    return len(parts) != 4 or parts[1] == parts[3]
 
 
 def _command(
@@ -412,6 +424,12 @@ def advise(
                 [*before, alt.flag, alt.current[0] if alt.current else "<current>"],
                 [*before, alt.flag, alt.others[0]],
             )
+        if _no_change(fix):
+            # Nothing on the command line changes: the machine does.
+            base = _command(site, knowledge, _gate_words(roles), _gate_words(roles)).split("\n")[1]
+            where = f"on {hw}" if fails_on and not needs else f"without {hw}"
+            there = f"on hardware other than {hw}" if fails_on and not needs else f"on {hw} hardware"
+            fix = f"# before: {where}\n{base}\n# after: the same launch {there}\n{base}"
     elif kind == "dependency":
         pkgs = [p for p in cause.names if not p.startswith("-")]
         # A message that asks for a newer version needs -U: plain ``pip install`` keeps the old one.
@@ -512,6 +530,17 @@ def advise(
     )
 
 
+def _spelled(flag: str, flags: Mapping[str, FlagInfo]) -> FlagInfo | None:
+    """The first flag spelled ``flag`` itself (not as an alias)."""
+    # Through the lookup by spelling first: a file's cached result is kept under what it read,
+    # and scanning every flag reads them all. The first flag spelled so either way is the first
+    # spelled so itself unless an alias came first.
+    first = declared_flag(flag, flags)
+    if first is None or first.flag == flag:
+        return first
+    return next((i for i in flags.values() if i.flag == flag), None)
+
+
 def _argv_solutions(site: Site, knowledge: Knowledge, roles: Roles, flag: str, avoid: str) -> list[str]:
     """For a check in code that reads ``flag`` straight from the command line: what the value
     given with it (or the file it names) must satisfy. A membership test on what that file holds
@@ -521,7 +550,7 @@ def _argv_solutions(site: Site, knowledge: Knowledge, roles: Roles, flag: str, a
         f"Correct the value given with `{flag}`{target}: {_where(site)} reads it straight from "
         "the command line, before the other flags are parsed"
     ]
-    info = next((i for i in knowledge.flags_for(site.path).values() if i.flag == flag), None)
+    info = _spelled(flag, knowledge.flags_for(site.path))
     names_file = info is not None and re.search(r"\b(file|path|yaml|json)\b", info.help, re.I)
     membership = any(
         isinstance(v.expr, ast.Compare) and isinstance(v.expr.ops[0], ast.In | ast.NotIn)
@@ -655,9 +684,16 @@ def _trigger(site: Site, roles: Roles, cause: Cause, fixed: list[list[Setting]],
     if cause.kind in ("flag", "env") and deciding:
         words = " ".join(failing_launch(deciding)[:8])
         ctx = f" together with `{gates}`" if gates else ""
+        if not words:
+            # The failing launch is one that leaves the setting out (``x is None``, ``not x``).
+            unset = ", ".join(f"`{n}`" for n in dict.fromkeys(c.name for c in deciding))
+            head = f"Launching with `{gates}` but without {unset}" if gates else f"Launching without {unset}"
+            return f"{head} makes {where} raise it (the check is `{cond}`)."
         return f"Launching with `{words}`{ctx} makes {where} raise it (the check is `{cond}`)."
     if cause.kind in ("flag", "env"):
-        return f"Launching with {', '.join(cause.names[:4])} such that `{cond}` holds in {where}."
+        # The named settings may be the way out (the message's own advice), not what was given.
+        named = ", ".join(f"`{n}`" for n in cause.names[:4])
+        return f"A launch for which `{cond}` holds in {where} (settings involved: {named})."
     if cause.kind == "model":
         return f"Loading a model for which `{cond}` holds in {where} (it reads {', '.join(cause.names[:4])})."
     if cause.kind == "hardware":

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from extractor.analysis.walk import walk_inner
+from extractor.prose.flag_spelling import declared_flag
 
 if TYPE_CHECKING:
     # Only for annotations: the declarations module reads these scopes while it is imported.
@@ -86,8 +87,8 @@ def argv_flag(site: Site, flags: Mapping[str, FlagInfo], scopes: Mapping[str, tu
     if not found:
         # Before any look at the flags: a file's cached result is kept under what it read.
         return None
-    declared = {f for info in flags.values() for f in (info.flag, *info.aliases)}
-    named = [f for f in found if f in declared]
-    if len(found) != 1 or len(named) != 1:
+    if len(found) != 1:
         return None
-    return named[0]
+    # One spelling looked up, not the set of every flag's: the lookup is what gets recorded.
+    named = [f for f in found if declared_flag(f, flags) is not None]
+    return named[0] if len(named) == 1 else None

@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from extractor.prose.flag_spelling import declared_flag
 from extractor.prose.knowledge import FlagInfo
 
 __all__ = ["Combination", "combination_of", "told_setting", "told_unset"]
@@ -140,7 +141,7 @@ def _given(name: str, flags: Mapping[str, FlagInfo], value: str = "") -> list[st
 
 
 def _declared(name: str, flags: Mapping[str, FlagInfo]) -> FlagInfo | None:
-    return next((f for f in flags.values() if f.flag == name or name in f.aliases), None)
+    return declared_flag(name, flags)
 
 
 # Words that follow a flag the message tells the user to pass without being its value ("use --x

@@ -353,7 +353,12 @@ def _add_argument_flag(
             act = _const_str(kw.value)
             name = act or _name_of(kw.value)
             # store_true/false, argparse.BooleanOptionalAction, sglang's StoreBoolean...
-            if act in ("store_true", "store_false") or (not act and "bool" in name.lower()):
+            squashed = (name or "").lower().replace("_", "")
+            # Actions that store a constant take no value: argparse's own and the project's
+            # classes named after them (``DeprecatedStoreTrueAction``, ``StoreConstAlias``).
+            if act in ("store_true", "store_false", "store_const") or (
+                not act and any(w in squashed for w in ("bool", "storetrue", "storefalse", "storeconst"))
+            ):
                 is_bool = True
             is_list = is_list or act == "append"
             if _DEPRECATED_RE.search(name or ""):

@@ -99,6 +99,7 @@ class Siblings:
         for s in sites:
             self.by_scope.setdefault(s.qualname, []).append(s)
         self._memo: dict[int, OtherCheck] = {}
+        self._asks: dict[int, tuple[frozenset[str], str] | None] = {}
 
     def others(
         self, site: Site, knowledge: Knowledge, constants: Mapping[str, str] | None
@@ -122,6 +123,49 @@ class Siblings:
                 self._memo[id(s)] = found
             out.append(found)
         return out
+
+    def required_flags(
+        self, site: Site, knowledge: Knowledge, constants: Mapping[str, str] | None
+    ) -> list[tuple[str, int]]:
+        """Flags an earlier assert of the same function on the same path requires to be set
+        (``assert args.backend is not None``): the site is reached only with them given, so
+        they are reach, not advice. The assert must sit on a path the site's own guard implies
+        (its other conditions are among the site's) and nothing of its function may catch it."""
+        mine = {a.text for a in site.guard.atoms}
+        out: list[tuple[str, int]] = []
+        for s in self.by_scope.get(site.qualname, ()):
+            if s is site or s.kind != "assert" or s.line >= site.line:
+                continue
+            if s.handled is not None and s.handled.caught is not None:
+                continue
+            if s.qualname in ("", "<module>"):
+                continue
+            if id(s) not in self._asks:
+                self._asks[id(s)] = _asked_flag(s, knowledge, constants)
+            asked = self._asks[id(s)]
+            if asked is None:
+                continue
+            path, flag = asked
+            if path <= mine and flag not in {f for f, _ in out}:
+                out.append((flag, s.line))
+        return out
+
+
+def _asked_flag(
+    s: Site, knowledge: Knowledge, constants: Mapping[str, str] | None
+) -> tuple[frozenset[str], str] | None:
+    """The path conditions of assert ``s`` and the one flag it requires to be given, if its
+    test is exactly that (the assert fails when the flag is unset or off)."""
+    ctx = read_context(s, knowledge, constants)
+    per_atom, _ = site_reads(s, ctx)
+    views = [atom_view(a, r, ctx) for a, r in zip(s.guard.atoms, per_atom, strict=True)]
+    roles = split_roles(views)
+    if len(roles.deciding) != 1 or len(roles.deciding[0].constraints) != 1:
+        return None
+    c = roles.deciding[0].constraints[0]
+    if c.kind != "flag" or c.op not in ("is-none", "falsy") or c.values:
+        return None
+    return frozenset(v.atom.text for v in [*roles.gates, *roles.survivors]), c.name
 
 
 def _enrich(
@@ -158,6 +202,15 @@ def _enrich(
     shown = constant_values(site, [*roles.deciding, *roles.gates], ctx.constants)
     others = (lambda: siblings.others(site, knowledge, constants)) if siblings is not None else None
     advice = advise(site, knowledge, roles, cause, reach.selectors, shown, others)
+    context = list(reach.context)
+    if siblings is not None:
+        tested = {c.name for v in views for c in v.constraints}
+        for flag, line in siblings.required_flags(site, knowledge, constants):
+            if flag not in tested:
+                context.append(
+                    f"It is reached only with `{flag}` given: without it the assert at line {line} "
+                    "of the same function fails first."
+                )
     return Prose(
         errorType=kind.error_type,
         severity=kind.severity,
@@ -167,7 +220,7 @@ def _enrich(
             roles.gates,
             total,
             advice.cause_sentence,
-            reach.context,
+            context,
             roles.survivors,
             shown,
         ),

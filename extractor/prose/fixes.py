@@ -121,7 +121,11 @@ def _candidates(c: Constraint, choices: Sequence[str], is_bool: bool) -> list[Va
     if op == "truthy":
         return [None]
     if op == "falsy":
-        return [True] if is_bool or c.kind == "env" else []
+        # A valued flag left empty (``not args.model_path``) is fixed by giving it one.
+        if is_bool or c.kind == "env":
+            return [True]
+        valued = c.info is not None and (c.info.optional or c.info.is_list or bool(c.info.choices))
+        return ["<value>"] if valued else []
     if op == "not-none":
         return [None]
     if op == "is-none":

@@ -40,7 +40,6 @@ def _by_flag(knowledge: Knowledge, path: str) -> dict[str, FlagInfo]:
 def alternatives(site: Site, knowledge: Knowledge, roles: Roles) -> list[Alternative]:
     """Backend flags (``--x-backend``) that the gates test or the message names, with their
     declared choices other than the ones that select this path."""
-    flags = _by_flag(knowledge, site.path)
     current: dict[str, list[str]] = {}
     for c in (c for v in roles.gates for c in v.constraints):
         if c.kind == "flag" and "backend" in c.name and c.op in ("eq", "in"):
@@ -50,6 +49,10 @@ def alternatives(site: Site, knowledge: Knowledge, roles: Roles) -> list[Alterna
         if "backend" in name:
             named = re.findall(re.escape(name) + r"[= ]([A-Za-z0-9_.\-]+)", msg)
             current.setdefault(name, []).extend(named)
+    if not current:
+        return []
+    # Only now: the table reads every flag, and a file's cached result is kept under what it read.
+    flags = _by_flag(knowledge, site.path)
     out = []
     for name, values in current.items():
         info = flags.get(name)

@@ -104,18 +104,32 @@ def _tags(reach: Reach) -> list[str]:
     return [t for t in out if t]
 
 
+Forced = Mapping[str, Mapping[str, Sequence[str]]]
+"""flag -> value -> the architectures the code gives that value (:mod:`extractor.reach.forced`)."""
+
+
+def _forced_archs(name: str, values: Sequence[str], forced: Forced) -> list[str]:
+    by_value = forced.get(name, {})
+    return sorted({a for v in (values or ("True",)) for a in by_value.get(v, ())})
+
+
 def _other_values(
-    reach: Reach, choices: Mapping[str, Sequence[str]]
+    reach: Reach, choices: Mapping[str, Sequence[str]], forced: Forced | None = None
 ) -> list[tuple[str, tuple[str, ...], list[str]]]:
     """(flag, the values that select the path, the flag's other choices) for each valued flag
-    of a single way in that has other choices."""
+    of a single way in that has other choices (and that no architecture is forced to)."""
     if len(reach) != 1:
         return []
     out = []
     for kind, name, values in sorted(reach[0]):
         if kind != "flag" or not values:
             continue
+        if forced and _forced_archs(name, values, forced):
+            continue  # another value is no way out for the checkpoints that get this one
         others = [c for c in choices.get(name, ()) if c not in values]
+        if forced:
+            # A value the code gives to some model's checkpoints is no general alternative.
+            others.sort(key=lambda c: bool(forced.get(name, {}).get(c)))
         if others:
             out.append((name, tuple(values), others))
     return out
@@ -127,11 +141,12 @@ def _workarounds(
     switches: AbstractSet[str] = frozenset(),
     agreed: AbstractSet[str] = frozenset(),
     optional: AbstractSet[str] = frozenset(),
+    forced: Forced | None = None,
 ) -> list[str]:
     if len(reach) != 1:
         return []
     out = []
-    for name, values, others in _other_values(reach, choices):
+    for name, values, others in _other_values(reach, choices, forced):
         what = name.removeprefix("--").replace("-", " ")
         shown = " / ".join(values)
         if name in agreed:
@@ -150,6 +165,8 @@ def _workarounds(
         )
     for kind, name, values in sorted(reach[0]):
         # Turning off the optional feature that selects the path avoids the site.
+        if forced and kind == "flag" and _forced_archs(name, values, forced):
+            continue
         if kind == "flag" and not values and (name in switches or (name in optional and name not in agreed)):
             out.append(
                 f"This code runs only with `{name}`: if you can do without it, launch without `{name}`"
@@ -232,6 +249,8 @@ class _Wording(NamedTuple):
     workarounds: list[str]
     args: list[str]
     valued: list[tuple[str, tuple[str, ...], list[str]]]
+    forced: str = ""
+    """Which checkpoints the code itself puts on the path (a sentence, or empty)."""
 
 
 def _wording(
@@ -240,6 +259,7 @@ def _wording(
     switches: AbstractSet[str],
     agreed: AbstractSet[str] = frozenset(),
     optional: AbstractSet[str] = frozenset(),
+    forced: Forced | None = None,
 ) -> _Wording:
     phrase = reach_phrase(reach)
     if not phrase:
@@ -247,10 +267,31 @@ def _wording(
     return _Wording(
         phrase,
         _tags(reach),
-        _workarounds(reach, choices, switches, agreed, optional),
+        _workarounds(reach, choices, switches, agreed, optional, forced),
         _command_args(reach, switches),
-        _other_values(reach, choices),
+        _other_values(reach, choices, forced),
+        _forced_sentence(reach, forced or {}),
     )
+
+
+def _forced_sentence(reach: Reach, forced: Forced) -> str:
+    """``XForCausalLM`` checkpoints get ``--x v`` from the code itself, for the flags of a single way in."""
+    if len(reach) != 1:
+        return ""
+    parts = []
+    for kind, name, values in sorted(reach[0]):
+        if kind != "flag":
+            continue
+        archs = _forced_archs(name, values, forced)
+        if not archs:
+            continue
+        shown = ", ".join(f"`{a}`" for a in archs[:_LISTED_ARCHS]) + (
+            ", ..." if len(archs) > _LISTED_ARCHS else ""
+        )
+        picked = [v for v in values if forced.get(name, {}).get(v)]
+        setting = f"`{name} {picked[0]}`" if picked else f"`{name}`"
+        parts.append(f"{shown} checkpoints always run with {setting}: the code sets it for them")
+    return ("; ".join(parts) + ".") if parts else ""
 
 
 def with_reach(
@@ -261,18 +302,22 @@ def with_reach(
     agreed: AbstractSet[str] = frozenset(),
     optional: AbstractSet[str] = frozenset(),
     wording: _Wording | None = None,
+    forced: Forced | None = None,
 ) -> dict[str, Any]:
     """The record fields with the reach stated; unchanged when nothing narrows the path.
 
     ``wording`` is ``_wording(reach, choices, switches, agreed, optional)`` when the caller already
     has it."""
-    said = wording if wording is not None else _wording(reach, choices, switches, agreed, optional)
+    said = wording if wording is not None else _wording(reach, choices, switches, agreed, optional, forced)
     phrase = said.phrase
     if not phrase:
         return dict(partial)
     out = dict(partial)
     out["documentation"] = f"{partial['documentation']} This code runs only {phrase}."
     out["triggerScenarios"] = f"{partial['triggerScenarios']} It is reached only {phrase}."
+    if said.forced:
+        out["documentation"] += f" {said.forced}"
+        out["triggerScenarios"] += f" {said.forced}"
     tags = list(partial["tags"])
     for tag in said.tags:
         if tag not in tags and len(tags) < _MAX_TAGS:
@@ -306,6 +351,7 @@ class RunReach:
         switches: AbstractSet[str] = frozenset(),
         agreed: AbstractSet[str] = frozenset(),
         optional: AbstractSet[str] = frozenset(),
+        forced: Forced | None = None,
     ) -> None:
         # path -> qualname (the callers' reach) or whole site key (a site whose own guard
         # narrows it further) -> reach.
@@ -317,6 +363,8 @@ class RunReach:
         """Valued flags whose value the checkpoint decides: another value is no workaround."""
         self.optional = frozenset(optional)
         """Valued flags that are off unless given: leaving one out is a workaround."""
+        self.forced: Forced = forced or {}
+        """flag -> value -> the architectures the code gives that value: no workaround for them."""
         self.passed = passed or {}
         """path -> qualname -> value token -> the flags its callers fill it from (plain)."""
         self._wordings: dict[Reach, _Wording] = {}
@@ -340,7 +388,7 @@ class RunReach:
         wording = self._wordings.get(reach)
         if wording is None:
             wording = self._wordings[reach] = _wording(
-                reach, self.choices, self.switches, self.agreed, self.optional
+                reach, self.choices, self.switches, self.agreed, self.optional, self.forced
             )
         return with_reach(partial, reach, self.choices, self.switches, self.agreed, self.optional, wording)
 
@@ -360,6 +408,7 @@ class RunReach:
             "switches": sorted(self.switches),
             "agreed": sorted(self.agreed),
             "optional": sorted(self.optional),
+            "forced": {f: {v: list(a) for v, a in by_v.items()} for f, by_v in sorted(self.forced.items())},
             "passed": {
                 path: {
                     q: {t: [list(r) for r in rows] for t, rows in sorted(by_t.items())}
@@ -390,9 +439,13 @@ class RunReach:
             switches = frozenset(str(f) for f in data["switches"])
             agreed = frozenset(str(f) for f in data["agreed"])
             optional = frozenset(str(f) for f in data["optional"])
+            forced = {
+                str(f): {str(v): tuple(str(a) for a in archs) for v, archs in by_v.items()}
+                for f, by_v in data["forced"].items()
+            }
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
-        return cls(table, choices, passed, switches, agreed, optional)
+        return cls(table, choices, passed, switches, agreed, optional, forced)
 
 
 def _qualname(partial: Mapping[str, Any]) -> str:
@@ -435,4 +488,4 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
     passed = passed_table([(f.path, o.records) for f, o in outcomes if isinstance(o, Parsed)], sites)
     switches = frozenset(f.flag for flags in knowledge.scoped.values() for f in flags.values() if f.is_bool)
     optional = frozenset(f.flag for flags in knowledge.scoped.values() for f in flags.values() if f.optional)
-    return RunReach(table, sites.choices, passed, switches, sites.agreed, optional)
+    return RunReach(table, sites.choices, passed, switches, sites.agreed, optional, sites.forced)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from extractor.analysis.facts import GuardAtom, Site
@@ -358,8 +358,10 @@ def read_context(site: Site, knowledge: Knowledge, constants: Mapping[str, str] 
     flags = knowledge.flags_for(site.path)
     own = getattr(consts, "script_flags", None)
     if own:
-        # A tool script parses its own command line: ``args.x`` there is its own ``--x``.
-        flags = {**flags, **own}
+        # A tool script parses its own command line: ``args.x`` there is its own ``--x``. Looked
+        # through, not copied: a copy reads every flag, and a file's cached result is kept under
+        # the flags it read.
+        flags = _Overlay(own, flags)
     return ReadContext(
         flags=flags,
         self_is_args=knowledge.is_arg_class(site.path, site.in_class),
@@ -370,6 +372,26 @@ def read_context(site: Site, knowledge: Knowledge, constants: Mapping[str, str] 
         module_values=getattr(consts, "exprs", {}),
         named=_message_dests(site, flags),
     )
+
+
+class _Overlay(Mapping[str, FlagInfo]):
+    """``{**under, **over}`` without the copy: a lookup asks ``over`` first, then ``under`` (and
+    iterating gives the dict's order)."""
+
+    def __init__(self, over: Mapping[str, FlagInfo], under: Mapping[str, FlagInfo]) -> None:
+        self._over = over
+        self._under = under
+
+    def __getitem__(self, key: str) -> FlagInfo:
+        found = self._over.get(key)
+        return found if found is not None else self._under[key]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._under
+        yield from (k for k in self._over if k not in self._under)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 _IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

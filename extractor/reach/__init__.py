@@ -38,6 +38,18 @@ class SiteReach:
             if (info := knowledge.flags_for(f.path).get(dest)) is not None and not info.is_bool
         )
         """Valued flags that must agree with what the code derives (the checkpoint's own value)."""
+        forced: dict[str, dict[str, set[str]]] = {}
+        for f in self.index.files.values():
+            flags = knowledge.flags_for(f.path)
+            for name, value, *archs in f.forced:
+                info = flags.get(name)
+                if info is not None:
+                    forced.setdefault(info.flag, {}).setdefault(value, set()).update(archs)
+        self.forced = {
+            flag: {v: tuple(sorted(a)) for v, a in sorted(by_v.items())}
+            for flag, by_v in sorted(forced.items())
+        }
+        """flag -> value -> the architectures the code gives that value whatever the command line says."""
 
     @property
     def choices(self) -> dict[str, tuple[str, ...]]:

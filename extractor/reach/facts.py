@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 11
+FACTS_VERSION = 15
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 Atom = tuple[str, ...]
@@ -134,6 +134,9 @@ class FileFacts:
     """Architectures a checkpoint is renamed to when loaded as a draft (:mod:`extractor.reach.drafts`)."""
     drafting: list[str] = field(default_factory=list)
     """Functions that build a draft (``is_draft_worker=True``), by qualname."""
+    forced: list[tuple[str, ...]] = field(default_factory=list)
+    """Settings the file forces for architectures: ``(setting, value, architecture...)``
+    (:mod:`extractor.reach.forced`)."""
 
     def to_plain(self) -> dict[str, Any]:
         """JSON-ready lists and strings; :meth:`from_plain` rebuilds the same facts."""
@@ -181,6 +184,7 @@ class FileFacts:
             "agreed": list(self.agreed),
             "drafts": list(self.drafts),
             "drafting": list(self.drafting),
+            "forced": [list(f) for f in self.forced],
             "tests": [list(t) for t in self.tests],
         }
 
@@ -218,6 +222,7 @@ class FileFacts:
                 agreed=[str(a) for a in data["agreed"]],
                 drafts=[str(a) for a in data["drafts"]],
                 drafting=[str(a) for a in data["drafting"]],
+                forced=[tuple(str(x) for x in f) for f in data["forced"]],
                 tests=[tuple(str(x) for x in t) for t in data["tests"]],
             )
         except (KeyError, TypeError, ValueError, AttributeError):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 from collections.abc import Iterable, Sequence
 
 from extractor.reach.agreement import agreed_attribute
@@ -24,6 +25,7 @@ from extractor.reach.arguments import (
 )
 from extractor.reach.drafts import builds_draft, draft_architectures
 from extractor.reach.facts import Atom, Call, Def, FileFacts, Registration
+from extractor.reach.forced import forced_by_function, forced_by_table
 from extractor.reach.guard_atoms import TYPED, GuardReader, class_flag_name, typed_params
 from extractor.reach.receiver_facts import (
     NodeMemo,
@@ -56,6 +58,9 @@ def module_name(path: str) -> str:
     if parts and parts[-1] == "__init__":
         parts = parts[:-1]
     return ".".join(p for p in parts if p)
+
+
+_DOTTED_MODULE = re.compile(r"^[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+$")
 
 
 def _class_name(node: ast.expr) -> bool:
@@ -270,6 +275,12 @@ class _Builder:
 
     def _module_level(self, body: Sequence[ast.stmt]) -> None:
         for stmt in flat(body):
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and stmt.decorator_list:
+                self.facts.forced.extend((n, v, *a) for n, v, a in forced_by_function(stmt))
+                continue
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+                self._lazy_registration(stmt.value)
+                continue
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
                 target, value = stmt.targets[0], stmt.value
             elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
@@ -282,6 +293,7 @@ class _Builder:
                     continue
                 if isinstance(value, ast.Dict):
                     self._dict_registry(target.id, value)
+                    self.facts.forced.extend((n, v, *a) for n, v, a in forced_by_table(value))
                 subject = self.guards.subject(value, {})
                 if subject is not None:
                     self.guards.module_subjects[target.id] = subject
@@ -298,6 +310,20 @@ class _Builder:
             elif isinstance(item, ast.Constant) and isinstance(item.value, str):
                 names.append(item.value)
         self.facts.entry = tuple(names)
+
+    def _lazy_registration(self, call: ast.Call) -> None:
+        # ``Factory.register_backend("key", "pkg.mod", "Class")``: the class is imported by name
+        # when the key is asked for, so the key is its only way in.
+        texts = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        if len(texts) != 3 or len(call.args) != 3:
+            return
+        key, module, cls = texts
+        if not (_DOTTED_MODULE.match(module) and cls.isidentifier() and cls[:1].isupper()):
+            return
+        func = call.func
+        registry = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if registry:
+            self.facts.registrations.append(Registration(f"{module}.{cls}", registry, (key,)))
 
     def _dict_registry(self, name: str, value: ast.Dict) -> None:
         by_target: dict[str, list[str]] = {}
@@ -419,8 +445,12 @@ class _Builder:
                 bound = name_binding(stmt, self._bindable.get(qual)) if qual != "<module>" else None
                 if bound is not None:
                     self.facts.binds.append((qual, *bound))
-                if isinstance(stmt, ast.Assign) and owner and qual == owner:
-                    self._class_list(owner, stmt)
+                if isinstance(stmt, ast.Assign) and owner and qual == owner and len(stmt.targets) == 1:
+                    self._class_list(owner, stmt.targets[0], stmt.value)
+                if isinstance(stmt, ast.AnnAssign) and owner and qual == owner:
+                    self._field_action(stmt, qual, guards)
+                    if stmt.value is not None:
+                        self._class_list(owner, stmt.target, stmt.value)
                 self._expr(stmt, qual, guards, catches, local, aliases)
 
     def _test_facts(self, func: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> None:
@@ -474,10 +504,10 @@ class _Builder:
             if not dotted.startswith("?"):
                 self.facts.registrations.append(Registration(dotted, target.value.id, (key.value,)))
 
-    def _class_list(self, owner: str, stmt: ast.Assign) -> None:
-        # ``models = [LlavaForConditionalGeneration, ...]`` in a class body: the class declares the
-        # classes it serves; :mod:`extractor.reach.selectors` decides whether they are architectures.
-        target, value = stmt.targets[0], stmt.value
+    def _class_list(self, owner: str, target: ast.expr, value: ast.expr) -> None:
+        # ``models = [LlavaForConditionalGeneration, ...]`` in a class body (annotated or not): the
+        # class declares the classes it serves; :mod:`extractor.reach.selectors` decides whether
+        # they are architectures.
         if not (isinstance(target, ast.Name) and isinstance(value, ast.List | ast.Tuple) and value.elts):
             return
         names = [e.id if isinstance(e, ast.Name) else getattr(e, "attr", "") for e in value.elts]
@@ -546,8 +576,10 @@ class _Builder:
                 assert isinstance(here, ast.Call)
                 func = here.func
                 callee = self.raw_dotted(func)
+                action = None
                 if here.keywords:
                     self._custom_op(here)
+                    action = self._argparse_action(here, qual, gs)
                     if callee is not None and builds_draft(here, callee) and qual not in self.facts.drafting:
                         self.facts.drafting.append(qual)
                 if callee is not None:
@@ -571,7 +603,9 @@ class _Builder:
                     passes = passes and not any(_class_name(a) for a in here.args)
                 stack.extend((a, gs, passes) for a in here.args if type(a) not in LEAVES or passes)
                 stack.extend(
-                    (k.value, gs, passes) for k in here.keywords if type(k.value) not in LEAVES or passes
+                    (k.value, gs, passes)
+                    for k in here.keywords
+                    if (type(k.value) not in LEAVES or passes) and k.value is not action
                 )
                 continue
             if kind is ast.Dict and value and qual != "<module>":
@@ -615,6 +649,59 @@ class _Builder:
                             self._reference(c, qual, gs, types)
                     elif isinstance(c, ast.AST) and type(c) not in LEAVES:
                         stack.append((c, gs, value))
+
+    def _action_class(self, qual: str, dest: str, value: ast.expr, guards: list[int]) -> None:
+        """An argparse action class runs only when its flag is on the command line: the class is
+        named there under that flag's test, whatever guards the declaration sits under."""
+        if not (isinstance(value, ast.Name | ast.Attribute) and _class_name(value)):
+            return
+        dotted = self.raw_dotted(value)
+        if dotted is None or not dest.isidentifier():
+            return
+        given = self._atom(("a", dest, "args"))
+        self._calls.append(Call(qual, dotted, value.lineno, [*guards, given], None, recv="", ref=True))
+
+    def _field_action(self, stmt: ast.AnnAssign, qual: str, guards: list[int]) -> None:
+        # ``dest: Annotated[T, Arg(action=SomeAction)] = None``: a flag declared as a field.
+        if not isinstance(stmt.target, ast.Name):
+            return
+        # Any other callable it hands over (``type_parser=parse_size``) is a value someone calls.
+        for node in ast.walk(stmt.annotation):
+            if isinstance(node, ast.Call):
+                for kw in node.keywords:
+                    if kw.arg == "action":
+                        self._action_class(qual, stmt.target.id, kw.value, guards)
+                    elif isinstance(kw.value, ast.Name | ast.Attribute):
+                        self._reference(kw.value, qual, guards, {})
+
+    def _argparse_action(self, call: ast.Call, qual: str, guards: list[int]) -> ast.expr | None:
+        """The ``action=`` class of ``parser.add_argument("--x", action=C)``, kept as named under the
+        flag's test; None when the call declares no such action."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "add_argument"):
+            return None
+        action = next((kw.value for kw in call.keywords if kw.arg == "action"), None)
+        if action is None or not isinstance(action, ast.Name | ast.Attribute):
+            return None
+        dest = next(
+            (
+                kw.value.value
+                for kw in call.keywords
+                if kw.arg == "dest" and isinstance(kw.value, ast.Constant)
+            ),
+            None,
+        )
+        if not isinstance(dest, str):
+            longs = [
+                a.value
+                for a in call.args
+                if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.startswith("--")
+            ]
+            if not longs:
+                return None
+            dest = longs[0][2:].replace("-", "_")
+        self._action_class(qual, dest, action, guards)
+        return action
 
     def _custom_op(self, call: ast.Call) -> None:
         # ``register(op_name="x", op_func=f)``: the op ``torch.ops.<namespace>.x`` runs ``f``.

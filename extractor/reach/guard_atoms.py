@@ -234,6 +234,11 @@ class GuardReader:
                 return [("p", "hip")]
             subject = self.subject(left, local)
             return [("a", *subject)] if subject is not None else []
+        if _above_off(op, right):
+            # ``args.offload_group_size > 0``: a size whose unset value (0 or -1) turns the
+            # feature off holds only when the user gave one.
+            subject = self.subject(left, local)
+            return [("a", *subject)] if subject is not None and subject[1] == "args" else []
         if not isinstance(op, ast.Eq | ast.In | ast.Is):
             return []
         values = _literal_values(right)
@@ -245,6 +250,13 @@ class GuardReader:
         if enum is not None and enum != subject[0]:
             atoms.append(("v", enum, "enum", *values))
         return atoms
+
+
+def _above_off(op: ast.cmpop, right: ast.expr) -> bool:
+    """``x > 0`` or ``x >= 1``: the test a size or count that is off when unset passes once given."""
+    if not (isinstance(right, ast.Constant) and type(right.value) is int):
+        return False
+    return (isinstance(op, ast.Gt) and right.value == 0) or (isinstance(op, ast.GtE) and right.value == 1)
 
 
 # Parameters annotated with a class are kept under this prefix in a function's subjects: only a

@@ -327,6 +327,8 @@ class ReachFinder:
         for edge in use:
             # The class of an override already narrows it; the base's caller adds only its guards.
             up = _FREE if edge.down else self.reach(edge.caller, depth + 1)
+            if up is None and any(g[0] == "k" for g in edge.guards):
+                up = self._class_uses(edge.caller, depth)
             if up is None:
                 continue
             reached = True
@@ -337,6 +339,21 @@ class ReachFinder:
             if any(not c for c in alts):
                 return list(_FREE)
         return alts if reached else None
+
+    def _class_uses(self, node: str, depth: int) -> Reach | None:
+        """The ways into a class nobody builds, for a table of choices in its body (``_kinds = {"x":
+        X}``): the calls of its class- and static methods, which are what read such a table."""
+        d = self.index.defs.get(node)
+        if d is None or d.kind != "c":
+            return None
+        alts: list[Conj] = []
+        found = False
+        for _name, method in sorted(self.index.methods.get(node, {}).items()):
+            r = self.reach(method, depth + 1)
+            if r is not None:
+                found = True
+                alts.extend(r)
+        return _simplify(alts) if found else None
 
     def _alternatives(self, node: str, depth: int) -> list[Conj] | None:
         d = self.index.defs.get(node)
