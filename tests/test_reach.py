@@ -1087,3 +1087,122 @@ def test_a_value_the_code_forces_for_an_architecture_is_no_value_to_switch() -> 
     assert "use another one, e.g. `--attention-backend " in offered
     # ... and the one it offers is not the value some model's checkpoints are forced to.
     assert not offered.endswith("`--attention-backend sparse`")
+
+
+# --------------------------------------------------------------------------- settings holders
+
+HOLDER_FILES = {
+    ARGS: SERVER_ARGS,
+    # Launch settings copied into a process-wide holder, read back by getters.
+    "python/sglang/srt/layers/overlap/settings.py": """\
+        class _Holder:
+            pass
+
+
+        def get_settings():
+            return _Holder()
+
+
+        def init_settings(server_args):
+            s = get_settings().overlap
+            wanted = server_args.enable_adapters
+            s.enabled = wanted
+            s.mixed = server_args.enable_adapters
+            if server_args.tp_size > 1:
+                s.mixed = server_args.quantization
+
+
+        def is_overlap_enabled():
+            s = get_settings().overlap
+            if s.enabled is None:
+                s.enabled = False
+            return s.enabled
+
+
+        def is_mixed():
+            return get_settings().overlap.mixed
+        """,
+    # A strategy picked by the class of the layers it is given.
+    "python/sglang/srt/layers/overlap/strategy.py": """\
+        def _gizmo_plan(mode):
+            if mode != "extend":
+                raise NotImplementedError("gizmo overlap only plans prefill")
+
+
+        def plan(layers, mode):
+            layer_name = layers[0].__class__.__name__
+            if layer_name == "GizmoDecoderLayer":
+                return _gizmo_plan(mode)
+            return None
+        """,
+    # One model asks a predicate method of its own before planning; the other plans always.
+    "python/sglang/srt/models/gizmo.py": """\
+        from sglang.srt.layers.overlap.strategy import plan
+
+
+        class GizmoDecoderLayer:
+            pass
+
+
+        class GizmoModel:
+            def __init__(self, config):
+                self.layers = [GizmoDecoderLayer()]
+
+            def _can_overlap(self, batch):
+                \"\"\"Whether this batch may be split in two.\"\"\"
+                from sglang.srt.layers.overlap.settings import is_overlap_enabled
+
+                return is_overlap_enabled() and batch.ready
+
+            def forward(self, batch):
+                if self._can_overlap(batch):
+                    return plan(self.layers, batch.mode)
+                return None
+
+
+        class GizmoForCausalLM:
+            def __init__(self, config):
+                self.model = GizmoModel(config)
+
+            def forward(self, batch):
+                return self.model.forward(batch)
+
+
+        EntryClass = [GizmoForCausalLM]
+        """,
+    "python/sglang/srt/models/widget.py": """\
+        from sglang.srt.layers.overlap.strategy import plan
+
+
+        class WidgetDecoderLayer:
+            pass
+
+
+        class WidgetForCausalLM:
+            def __init__(self, config):
+                self.layers = [WidgetDecoderLayer()]
+
+            def forward(self, batch):
+                return plan(self.layers, batch.mode)
+
+
+        EntryClass = [WidgetForCausalLM]
+        """,
+}
+
+
+def test_a_getter_of_a_holder_field_filled_from_one_flag_tests_that_flag() -> None:
+    from extractor.reach.guard_atoms import GuardReader
+    from extractor.reach.holders import holder_getters
+
+    source = textwrap.dedent(HOLDER_FILES["python/sglang/srt/layers/overlap/settings.py"])
+    # ``mixed`` is filled from two flags: its getter says nothing sure.
+    assert holder_getters(ast.parse(source), GuardReader({})) == [("is_overlap_enabled", "enable_adapters")]
+
+
+def test_a_predicate_method_and_a_class_dispatch_narrow_the_chain() -> None:
+    reach = _site_reach({p: _source(p) if p == ARGS else textwrap.dedent(s) for p, s in HOLDER_FILES.items()})
+    got = reach.of("python/sglang/srt/layers/overlap/strategy.py", "_gizmo_plan")
+    # The widget model calls ``plan`` too, but never with gizmo layers: that chain is dead, and the
+    # gizmo chain passes the predicate method, whose getter reads the holder the switch fills.
+    assert got == (frozenset({("arch", "GizmoForCausalLM", ()), ("flag", "--enable-adapters", ())}),)

@@ -27,6 +27,7 @@ from extractor.reach.drafts import builds_draft, draft_architectures
 from extractor.reach.facts import Atom, Call, Def, FileFacts, Registration
 from extractor.reach.forced import forced_by_function, forced_by_table
 from extractor.reach.guard_atoms import TYPED, GuardReader, class_flag_name, typed_params
+from extractor.reach.holders import holder_getters
 from extractor.reach.receiver_facts import (
     NodeMemo,
     Types,
@@ -147,6 +148,8 @@ class _Builder:
         self._collect_imports(s for s in flat(self.tree.body) if isinstance(s, ast.Import | ast.ImportFrom))
         self._module_level(self.tree.body)
         self._block(self.tree.body, "<module>", "", "", [], None, {}, {})
+        for getter, dest in holder_getters(self.tree, self.guards):
+            self.facts.tests.append(("p", getter, str(self._atom(("a", dest, "args")))))
         # Call heads are resolved once every import is known: one inside a function may come
         # after a call that uses it in another function.
         imports = self.facts.imports
@@ -375,7 +378,7 @@ class _Builder:
                     )
                 )
                 self._decorators(stmt, name, qual, guards, catches, local, aliases)
-                if not prefix:
+                if not prefix or prefix == owner:
                     self._test_facts(stmt, name)
                 typed = typed_params(stmt)
                 flag = class_flag_name(owner.rpartition(".")[2]) if owner else None
@@ -454,8 +457,14 @@ class _Builder:
                 self._expr(stmt, qual, guards, catches, local, aliases)
 
     def _test_facts(self, func: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> None:
-        """What a module-level function's true value says, when its body says it plainly."""
-        body = [s for s in func.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+        """What a module-level function's (or a method's) true value says, when its body says it plainly."""
+        # A docstring and the imports a function makes for itself do not change what it returns.
+        body = [
+            s
+            for s in func.body
+            if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+            and not isinstance(s, ast.Import | ast.ImportFrom)
+        ]
         params = set(positional_params(func)) | {a.arg for a in func.args.kwonlyargs}
         if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
             # ``return args.enable_x and _is_cuda``: true only where every atom holds. An atom of a

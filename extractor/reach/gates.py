@@ -16,7 +16,7 @@ from collections.abc import Mapping
 
 from extractor.prose.knowledge import FlagInfo, Knowledge
 from extractor.reach.facts import Atom
-from extractor.reach.selectors import PLATFORM_WORDS, Selector, arch_names, atom_selector
+from extractor.reach.selectors import PLATFORM_WORDS, Selector, atom_selector, disjoint_archs
 
 __all__ = ["gate_alternatives", "tidy", "with_gates"]
 
@@ -184,7 +184,7 @@ def tidy(reach: tuple[frozenset[Selector], ...]) -> tuple[frozenset[Selector], .
         for sel in sorted(conj):
             joined = _join(joined, frozenset({sel})) if joined is not None else None
         if joined is not None and (
-            len({s[1] for s in joined if s[0] == "platform"}) > 1 or _disjoint_archs(joined)
+            len({s[1] for s in joined if s[0] == "platform"}) > 1 or disjoint_archs(joined)
         ):
             joined = None  # one process, one platform, one checkpoint: a chain needing two is a lost way in
         if joined is not None and joined not in out:
@@ -193,14 +193,3 @@ def tidy(reach: tuple[frozenset[Selector], ...]) -> tuple[frozenset[Selector], .
         return reach
     # A way in that cannot hold means one was missed: nothing sure is left to say.
     return tuple(sorted(out, key=lambda c: sorted(c))) if len(out) == len(reach) else ()
-
-
-def _disjoint_archs(conj: frozenset[Selector]) -> bool:
-    """Two sets of architectures of one level with nothing in common (a pipeline and a model may
-    both hold: a pipeline loads its models; two pipelines may not)."""
-    by_level: dict[bool, list[set[str]]] = {}
-    for sel in conj:
-        if sel[0] == "arch":
-            names = arch_names(sel)
-            by_level.setdefault(all(n.endswith("Pipeline") for n in names), []).append(names)
-    return any(len(sets) > 1 and not set.intersection(*sets) for sets in by_level.values())

@@ -199,6 +199,8 @@ class GuardReader:
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name | ast.Attribute):
             return None
         dotted = self.dotted(node.func)
+        if dotted.startswith("self.") and dotted.count(".") == 1:
+            return dotted  # a method of the caller's own class: resolved through its hierarchy
         return None if dotted.startswith(("?", "self.", "cls.", "super()")) else dotted
 
     def _any_of(

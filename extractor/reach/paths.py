@@ -25,6 +25,7 @@ from extractor.reach.selectors import (
     atom_selector,
     class_value_selector,
     config_selectors,
+    disjoint_archs,
     enum_flags,
     folder_platform,
     registry_selector,
@@ -146,7 +147,20 @@ class ReachFinder:
         """What a call's value being true says: the atoms of a predicate the callee only returns, or
         the architectures of the configs it returns only for (``isinstance(config, XConfig)``)."""
         f = self.index.files.get(module_name(path))
-        node = self.index.resolve_dotted(callee, f, scope) if f is not None else None
+        # ``scope`` is the calling definition as a node (``module:qual``), or ``<module>``.
+        module, _, qual = scope.rpartition(":")
+        if callee.startswith("self."):
+            cls = self.index.owner_class(module, qual) if module else None
+            node = self.index.lookup_method(cls, callee[5:]) if cls is not None else None
+        elif f is not None:
+            # A test read before the function's own import of the name was met keeps the bare name.
+            head, dot, rest = callee.partition(".")
+            imported = f.imports.get(head)
+            node = self.index.resolve_dotted(callee, f, qual)
+            if node is None and imported is not None:
+                node = self.index.resolve_dotted(f"{imported}{dot}{rest}", f, qual)
+        else:
+            node = None
         if node is None or depth > _MAX_TEST_DEPTH:
             return frozenset()
         found = self._tests_memo.get(node)
@@ -163,7 +177,7 @@ class ReachFinder:
                 atoms = [g.atoms[int(i)] for i in test[2:]]
                 for atom in atoms:
                     if atom[0] == "t":
-                        out |= self._tested(atom[1], g.path, "<module>", depth + 1)
+                        out |= self._tested(atom[1], g.path, node, depth + 1)
                 out |= self.guard_selectors([a for a in atoms if a[0] != "t"], g.path)
             elif test[0] == "c":
                 sel = self._config_archs(test[2:], g)
@@ -331,11 +345,13 @@ class ReachFinder:
                 up = self._class_uses(edge.caller, depth)
             if up is None:
                 continue
-            reached = True
-            here = self.guard_selectors(edge.guards, edge.path, edge.caller) | self._class_guards(
-                edge.guards, depth
-            )
-            alts.extend(c | here for c in up)
+            by_class = self._class_guards(edge.guards, depth)
+            here = self.guard_selectors(edge.guards, edge.path, edge.caller) | by_class
+            for c in up:
+                if by_class and disjoint_archs(c | by_class) and not disjoint_archs(c):
+                    continue  # a dispatch on the model's classes that this chain's models never take
+                reached = True
+                alts.append(c | here)
             if any(not c for c in alts):
                 return list(_FREE)
         return alts if reached else None

@@ -36,6 +36,7 @@ __all__ = [
     "atom_selector",
     "class_value_selector",
     "config_selectors",
+    "disjoint_archs",
     "enum_flags",
     "folder_platform",
     "registry_flag",
@@ -302,3 +303,14 @@ def _is_config(index: TargetIndex, node: str) -> bool:
         return False
     lineage = [d, *(index.defs[a] for a in index.ancestors(node))]
     return any(b.rpartition(".")[2].lower() == "pretrainedconfig" for c in lineage for b in c.bases)
+
+
+def disjoint_archs(conj: frozenset[Selector]) -> bool:
+    """Two sets of architectures of one level with nothing in common (a pipeline and a model may
+    both hold: a pipeline loads its models; two pipelines may not)."""
+    by_level: dict[bool, list[set[str]]] = {}
+    for sel in conj:
+        if sel[0] == "arch":
+            names = arch_names(sel)
+            by_level.setdefault(all(n.endswith("Pipeline") for n in names), []).append(names)
+    return any(len(sets) > 1 and not set.intersection(*sets) for sets in by_level.values())
