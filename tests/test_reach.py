@@ -1206,3 +1206,32 @@ def test_a_predicate_method_and_a_class_dispatch_narrow_the_chain() -> None:
     # The widget model calls ``plan`` too, but never with gizmo layers: that chain is dead, and the
     # gizmo chain passes the predicate method, whose getter reads the holder the switch fills.
     assert got == (frozenset({("arch", "GizmoForCausalLM", ()), ("flag", "--enable-adapters", ())}),)
+
+
+def test_the_value_offered_instead_is_the_one_the_launch_code_falls_back_to_most() -> None:
+    # Registry order is flex, sparse, sparse_old; the launch code compares with and falls back
+    # to "sparse_old" twice, and names "sparse" once (a special case, not a sign of breadth).
+    args = SERVER_ARGS + textwrap.indent(
+        textwrap.dedent(
+            """\
+
+            def __post_init__(self):
+                if self.attention_backend == "sparse":
+                    self.tp_size = 2
+                if self.tp_size > 8:
+                    self.attention_backend = "sparse_old"
+                if self.attention_backend not in ("sparse_old", "paged"):
+                    self.enable_adapters = False
+            """
+        ),
+        "    ",
+    )
+    files = {p: _source(p) for p in FILES}
+    files[ARGS] = args
+    reach = site_reach_of(files, ARGS)
+    assert reach.choices["--attention-backend"][0] == "sparse_old"
+    got = reach.of("python/sglang/srt/layers/attention/flex_backend.py", "FlexBackend.forward_extend")
+    out = with_reach(
+        {"solutions": [], "documentation": "", "triggerScenarios": "", "tags": []}, got, reach.choices
+    )
+    assert any("e.g. `--attention-backend sparse_old`" in s for s in out["solutions"])

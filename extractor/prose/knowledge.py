@@ -45,6 +45,9 @@ from extractor.prose.declarations import (
 from extractor.prose.declarations import module_constants as _file_constants
 from extractor.prose.validations import validation_checks
 
+# A string that may be a choice's value: one short lowercase word (``"fa3"``, ``"torch_native"``).
+_WORD = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+
 __all__ = [
     "ENV_NAME_RE",
     "KNOWLEDGE_PATH_GLOBS",
@@ -115,6 +118,10 @@ class Knowledge:
     checks: Mapping[str, Mapping[str, tuple[tuple[str, tuple[str, ...]], ...]]] = field(default_factory=dict)
     """namespace prefix -> dest -> ``(op, values)`` the server-args validation demands
     (:func:`extractor.prose.validations.validation_checks`)."""
+    mentions: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    """flag -> value -> how often the declaring files compare the flag's attribute with the value or
+    assign it (``self.attention_backend = "triton"``): the value the launch code falls back to and
+    accepts most is the broadest one."""
 
     @classmethod
     def empty(cls) -> Knowledge:
@@ -170,6 +177,7 @@ class Knowledge:
                 ns: {d: [[op, list(v)] for op, v in cs] for d, cs in sorted(m.items())}
                 for ns, m in sorted(self.checks.items())
             },
+            "mentions": {f: sorted(m.items()) for f, m in sorted(self.mentions.items())},
         }
         blob = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
         return hashlib.sha256(blob).hexdigest()[:32]
@@ -225,6 +233,7 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
     env: dict[str, EnvInfo] = {}
     checks: dict[str, dict[str, list[tuple[str, tuple[str, ...]]]]] = {}
     filled: dict[str, set[str]] = {}
+    mentions: dict[str, dict[str, int]] = {}
     for path in sorted(files):
         if not is_knowledge_path(path):
             continue
@@ -242,6 +251,7 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
                 if (op, values) not in found:
                     found.append((op, values))
             fields.setdefault(ns, set()).update(ff.fields)
+            _count_mentions(tree, mentions)
             filled.setdefault(ns, set()).update(filled_when_unset(tree))
             for c, bs in ff.bases.items():
                 bases.setdefault((ns, c), []).extend(bs)
@@ -293,4 +303,31 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
         arg_classes=frozenset(classes),
         default_namespace=order[0] if order else "",
         checks=_frozen({ns: _frozen({d: tuple(cs) for d, cs in m.items()}) for ns, m in checks.items()}),
+        mentions=_frozen(
+            {
+                merged[d].flag: _frozen(dict(sorted(m.items())))
+                for d, m in sorted(mentions.items())
+                if d in merged and merged[d].choices
+            }
+        ),
     )
+
+
+def _count_mentions(tree: ast.Module, mentions: dict[str, dict[str, int]]) -> None:
+    """Add each ``x.dest == "value"`` / ``x.dest = "value"`` (any names, one-word strings)."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare | ast.Assign):
+            continue
+        names: set[str] = set()
+        words: list[str] = []
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Attribute):
+                names.add(sub.attr)
+            elif isinstance(sub, ast.Name):
+                names.add(sub.id)
+            elif isinstance(sub, ast.Constant) and isinstance(sub.value, str) and _WORD.match(sub.value):
+                words.append(sub.value)
+        for name in names:
+            for word in words:
+                by_value = mentions.setdefault(name, {})
+                by_value[word] = by_value.get(word, 0) + 1

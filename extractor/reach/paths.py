@@ -107,7 +107,10 @@ class ReachFinder:
         for info in self.knowledge.flag_info.values():
             if info.choices:
                 self._all_choices.setdefault(info.flag, info.choices)
-        self.choices = {flag: tuple(v) for flag, v in sorted(keys.items())}
+        self.choices = {
+            flag: _broadest_first(tuple(v), self.knowledge.mentions.get(flag, {}))
+            for flag, v in sorted(keys.items())
+        }
         self._enums = enum_flags(self.index, self.knowledge)
         self._flag_views: dict[str, Mapping[str, FlagInfo]] = {}
 
@@ -430,6 +433,15 @@ class ReachFinder:
 
     def _made_somehow(self, cls: str) -> bool:
         return bool(self.index.callers(cls) or self._registered.get(cls) or self.index.subclasses.get(cls))
+
+
+def _broadest_first(values: tuple[str, ...], mentions: Mapping[str, int]) -> tuple[str, ...]:
+    """The values the launch code compares the flag with or sets it to most often come first: the
+    first is offered in place of a value that selects a failing path, and registry order alone would
+    offer a model-specific one. One mention is a special case, not a sign of breadth."""
+    if max((mentions.get(v, 0) for v in values), default=0) < 2:
+        return values
+    return tuple(sorted(values, key=lambda v: -mentions.get(v, 0)))
 
 
 def _simplify(alts: list[Conj]) -> Reach:
