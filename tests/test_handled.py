@@ -1,7 +1,8 @@
 """Golden test of raises that are caught: ``tests/fixtures/handled/*.py`` is a small package (an
 optional loader that falls back, a scheduler loop that logs and goes on, a frontend that turns one
 error into another, and raises that are *not* swallowed: a re-raise, a clause of another class, a
-``BaseException`` an ``except Exception`` lets through). It is committed to a real git repository
+``BaseException`` an ``except Exception`` lets through, a call of unknown receiver outside any
+``try``). It is committed to a real git repository
 and extracted; ``handled.jsonl`` holds the fields the handling decides. Regenerate after a
 deliberate change with ``SGLANG_ERRORS_REGEN=1`` and review ``git diff tests/fixtures/handled/``."""
 
@@ -79,3 +80,8 @@ def test_what_is_and_is_not_swallowed(tmp_path: Path, monkeypatch: pytest.Monkey
     # OverflowError is an ArithmeticError: logged, kept for later, said once.
     kept = one("scheduler.py", "OverflowError")
     assert kept["handled"] == "swallowed" and str(kept["documentation"]).count("failures[job.id] = exc") == 1
+    # A call whose receiver's class is unknown may be one more caller: it keeps the raise
+    # swallowed only when it sits in a ``try`` that ends the raise too.
+    senders = {int(str(r["line"])): r for (f, c, _), r in rows.items() if f == "transfer.py"}
+    assert senders[17]["handled"] == "swallowed"  # raise_failure: every call, known or not, is caught
+    assert senders[20]["handled"] is None  # raise_stall: the unknown receiver's call is not

@@ -7,7 +7,7 @@ function come from the :class:`~extractor.reach.target_index.TargetIndex`; the r
 handled by its callers only when
 
 * the function has at least one caller and every call filed under its name resolves somewhere
-  (a call nobody can tie to a definition may be one more caller, outside any ``try``),
+  or ends the raise as below (a call nobody can tie to a definition may be one more caller),
 * every call of that name in every caller sits in a ``try`` whose first matching clause
   swallows the error, converts it into another class or exits (re-raising hands it to the next
   ``try`` out, as in the caller's own function),
@@ -136,7 +136,9 @@ class _CallerFinder:
                 self.handling[f.path] = found
         self.index = TargetIndex.build(facts)
 
-    def _all_resolved(self, name: str) -> bool:
+    def _all_resolved_or_handled(self, name: str, own_key: str, ancestry: Ancestry) -> bool:
+        """Whether each call of ``name`` resolves somewhere, or, where none can be tied to a
+        definition (it may be one more caller), sits in a ``try`` that ends the raise too."""
         count = 0
         index = self.index
         for f, calls in index._calls_by_name.get(name, ()):
@@ -145,7 +147,10 @@ class _CallerFinder:
                 if count > _MAX_CALLS:
                     return False
                 targets, _ = index._targets(f.module, f, Call._make(call))
-                if not targets and call[1].split(".", 1)[0] not in f.imports:
+                if targets or call[1].split(".", 1)[0] in f.imports:
+                    continue
+                chains = self.handling.get(f.path, {}).get(str(call[0]), {}).get(name)
+                if not chains or any(_first_catch(c, own_key, ancestry) is None for c in chains):
                     return False
         return True
 
@@ -153,7 +158,7 @@ class _CallerFinder:
         node = f"{module_name(path)}:{qualname}"
         name = qualname.rpartition(".")[2]
         edges = self.index.callers(node)
-        if not edges or not self._all_resolved(name):
+        if not edges or not self._all_resolved_or_handled(name, own_key, ancestry):
             return None
         out: dict[tuple[str, str], Catcher] = {}
         for edge in edges:
