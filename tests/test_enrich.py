@@ -522,6 +522,13 @@ def test_elif_chain_names_the_handled_values(knowledge: Knowledge) -> None:
     assert "`not (quant_type == 'W8A8_DYNAMIC' or quant_type == 'W8A8')`" in literal
 
 
+def test_a_negated_not_is_never_shown_as_not_not(knowledge: Knowledge) -> None:
+    site = make_site((atom("not self.done", negated=True), atom("self.slots < 0")), message="slots below zero")
+    prose = enrich(site, knowledge)
+    assert "`self.done`" in prose.documentation
+    assert "not not" not in prose.documentation
+
+
 def test_negated_or_on_flags_gives_one_solution_per_flag(knowledge: Knowledge) -> None:
     site = make_site((atom("server_args.stream or server_args.max_queue != 1", negated=True), atom("ready")))
     prose = enrich(site, knowledge)
