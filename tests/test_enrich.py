@@ -523,7 +523,9 @@ def test_elif_chain_names_the_handled_values(knowledge: Knowledge) -> None:
 
 
 def test_a_negated_not_is_never_shown_as_not_not(knowledge: Knowledge) -> None:
-    site = make_site((atom("not self.done", negated=True), atom("self.slots < 0")), message="slots below zero")
+    site = make_site(
+        (atom("not self.done", negated=True), atom("self.slots < 0")), message="slots below zero"
+    )
     prose = enrich(site, knowledge)
     assert "`self.done`" in prose.documentation
     assert "not not" not in prose.documentation
