@@ -152,3 +152,16 @@ def test_an_unknown_value_read_by_key_from_loaded_data_is_the_callers_data() -> 
     assert any(s.startswith("Correct `layout` in the data") for s in layout.solutions)
     # A missing key the code itself put together says nothing about the user's data.
     assert INTERNAL in got["lookup_slot"].documentation
+
+
+def test_a_message_about_what_the_checkpoint_lacks_is_the_model() -> None:
+    got = _prose("draft_check.py", "python/sglang/srt/speculative/draft_check.py")
+    vocab = got["DraftWorker.check_vocab"]
+    assert INTERNAL not in vocab.documentation
+    # The draft model is the one the path flag whose help names it points at.
+    assert any("The draft model (the one `--draft-model-path` names)" in s for s in vocab.solutions)
+    assert "--draft-model-path <a-supported-checkpoint>" in _after(vocab)
+    mask = got["DraftWorker.check_mask"]
+    assert any("(`mask_token_id`)" in s and "another draft model" in s for s in mask.solutions)
+    # A tokenizer that is not set up yet is the server's own state, not the checkpoint's.
+    assert INTERNAL in got["DraftWorker.check_ready"].documentation

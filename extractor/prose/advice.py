@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from extractor.analysis.conditions import split_and
 from extractor.analysis.facts import Site
-from extractor.prose.cause import Cause, Roles, message_text
+from extractor.prose.cause import CHECKPOINT_THING_RE, Cause, Roles, message_text
 from extractor.prose.combinations import combination_of, told_setting, told_unset
 from extractor.prose.commands import call_of, code_fix, launcher
 from extractor.prose.constraints import AtomView, Constraint, literal, simplify, unparse
@@ -349,12 +349,16 @@ def advise(
     elif kind == "model":
         hv = handled_values(roles.deciding)
         keys = [n for n in cause.names if n != "checkpoint"]
+        setter = ""
         if cause.rule == "weights":
             arch = (site.in_class or "this model").rsplit(".", 1)[-1]
             sols.append(
                 f"Use a checkpoint made for `{arch}`: its weight names do not match what `{arch}` "
                 "defines (another variant, a partial download or a wrong --model-path)"
             )
+        elif cause.rule == "message-checkpoint":
+            text, setter = _checkpoint_fix(site, knowledge, cause)
+            sols.append(text)
         elif hv is not None and len(hv[1]) >= 1:
             subject, values = hv
             key = subject.rsplit(".", 1)[-1]
@@ -380,11 +384,12 @@ def advise(
             )
         sols[:0] = advice
         sols.extend(workaround)
+        path_flag = setter or "--model-path"
         fix = _command(
             site,
             knowledge,
-            ["--model-path", "<this-checkpoint>"],
-            ["--model-path", "<a-supported-checkpoint>"],
+            [path_flag, "<this-checkpoint>"],
+            [path_flag, "<a-supported-checkpoint>"],
         )
     elif kind == "hardware":
         hw = ", ".join(cause.names)
@@ -715,3 +720,30 @@ def _trigger(site: Site, roles: Roles, cause: Cause, fixed: list[list[Setting]],
     return (
         f"Internal state in {where} for which `{cond}` holds; it should not happen with any launch setting."
     )
+
+
+def _checkpoint_fix(site: Site, knowledge: Knowledge, cause: Cause) -> tuple[str, str]:
+    """What to change when the message says the checkpoint (or its draft model, tokenizer or
+    config) lacks what the check needs: that model, named by the path flag whose help names it
+    (returned too, empty when none does)."""
+    things = [n for n in cause.names if CHECKPOINT_THING_RE.fullmatch(n)]
+    keys = [n for n in cause.names if n not in things and "_" in n]
+    setters = []
+    for thing in things:
+        for info in knowledge.flags_for(site.path).values():
+            if info.flag.endswith("-path") and thing in info.help.lower() and info.flag not in setters:
+                setters.append(info.flag)
+                break
+    what = things[0] if things else "checkpoint"
+    said = f" ({', '.join(f'`{k}`' for k in keys[:3])})" if keys else ""
+    by = f" (the one {' / '.join(f'`{f}`' for f in setters[:2])} names)" if setters else ""
+    # A model or tokenizer is swapped whole; a config, vocabulary or architecture comes with the
+    # checkpoint that carries it.
+    instead = f"another {what} that does" if what in _WHOLE_THINGS else f"a checkpoint whose {what} does"
+    return (
+        f"The {what}{by} does not meet this check{said} (the message says how): use {instead}, "
+        "or fix its config files; no launch flag changes it"
+    ), (setters[0] if setters else "")
+
+
+_WHOLE_THINGS = frozenset({"draft model", "target model", "tokenizer", "checkpoint"})

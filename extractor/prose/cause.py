@@ -23,7 +23,16 @@ from extractor.analysis.facts import Site
 from extractor.prose.constraints import AtomView, Constraint, unparse
 from extractor.prose.knowledge import FlagInfo
 
-__all__ = ["RULES", "Cause", "CauseRule", "cause_of", "message_envs", "message_flags", "split_roles"]
+__all__ = [
+    "CHECKPOINT_THING_RE",
+    "RULES",
+    "Cause",
+    "CauseRule",
+    "cause_of",
+    "message_envs",
+    "message_flags",
+    "split_roles",
+]
 
 FLAG_RE = re.compile(r"(?<![\w-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 _DEP_MSG_RE = re.compile(
@@ -396,6 +405,34 @@ def _message_model(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...]
     return tuple(keys) if keys else None
 
 
+# What a message may say the checkpoint lacks or mismatches, and how it says so.
+CHECKPOINT_THING_RE = re.compile(
+    r"\b(draft model|target model|checkpoint|tokenizer|vocab(?:ulary)?|config\.json|"
+    r"model(?:'s)? (?:config|architecture|type)|quantization config)\b",
+    re.I,
+)
+_CHECKPOINT_NEED_RE = re.compile(
+    r"requires?\b|must\b|mismatch|does not match|doesn't match|conflicts?\b|missing\b|lacks?\b|"
+    r"not supported|unsupported|only supports?|incompatible|cannot find|could not find|not found",
+    re.I,
+)
+_MESSAGE_CONFIG_KEY_RE = re.compile(r"\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b")
+
+
+def _message_checkpoint(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
+    # The message says what the checkpoint (or the draft model, its tokenizer, its config) lacks
+    # or mismatches ("requires mask_token_id to be set in the draft model config"): whatever the
+    # test reads, the way out is another checkpoint or a fixed config.
+    msg = message_text(site)
+    things = [t.lower() for t in CHECKPOINT_THING_RE.findall(msg)]
+    # "must be initialized" is about the server's own state, not about what the checkpoint holds.
+    if not things or not _CHECKPOINT_NEED_RE.search(msg) or re.search(r"initiali[sz]", msg, re.I):
+        return None
+    # Keys the message spells out, not the names of the values it interpolates.
+    keys = [k for k in _MESSAGE_CONFIG_KEY_RE.findall(re.sub(r"\{[^}]*\}", "", msg)) if len(k) <= 40]
+    return tuple(dict.fromkeys([*keys[:3], *_ARCH_RE.findall(msg), *things]))
+
+
 def _hardware_message(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
     if not roles.deciding and any(v.hardware for v in roles.gates):
         return None
@@ -486,6 +523,12 @@ RULES: tuple[CauseRule, ...] = (
         "model",
         'if not supported(hidden_size): raise ValueError("unsupported hidden_size")',
         _message_model,
+    ),
+    CauseRule(
+        "message-checkpoint",
+        "model",
+        'raise ValueError("the draft model config must set mask_token_id")',
+        _message_checkpoint,
     ),
     CauseRule(
         "message-hardware", "hardware", 'raise RuntimeError("only supported on CUDA")', _hardware_message

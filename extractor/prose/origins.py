@@ -167,7 +167,9 @@ def _caller_config(site: Site, roles: Roles, cause: Cause) -> Cause | None:
         if n != "checkpoint" and n not in called and not any(n in k.split(".") for k in keys)
     ]
     names = tuple(dict.fromkeys([*keys, *kept])) or ("checkpoint",)
-    return Cause("model", names, "caller-config" if keys else cause.rule)
+    # A message that says what the checkpoint lacks keeps its own fix; the keys join its names.
+    keep = not keys or cause.rule == "message-checkpoint"
+    return Cause("model", names, cause.rule if keep else "caller-config")
 
 
 def _duplicate_id(site: Site, roles: Roles, cause: Cause) -> Cause | None:
