@@ -763,3 +763,21 @@ def test_a_hardware_fix_with_no_flag_to_change_says_the_machine_changes(knowledg
         fix.startswith("# before: on ROCm\n")
         and "# after: the same launch on hardware other than ROCm" in fix
     )
+
+
+def test_a_switch_the_message_speaks_against_is_dropped_not_given_a_value(knowledge: Knowledge) -> None:
+    site = make_site((atom("layer.scattered"),), message="scattered input with --stream is not supported")
+    prose = enrich(site, knowledge)
+    before, after = prose.exampleFix.split("# after")
+    assert "--stream" in before and "--stream" not in after
+    assert "<current-value>" not in prose.exampleFix and "<accepted-value>" not in prose.exampleFix
+    assert "Launch without `--stream`: the message names it as what this case does not support" in prose.solutions
+
+
+@pytest.mark.parametrize(
+    "message",
+    ["chunked mode is not supported here; pass --stream to avoid it", "not supported: use --stream instead"],
+)
+def test_a_switch_the_message_tells_to_pass_is_not_dropped(knowledge: Knowledge, message: str) -> None:
+    prose = enrich(make_site((atom("layer.scattered"),), message=message), knowledge)
+    assert not any(s.startswith("Launch without `--stream`") for s in prose.solutions)

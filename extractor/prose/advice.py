@@ -301,9 +301,18 @@ def advise(
             )
             if cause.rule not in ("argv-flag", "model-dtype") and not (advice or workaround or unset):
                 sols.append(f"Change {shown} in the launch command{target}")
-            if named[0].startswith("--") and _switch_on_path(roles, knowledge, site, named[0]):
-                # A switch takes no value: the path needs it given, so the fix leaves it out.
+            if named[0].startswith("--") and (
+                _switch_on_path(roles, knowledge, site, named[0])
+                or (_is_switch(knowledge, site, named[0]) and _speaks_against(msg, named[0]))
+            ):
+                # A switch takes no value: the path needs it given (or the message names it as what
+                # the failing launch has), so the fix leaves it out; a message that asks for it given
+                # ("pass --disable-x") is read below and wins.
                 fix = _command(site, knowledge, [named[0]], [], own)
+                if not _switch_on_path(roles, knowledge, site, named[0]):
+                    sols.append(
+                        f"Launch without `{named[0]}`: the message names it as what this case does not support"
+                    )
             elif named[0].startswith("--"):
                 fix = _command(
                     site, knowledge, [named[0], "<current-value>"], [named[0], "<accepted-value>"], own
@@ -747,3 +756,22 @@ def _checkpoint_fix(site: Site, knowledge: Knowledge, cause: Cause) -> tuple[str
 
 
 _WHOLE_THINGS = frozenset({"draft model", "target model", "tokenizer", "checkpoint"})
+
+
+# A message that speaks against what the launch has ("not supported with --x", "disable --x").
+_AGAINST_RE = re.compile(
+    r"disabl|remov|not (?:fully |yet )?supported|unsupported|incompatible|cannot be used", re.I
+)
+
+
+def _speaks_against(msg: str, flag: str) -> bool:
+    """Whether the message names switch ``flag`` as what the case does not support, not as what to
+    pass ("use --disable-x", "set --x"): a ``--disable-`` switch named in a complaint is the cure."""
+    if flag.startswith("--disable") or _AGAINST_RE.search(msg) is None:
+        return False
+    told = re.search(rf"\b(?:use|pass|add|set|enable|try)\s+[`'\"]?{re.escape(flag)}(?![\w-])", msg, re.I)
+    return told is None
+
+
+def _is_switch(knowledge: Knowledge, site: Site, flag: str) -> bool:
+    return any(i.is_bool and flag in (i.flag, *i.aliases) for i in knowledge.flags_for(site.path).values())
