@@ -774,4 +774,5 @@ def _speaks_against(msg: str, flag: str) -> bool:
 
 
 def _is_switch(knowledge: Knowledge, site: Site, flag: str) -> bool:
-    return any(i.is_bool and flag in (i.flag, *i.aliases) for i in knowledge.flags_for(site.path).values())
+    info = declared_flag(flag, knowledge.flags_for(site.path))
+    return info is not None and info.is_bool

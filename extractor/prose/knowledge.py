@@ -156,7 +156,8 @@ class Knowledge:
         return self.env_info.get(name)
 
     def fingerprint(self) -> str:
-        """A stable hash of everything enrichment reads from here (part of cache keys)."""
+        """A stable hash of everything enrichment reads from here (part of cache keys). ``mentions``
+        is left out: only reach reads it, and its cache key holds every file's blob already."""
         return self._fingerprint
 
     @functools.cached_property
@@ -177,7 +178,6 @@ class Knowledge:
                 ns: {d: [[op, list(v)] for op, v in cs] for d, cs in sorted(m.items())}
                 for ns, m in sorted(self.checks.items())
             },
-            "mentions": {f: sorted(m.items()) for f, m in sorted(self.mentions.items())},
         }
         blob = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
         return hashlib.sha256(blob).hexdigest()[:32]
