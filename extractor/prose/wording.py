@@ -188,12 +188,7 @@ def documentation_of(
                 c = c[:397] + "..."
             out.append(f'The code above the check says: "{c}"')
     out.extend(doc_sentences(site))
-    # A negated ``not x`` reads ``not not x`` literally: the simplified form above says it better.
-    raw = [
-        v.text
-        for v in [*survivors, *gates, *deciding]
-        if v.atom.kind != "except" and v.simple != v.text and not v.text.startswith("not not ")
-    ]
+    raw = [v.text for v in [*survivors, *gates, *deciding] if v.atom.kind != "except" and v.simple != v.text]
     if raw:
         # The sentences above push each ``not`` inwards; a reader matching the record to the source
         # (or to a guard written the way the code's tests read) finds the literal forms here.
