@@ -773,7 +773,10 @@ def test_a_switch_the_message_speaks_against_is_dropped_not_given_a_value(knowle
     before, after = prose.exampleFix.split("# after")
     assert "--stream" in before and "--stream" not in after
     assert "<current-value>" not in prose.exampleFix and "<accepted-value>" not in prose.exampleFix
-    assert "Launch without `--stream`: the message names it as what this case does not support" in prose.solutions
+    assert (
+        "Launch without `--stream`: the message names it as what this case does not support"
+        in prose.solutions
+    )
 
 
 @pytest.mark.parametrize(

@@ -1235,3 +1235,62 @@ def test_the_value_offered_instead_is_the_one_the_launch_code_falls_back_to_most
         {"solutions": [], "documentation": "", "triggerScenarios": "", "tags": []}, got, reach.choices
     )
     assert any("e.g. `--attention-backend sparse_old`" in s for s in out["solutions"])
+
+
+ENV_REGISTRY = """\
+class EnvBool:
+    def __init__(self, default):
+        self.default = default
+
+
+class Envs:
+    SGLANG_FUSED_GATE = EnvBool(True)
+    SGLANG_SLOW_GATE = EnvBool(False)
+
+
+envs = Envs()
+"""
+
+GATED_KERNELS = """\
+from sglang.srt.environ import envs
+
+
+class FusedGate:
+    def run(self, width):
+        if width % 8:
+            raise ValueError("fused gate needs a width divisible by 8")
+
+
+class SlowGate:
+    def run(self, width):
+        if width < 1:
+            raise ValueError("slow gate needs a positive width")
+
+
+def build_gate():
+    if envs.SGLANG_FUSED_GATE.get():
+        return FusedGate()
+    if envs.SGLANG_SLOW_GATE.get():
+        return SlowGate()
+    return None
+"""
+
+
+def test_a_variable_on_by_default_is_turned_off_not_unset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
+    files = {
+        ARGS: SERVER_ARGS.encode(),
+        "python/sglang/srt/environ.py": ENV_REGISTRY.encode(),
+        "python/sglang/srt/layers/gates.py": GATED_KERNELS.encode(),
+    }
+    repo, shas = make_repo(tmp_path / "repo", [files])
+    records = {r.errorMessage: r for r in _run(repo, shas[0], tmp_path / "cache").records}
+    fused = records["fused gate needs a width divisible by 8"]
+    assert "only with `SGLANG_FUSED_GATE` on (its default)" in fused.documentation
+    assert any(s.endswith("launch with `SGLANG_FUSED_GATE=0`") for s in fused.solutions)
+    assert not any("unset `SGLANG_FUSED_GATE`" in s for s in fused.solutions)
+    # A variable off by default is still left by unsetting it.
+    slow = records["slow gate needs a positive width"]
+    assert any(s.endswith("unset `SGLANG_SLOW_GATE`") for s in slow.solutions)

@@ -46,6 +46,8 @@ _PLATFORM_WORDS = {
 _PLATFORM_TAGS = {"hip": "rocm", "cuda": "cuda"}
 _COMMAND = re.compile(r"sglang\.launch_server|sglang serve|python3? -m sglang")
 _MAX_TAGS = 10
+_ON_BY_DEFAULT = ("on",)
+"""The values of an ``env`` selector whose variable is a boolean that defaults to true."""
 _LISTED_ARCHS = 4
 
 
@@ -56,7 +58,7 @@ def _selector_words(sel: Selector) -> str:
             return f"`{name}`"
         return " or ".join([f"`{name} {values[0]}`", *(f"`{v}`" for v in values[1:])])
     if kind == "env":
-        return f"`{name}` set"
+        return f"`{name}` on (its default)" if values == _ON_BY_DEFAULT else f"`{name}` set"
     if kind == "platform":
         return _PLATFORM_WORDS.get(name, name)
     if kind == "arch" and values:
@@ -170,6 +172,12 @@ def _workarounds(
         if kind == "flag" and not values and (name in switches or (name in optional and name not in agreed)):
             out.append(
                 f"This code runs only with `{name}`: if you can do without it, launch without `{name}`"
+            )
+        elif kind == "env" and name.startswith("SGLANG") and values == _ON_BY_DEFAULT:
+            # Unsetting a variable that is on by default changes nothing: it must be turned off.
+            out.append(
+                f"This code runs only with `{name}` on, which is its default: if you can do without "
+                f"it, launch with `{name}=0`"
             )
         elif kind == "env" and name.startswith("SGLANG"):
             out.append(f"This code runs only with `{name}` set: if you can do without it, unset `{name}`")
@@ -472,6 +480,9 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
     facts = [_plain(o.facts) for _, o in outcomes if isinstance(o, Parsed) and o.facts is not None]
     sites = SiteReach([f for f in facts if f is not None], knowledge)
     table: dict[str, dict[str, Reach]] = {}
+    on = frozenset(
+        n for n, i in knowledge.env_info.items() if i.kind == "bool" and i.default.lower() in ("true", "1")
+    )
     for f, outcome in outcomes:
         if not isinstance(outcome, Parsed):
             continue
@@ -479,13 +490,24 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
             qualname = _qualname(partial)
             by_q = table.setdefault(f.path, {})
             if qualname not in by_q:
-                by_q[qualname] = tidy(user_ways(sites.of(f.path, qualname)))
+                by_q[qualname] = _env_defaults(tidy(user_ways(sites.of(f.path, qualname))), on)
             key = str(partial.get("id", ""))
             gates = gate_alternatives(_guard(key), f.path, knowledge)
-            joined = tidy(with_gates(by_q[qualname], gates))
+            joined = _env_defaults(tidy(with_gates(by_q[qualname], gates)), on)
             if joined != by_q[qualname]:
                 by_q[key] = joined
     passed = passed_table([(f.path, o.records) for f, o in outcomes if isinstance(o, Parsed)], sites)
     switches = frozenset(f.flag for flags in knowledge.scoped.values() for f in flags.values() if f.is_bool)
     optional = frozenset(f.flag for flags in knowledge.scoped.values() for f in flags.values() if f.optional)
     return RunReach(table, sites.choices, passed, switches, sites.agreed, optional, sites.forced)
+
+
+def _env_defaults(reach: Reach, on: AbstractSet[str]) -> Reach:
+    """``reach`` with each boolean variable that defaults to true marked so (values ``("on",)``):
+    such a path runs unless the variable is turned off, and is left by setting it to 0."""
+    if not any(s[0] == "env" and s[1] in on for c in reach for s in c):
+        return reach
+    return tuple(
+        frozenset(("env", s[1], _ON_BY_DEFAULT) if s[0] == "env" and s[1] in on else s for s in c)
+        for c in reach
+    )
