@@ -1294,3 +1294,53 @@ def test_a_variable_on_by_default_is_turned_off_not_unset(
     # A variable off by default is still left by unsetting it.
     slow = records["slow gate needs a positive width"]
     assert any(s.endswith("unset `SGLANG_SLOW_GATE`") for s in slow.solutions)
+
+
+DIFFUSION_ARGS = """\
+def add_cli_args(parser):
+    parser.add_argument("--attention-backend", type=str, choices=["torch_sdpa", "tiled"])
+"""
+
+DIFFUSION_BACKENDS = """\
+BACKENDS = {}
+
+
+def register_backend(name):
+    def wrap(cls):
+        BACKENDS[name] = cls
+        return cls
+
+    return wrap
+
+
+@register_backend("tiled")
+class TiledBackend:
+    def run(self, tile):
+        if tile > 64:
+            raise ValueError("tiles above 64 are not supported")
+
+
+@register_backend("torch_sdpa")
+class SdpaBackend:
+    def run(self, tile):
+        return tile
+"""
+
+
+def test_another_backend_is_offered_from_the_sites_own_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
+    files = {p: _source(p).encode() for p in FILES}
+    # The server's launch code falls back to "flex" most: across packages it would be offered first.
+    fallback = '\n    def __post_init__(self):\n        if self.tp_size > 8 and self.attention_backend != "flex":\n            self.attention_backend = "flex"\n'
+    files[ARGS] = (SERVER_ARGS + fallback).encode()
+    files["python/sglang/multimodal_gen/runtime/server_args.py"] = DIFFUSION_ARGS.encode()
+    files["python/sglang/multimodal_gen/runtime/attention/registry.py"] = DIFFUSION_BACKENDS.encode()
+    repo, shas = make_repo(tmp_path / "repo", [files])
+    records = {r.errorMessage: r for r in _run(repo, shas[0], tmp_path / "cache").records}
+    tiled = records["tiles above 64 are not supported"]
+    assert "only with `--attention-backend tiled`" in tiled.documentation
+    offered = [s for s in tiled.solutions if "use another one" in s]
+    # The server's registry holds flex, sparse ...: none of them is a diffusion backend.
+    assert offered and offered[0].endswith("e.g. `--attention-backend torch_sdpa`")

@@ -360,6 +360,8 @@ class RunReach:
         agreed: AbstractSet[str] = frozenset(),
         optional: AbstractSet[str] = frozenset(),
         forced: Forced | None = None,
+        scoped: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
+        namespaces: Mapping[str, str] | None = None,
     ) -> None:
         # path -> qualname (the callers' reach) or whole site key (a site whose own guard
         # narrows it further) -> reach.
@@ -375,7 +377,11 @@ class RunReach:
         """flag -> value -> the architectures the code gives that value: no workaround for them."""
         self.passed = passed or {}
         """path -> qualname -> value token -> the flags its callers fill it from (plain)."""
-        self._wordings: dict[Reach, _Wording] = {}
+        self.scoped = scoped or {}
+        """namespace -> flag -> its choices there; with ``namespaces`` (path -> namespace), a site is
+        offered only the values its own package's registries hold (``choices`` otherwise)."""
+        self.namespaces = namespaces or {}
+        self._wordings: dict[tuple[str, Reach], _Wording] = {}
 
     def apply(self, path: str, partial: Mapping[str, Any]) -> dict[str, Any]:
         """``partial`` (a worker's record, its ``id`` still the site key) with its reach stated."""
@@ -392,13 +398,15 @@ class RunReach:
         by_key = self.table.get(path, {})
         key = str(partial.get("id", ""))
         reach = by_key[key] if key in by_key else by_key.get(qualname, ())
-        # The sites of a scope share its reach: its wording is made once per run.
-        wording = self._wordings.get(reach)
+        ns = self.namespaces.get(path)
+        choices = self.scoped.get(ns, {}) if ns is not None and self.scoped else self.choices
+        # The sites of a scope share its reach: its wording is made once per run (and package).
+        wording = self._wordings.get((ns or "", reach))
         if wording is None:
-            wording = self._wordings[reach] = _wording(
-                reach, self.choices, self.switches, self.agreed, self.optional, self.forced
+            wording = self._wordings[(ns or "", reach)] = _wording(
+                reach, choices, self.switches, self.agreed, self.optional, self.forced
             )
-        return with_reach(partial, reach, self.choices, self.switches, self.agreed, self.optional, wording)
+        return with_reach(partial, reach, choices, self.switches, self.agreed, self.optional, wording)
 
     def to_plain(self) -> dict[str, Any]:
         """JSON-ready: only scopes with a reach are kept, and every site whose own guard changes its
@@ -417,6 +425,10 @@ class RunReach:
             "agreed": sorted(self.agreed),
             "optional": sorted(self.optional),
             "forced": {f: {v: list(a) for v, a in by_v.items()} for f, by_v in sorted(self.forced.items())},
+            "scoped": {
+                ns: {f: list(v) for f, v in sorted(by_f.items())} for ns, by_f in sorted(self.scoped.items())
+            },
+            "namespaces": dict(sorted(self.namespaces.items())),
             "passed": {
                 path: {
                     q: {t: [list(r) for r in rows] for t, rows in sorted(by_t.items())}
@@ -451,9 +463,14 @@ class RunReach:
                 str(f): {str(v): tuple(str(a) for a in archs) for v, archs in by_v.items()}
                 for f, by_v in data["forced"].items()
             }
+            scoped = {
+                str(ns): {str(f): tuple(str(x) for x in v) for f, v in by_f.items()}
+                for ns, by_f in data["scoped"].items()
+            }
+            namespaces = {str(p): str(ns) for p, ns in data["namespaces"].items()}
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
-        return cls(table, choices, passed, switches, agreed, optional, forced)
+        return cls(table, choices, passed, switches, agreed, optional, forced, scoped, namespaces)
 
 
 def _qualname(partial: Mapping[str, Any]) -> str:
@@ -499,7 +516,18 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
     passed = passed_table([(f.path, o.records) for f, o in outcomes if isinstance(o, Parsed)], sites)
     switches = frozenset(f.flag for flags in knowledge.scoped.values() for f in flags.values() if f.is_bool)
     optional = frozenset(f.flag for flags in knowledge.scoped.values() for f in flags.values() if f.optional)
-    return RunReach(table, sites.choices, passed, switches, sites.agreed, optional, sites.forced)
+    namespaces = {path: knowledge.namespace_of(path) for path in table}
+    return RunReach(
+        table,
+        sites.choices,
+        passed,
+        switches,
+        sites.agreed,
+        optional,
+        sites.forced,
+        sites.scoped_choices,
+        namespaces,
+    )
 
 
 def _env_defaults(reach: Reach, on: AbstractSet[str]) -> Reach:

@@ -56,6 +56,11 @@ class SiteReach:
         """flag -> every value some registry of the target is keyed by."""
         return self.finder.choices
 
+    @property
+    def scoped_choices(self) -> dict[str, dict[str, tuple[str, ...]]]:
+        """namespace -> flag -> the values the registries of that package are keyed by."""
+        return self.finder.scoped_choices
+
     def of(self, path: str, qualname: str) -> Reach:
         """The alternatives of selectors that lead to code in ``qualname`` of ``path`` (``()``: anyone)."""
         return self._with_drafts(self.finder.of_site(path, module_name(path), qualname))

@@ -72,12 +72,15 @@ class ReachFinder:
     _own: dict[str, frozenset[Selector]] = field(default_factory=dict)
     _tests_memo: dict[str, frozenset[Selector]] = field(default_factory=dict)
     choices: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    scoped_choices: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
+    """namespace -> flag -> the values the registries of that package are keyed by."""
     """flag -> every key registered for it, in registration order (what a workaround may name)."""
 
     def __post_init__(self) -> None:
         registered: dict[str, set[Selector]] = {}
         # In the order the target registers them (files by path): the first is usually the main one.
         keys: dict[str, dict[str, None]] = {}
+        scoped_keys: dict[str, dict[str, dict[str, None]]] = {}
         archs = {n for m, f in self.index.files.items() for n in f.entry if f"{m}:{n}" in self.index.defs}
         for module, f in sorted(self.index.files.items()):
             flags = self.knowledge.flags_for(f.path)
@@ -95,6 +98,10 @@ class ReachFinder:
                     continue
                 if sel[0] == "flag":
                     keys.setdefault(sel[1], {}).update(dict.fromkeys(reg.keys))
+                    # Each package keeps its own registries: a diffusion backend is no choice of
+                    # the server's flag of the same name, nor the other way round.
+                    ns = self.knowledge.namespace_of(f.path)
+                    scoped_keys.setdefault(ns, {}).setdefault(sel[1], {}).update(dict.fromkeys(reg.keys))
                 registered.setdefault(node, set()).add(sel)
             for name in f.entry:
                 node = f"{module}:{name}"
@@ -107,9 +114,15 @@ class ReachFinder:
         for info in self.knowledge.flag_info.values():
             if info.choices:
                 self._all_choices.setdefault(info.flag, info.choices)
+        mentions = self.knowledge.mentions
         self.choices = {
-            flag: _broadest_first(tuple(v), self.knowledge.mentions.get(flag, {}))
-            for flag, v in sorted(keys.items())
+            flag: _broadest_first(tuple(v), mentions.get(flag, {})) for flag, v in sorted(keys.items())
+        }
+        self.scoped_choices = {
+            ns: {
+                flag: _broadest_first(tuple(v), mentions.get(flag, {})) for flag, v in sorted(by_flag.items())
+            }
+            for ns, by_flag in sorted(scoped_keys.items())
         }
         self._enums = enum_flags(self.index, self.knowledge)
         self._flag_views: dict[str, Mapping[str, FlagInfo]] = {}
