@@ -1344,3 +1344,38 @@ def test_another_backend_is_offered_from_the_sites_own_package(
     offered = [s for s in tiled.solutions if "use another one" in s]
     # The server's registry holds flex, sparse ...: none of them is a diffusion backend.
     assert offered and offered[0].endswith("e.g. `--attention-backend torch_sdpa`")
+
+
+def test_a_value_the_flag_holds_when_left_out_is_not_said_to_need_the_flag() -> None:
+    picked = (frozenset({("flag", "--attention-backend", ("flex",))}),)
+    assert reach_phrase(picked, {"--attention-backend": ""}) == (
+        "with `--attention-backend flex` (given, or picked by sglang when `--attention-backend` is left out)"
+    )
+    assert reach_phrase(picked, {"--attention-backend": "flex"}).endswith("(its default)")
+    # Another default, or a flag that is off unless given: only giving the value leads here.
+    assert reach_phrase(picked, {"--attention-backend": "paged"}) == "with `--attention-backend flex`"
+    assert reach_phrase(picked, {}) == "with `--attention-backend flex`"
+
+
+def test_declared_defaults_are_read_from_fields_and_arguments() -> None:
+    source = textwrap.dedent(
+        """\
+        import argparse
+        from dataclasses import dataclass, field
+
+
+        @dataclass
+        class ServerArgs:
+            sampler: Annotated[str, "Which sampler runs."] = field(default="greedy")
+            page_size: Annotated[int, "Tokens per page."] = 16
+            grammar: Annotated[str, "Grammar backend."] = None
+
+            @staticmethod
+            def add_cli_args(parser):
+                parser.add_argument("--queue-limit", type=int, default=8)
+        """
+    )
+    knowledge = build_knowledge({ARGS: source.encode()})
+    got = {i.flag: i.default for i in knowledge.flag_info.values()}
+    assert got["--sampler"] == "greedy" and got["--page-size"] == "16" and got["--queue-limit"] == "8"
+    assert got["--grammar"] == ""

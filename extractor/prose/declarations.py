@@ -62,6 +62,10 @@ class FlagInfo:
     via_group: bool = False
     """Found as the size of a process group the flag sizes (``get_tp_world_size()``), not as the
     flag's own value (see :mod:`extractor.prose.world_size`)."""
+    default: str = ""
+    """A literal default as the command line would spell it (``"triton"``, ``"8"``); empty for
+    ``None`` (or no literal), which for a valued flag that is not ``optional`` means the launch
+    code picks the value itself when the flag is left out."""
 
 
 @dataclass(frozen=True)
@@ -319,6 +323,7 @@ def _dataclass_field_flags(
                 aliases=aliases,
                 is_list=is_list,
                 optional=_is_none(stmt.value) and not (resolvable or _is_bool_type(inner) or action_bool),
+                default=_literal_default(stmt.value),
             )
         )
         found = True
@@ -338,9 +343,11 @@ def _add_argument_flag(
     deprecated = False
     # argparse's own default is None.
     optional = True
+    default = ""
     for kw in call.keywords:
         if kw.arg == "default":
             optional = _is_none(kw.value)
+            default = _literal_default(kw.value)
         if kw.arg == "nargs":
             is_list = _list_nargs(kw.value)
         if kw.arg == "dest":
@@ -381,8 +388,22 @@ def _add_argument_flag(
         aliases=tuple(longs[1:]),
         is_list=is_list,
         optional=optional and not is_bool,
+        default=default,
     )
     return info, deprecated
+
+
+def _literal_default(node: ast.expr | None) -> str:
+    """A string or number default as written on a command line; empty for anything else."""
+    if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "field":
+        node = next((k.value for k in node.keywords if k.arg == "default"), None)
+    if (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, str | int | float)
+        and not isinstance(node.value, bool)
+    ):
+        return str(node.value)
+    return ""
 
 
 class _ArgCallFinder(ast.NodeVisitor):

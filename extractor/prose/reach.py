@@ -51,12 +51,19 @@ _ON_BY_DEFAULT = ("on",)
 _LISTED_ARCHS = 4
 
 
-def _selector_words(sel: Selector) -> str:
+def _selector_words(sel: Selector, defaults: Mapping[str, str] | None = None) -> str:
     kind, name, values = sel
     if kind == "flag":
         if not values:
             return f"`{name}`"
-        return " or ".join([f"`{name} {values[0]}`", *(f"`{v}`" for v in values[1:])])
+        said = " or ".join([f"`{name} {values[0]}`", *(f"`{v}`" for v in values[1:])])
+        default = defaults.get(name) if defaults else None
+        if default == "":
+            # Left out, the flag gets a value the launch code picks (for the model and hardware).
+            return f"{said} (given, or picked by sglang when `{name}` is left out)"
+        if default is not None and default in values:
+            return f"{said} (its default)"
+        return said
     if kind == "env":
         return f"`{name}` on (its default)" if values == _ON_BY_DEFAULT else f"`{name}` set"
     if kind == "platform":
@@ -69,10 +76,10 @@ def _selector_words(sel: Selector) -> str:
     return f"`{name}`"
 
 
-def _conj_words(conj: frozenset[Selector]) -> str:
+def _conj_words(conj: frozenset[Selector], defaults: Mapping[str, str] | None = None) -> str:
     ordered = sorted(conj, key=lambda s: ({"flag": 0, "env": 1, "arch": 2, "platform": 3}.get(s[0], 4), s))
     parts = []
-    flags = [_selector_words(s) for s in ordered if s[0] in ("flag", "env")]
+    flags = [_selector_words(s, defaults) for s in ordered if s[0] in ("flag", "env")]
     if flags:
         parts.append("with " + " and ".join(flags))
     archs = [_selector_words(s) for s in ordered if s[0] == "arch"]
@@ -85,9 +92,10 @@ def _conj_words(conj: frozenset[Selector]) -> str:
     return ", ".join(parts)
 
 
-def reach_phrase(reach: Reach) -> str:
-    """``with `--attention-backend dsa` or `nsa`, for `X` checkpoints`` (empty when nothing narrows)."""
-    return "; or ".join(w for w in (_conj_words(c) for c in reach) if w)
+def reach_phrase(reach: Reach, defaults: Mapping[str, str] | None = None) -> str:
+    """``with `--attention-backend dsa` or `nsa`, for `X` checkpoints`` (empty when nothing narrows).
+    ``defaults``: valued flags that always hold a value -> their default (empty: picked by the code)."""
+    return "; or ".join(w for w in (_conj_words(c, defaults) for c in reach) if w)
 
 
 def _tags(reach: Reach) -> list[str]:
@@ -268,8 +276,9 @@ def _wording(
     agreed: AbstractSet[str] = frozenset(),
     optional: AbstractSet[str] = frozenset(),
     forced: Forced | None = None,
+    defaults: Mapping[str, str] | None = None,
 ) -> _Wording:
-    phrase = reach_phrase(reach)
+    phrase = reach_phrase(reach, defaults)
     if not phrase:
         return _Wording("", [], [], [], [])
     return _Wording(
@@ -362,6 +371,7 @@ class RunReach:
         forced: Forced | None = None,
         scoped: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
         namespaces: Mapping[str, str] | None = None,
+        defaults: Mapping[str, str] | None = None,
     ) -> None:
         # path -> qualname (the callers' reach) or whole site key (a site whose own guard
         # narrows it further) -> reach.
@@ -381,6 +391,9 @@ class RunReach:
         """namespace -> flag -> its choices there; with ``namespaces`` (path -> namespace), a site is
         offered only the values its own package's registries hold (``choices`` otherwise)."""
         self.namespaces = namespaces or {}
+        self.defaults = defaults or {}
+        """Valued flags that always hold a value -> their literal default (empty: the launch code
+        picks one when the flag is left out): a path they select is not only for those who give it."""
         self._wordings: dict[tuple[str, Reach], _Wording] = {}
 
     def apply(self, path: str, partial: Mapping[str, Any]) -> dict[str, Any]:
@@ -404,7 +417,7 @@ class RunReach:
         wording = self._wordings.get((ns or "", reach))
         if wording is None:
             wording = self._wordings[(ns or "", reach)] = _wording(
-                reach, choices, self.switches, self.agreed, self.optional, self.forced
+                reach, choices, self.switches, self.agreed, self.optional, self.forced, self.defaults
             )
         return with_reach(partial, reach, choices, self.switches, self.agreed, self.optional, wording)
 
@@ -429,6 +442,7 @@ class RunReach:
                 ns: {f: list(v) for f, v in sorted(by_f.items())} for ns, by_f in sorted(self.scoped.items())
             },
             "namespaces": dict(sorted(self.namespaces.items())),
+            "defaults": dict(sorted(self.defaults.items())),
             "passed": {
                 path: {
                     q: {t: [list(r) for r in rows] for t, rows in sorted(by_t.items())}
@@ -468,9 +482,10 @@ class RunReach:
                 for ns, by_f in data["scoped"].items()
             }
             namespaces = {str(p): str(ns) for p, ns in data["namespaces"].items()}
+            defaults = {str(f): str(d) for f, d in data["defaults"].items()}
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
-        return cls(table, choices, passed, switches, agreed, optional, forced, scoped, namespaces)
+        return cls(table, choices, passed, switches, agreed, optional, forced, scoped, namespaces, defaults)
 
 
 def _qualname(partial: Mapping[str, Any]) -> str:
@@ -517,6 +532,12 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
     switches = frozenset(f.flag for flags in knowledge.scoped.values() for f in flags.values() if f.is_bool)
     optional = frozenset(f.flag for flags in knowledge.scoped.values() for f in flags.values() if f.optional)
     namespaces = {path: knowledge.namespace_of(path) for path in table}
+    defaults: dict[str, str] = {}
+    for flags in knowledge.scoped.values():
+        for info in flags.values():
+            # A valued flag that is never off: left out, it holds its default or the code's pick.
+            if not (info.is_bool or info.optional or info.is_list) and info.flag not in sites.agreed:
+                defaults.setdefault(info.flag, info.default)
     return RunReach(
         table,
         sites.choices,
@@ -527,6 +548,7 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
         sites.forced,
         sites.scoped_choices,
         namespaces,
+        dict(sorted(defaults.items())),
     )
 
 
