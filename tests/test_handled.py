@@ -85,3 +85,8 @@ def test_what_is_and_is_not_swallowed(tmp_path: Path, monkeypatch: pytest.Monkey
     senders = {int(str(r["line"])): r for (f, c, _), r in rows.items() if f == "transfer.py"}
     assert senders[17]["handled"] == "swallowed"  # raise_failure: every call, known or not, is caught
     assert senders[20]["handled"] is None  # raise_stall: the unknown receiver's call is not
+    # A helper that does not catch hands the raise to its callers: swallowed when they all end it.
+    relayed = {int(str(r["line"])): r for (f, c, _), r in rows.items() if f == "relay.py"}
+    assert relayed[14]["handled"] == "swallowed"
+    assert "packing failed, shipping unpacked" in str(relayed[14]["triggerScenarios"])
+    assert relayed[32]["handled"] is None  # nobody up the chain catches it

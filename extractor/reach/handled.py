@@ -35,6 +35,7 @@ __all__ = ["ESCAPES", "RunHandling", "run_handling"]
 ESCAPES = "_escapes"
 """The private field of a worker's record that :class:`RunHandling` reads and drops."""
 
+_MAX_UP = 2  # callers of callers followed when a caller does not catch the raise itself
 _MAX_CALLS = 400  # a name called more often than this is too common to account for every call
 
 
@@ -154,7 +155,11 @@ class _CallerFinder:
                     return False
         return True
 
-    def catchers(self, path: str, qualname: str, own_key: str, ancestry: Ancestry) -> list[Catcher] | None:
+    def catchers(
+        self, path: str, qualname: str, own_key: str, ancestry: Ancestry, depth: int = 0
+    ) -> list[Catcher] | None:
+        """The callers that end the raise; a caller that calls outside any ``try`` hands it to its
+        own callers, which must then all end it (up to :data:`_MAX_UP` levels)."""
         node = f"{module_name(path)}:{qualname}"
         name = qualname.rpartition(".")[2]
         edges = self.index.callers(node)
@@ -169,7 +174,17 @@ class _CallerFinder:
                 return None  # recursion: the outermost call is what matters, and it is not here
             chains = self.handling.get(edge.path, {}).get(caller, {}).get(name)
             if not chains:
-                return None
+                # No ``try`` around the call: the raise leaves the caller as it is.
+                up = (
+                    self.catchers(edge.path, caller, own_key, ancestry, depth + 1)
+                    if depth < _MAX_UP
+                    else None
+                )
+                if up is None:
+                    return None
+                for c in up:
+                    out.setdefault((c.path, c.scope), c)
+                continue
             found = None
             for chain in chains:
                 found = _first_catch(chain, own_key, ancestry)
