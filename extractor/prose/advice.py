@@ -301,15 +301,17 @@ def advise(
             )
             if cause.rule not in ("argv-flag", "model-dtype") and not (advice or workaround or unset):
                 sols.append(f"Change {shown} in the launch command{target}")
-            if named[0].startswith("--") and (
-                _switch_on_path(roles, knowledge, site, named[0])
-                or (_is_switch(knowledge, site, named[0]) and _speaks_against(msg, named[0]))
+            on_path = named[0].startswith("--") and _switch_on_path(roles, knowledge, site, named[0])
+            if on_path or (
+                named[0].startswith("--")
+                and _is_switch(knowledge, site, named[0])
+                and _speaks_against(msg, named[0])
             ):
                 # A switch takes no value: the path needs it given (or the message names it as what
                 # the failing launch has), so the fix leaves it out; a message that asks for it given
                 # ("pass --disable-x") is read below and wins.
                 fix = _command(site, knowledge, [named[0]], [], own)
-                if not _switch_on_path(roles, knowledge, site, named[0]):
+                if not on_path:
                     sols.append(
                         f"Launch without `{named[0]}`: the message names it as what this case does not support"
                     )
@@ -426,9 +428,10 @@ def advise(
         else:
             # Nothing in the command changes: the machine does, and the example says so.
             base = launcher(site, knowledge)
-            fix = f"# before: on a machine without {hw}\n{base}\n# after: the same launch on {hw} hardware\n{base}"
             if fails_on and not needs:
                 fix = f"# before: on {hw}\n{base}\n# after: the same launch on other hardware\n{base}"
+            else:
+                fix = f"# before: on a machine without {hw}\n{base}\n# after: the same launch on {hw} hardware\n{base}"
         if alts:
             alt = alts[0]
             before = [w for w in _gate_words(roles) if w not in alt.current and w != alt.flag]

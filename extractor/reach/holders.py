@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from extractor.analysis.walk import own_statements
 from extractor.reach.guard_atoms import GuardReader
 
 __all__ = ["holder_getters"]
@@ -45,22 +46,6 @@ def holder_getters(tree: ast.Module, guards: GuardReader) -> list[tuple[str, str
     return out
 
 
-def _statements(func: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.stmt]:
-    """The function's own statements in order, nested blocks included, nested definitions not."""
-    stack = list(reversed(func.body))
-    while stack:
-        stmt = stack.pop()
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            continue
-        yield stmt
-        inner: list[ast.stmt] = []
-        for name in ("body", "orelse", "finalbody"):
-            inner.extend(getattr(stmt, name, []))
-        for handler in getattr(stmt, "handlers", []):
-            inner.extend(handler.body)
-        stack.extend(reversed(inner))
-
-
 def _holder(node: ast.expr, bound: dict[str, str]) -> str | None:
     """The text naming a holder: a local bound to it, or the expression itself (never ``self``)."""
     if isinstance(node, ast.Name):
@@ -87,7 +72,7 @@ def _fills(
     """``((holder, field), flag destination)`` for each ``holder.field = <flag>`` in ``func``."""
     bound: dict[str, str] = {}
     local: dict[str, tuple[str, str]] = {}
-    for stmt in _statements(func):
+    for stmt in own_statements(func.body):
         if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
             continue
         target, value = stmt.targets[0], stmt.value
