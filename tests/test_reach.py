@@ -508,6 +508,119 @@ def test_a_value_test_outside_the_declared_choices_only_says_the_flag_is_set() -
     assert got == (frozenset({("flag", "--spec-algorithm", ())}),)
 
 
+def test_a_value_test_of_an_enum_named_after_the_flag_selects_the_members_it_returns_for() -> None:
+    files = {
+        ARGS: SERVER_ARGS.replace(
+            '"--tp-size", type=int',
+            '"--tp-size", type=int)\n        parser.add_argument("--spec-algorithm", type=str',
+        ),
+        "python/sglang/srt/spec.py": textwrap.dedent(
+            """\
+            from enum import Enum
+
+
+            class SpecAlgorithm(Enum):
+                NONE = 0
+                QUICK = 1
+                EAGLE = 2
+                EAGLE3 = 3
+
+                def is_quick(self):
+                    return self == SpecAlgorithm.QUICK
+
+                def is_eagle(self):
+                    return self in (SpecAlgorithm.EAGLE, SpecAlgorithm.EAGLE3)
+
+                def is_draft_free(self):
+                    return self.is_quick() or self.is_none()
+
+
+            class QuickWorker:
+                def step(self):
+                    raise RuntimeError("quick step failed")
+
+
+            class EagleWorker:
+                def step(self):
+                    raise RuntimeError("eagle step failed")
+
+
+            class OddWorker:
+                def step(self):
+                    raise RuntimeError("odd step failed")
+
+
+            def pick(algo: SpecAlgorithm):
+                if algo.is_quick():
+                    return QuickWorker()
+                if algo.is_eagle():
+                    return EagleWorker()
+                if algo.is_draft_free():
+                    return OddWorker()
+            """
+        ),
+    }
+    reach = _site_reach(files)
+    # ``is_quick()`` is true for one member: that value decides the path, not "any algorithm".
+    assert reach.of("python/sglang/srt/spec.py", "QuickWorker.step") == (
+        frozenset({("flag", "--spec-algorithm", ("quick",))}),
+    )
+    assert reach.of("python/sglang/srt/spec.py", "EagleWorker.step") == (
+        frozenset({("flag", "--spec-algorithm", ("eagle", "eagle3"))}),
+    )
+    # A test the class answers with other tests names no member: only "the flag is set" is sure.
+    assert reach.of("python/sglang/srt/spec.py", "OddWorker.step") == (
+        frozenset({("flag", "--spec-algorithm", ())}),
+    )
+
+
+def test_an_abstract_method_body_is_reached_only_through_an_overrides_super_call() -> None:
+    files = {
+        ARGS: SERVER_ARGS,
+        "python/sglang/srt/detectors.py": textwrap.dedent(
+            """\
+            from abc import ABC, abstractmethod
+
+
+            class Detector(ABC):
+                @abstractmethod
+                def info(self):
+                    raise NotImplementedError()
+
+                @abstractmethod
+                def parse(self, text):
+                    raise NotImplementedError("parse is not implemented")
+
+                def run(self, text):
+                    return self.info(), self.parse(text)
+
+
+            class JsonDetector(Detector):
+                def info(self):
+                    return "json"
+
+                def parse(self, text):
+                    return super().parse(text)
+
+
+            def start(server_args, text):
+                if server_args.enable_adapters:
+                    JsonDetector().run(text)
+            """
+        ),
+    }
+    reach = _site_reach(files)
+    # Every detector overrides ``info``: no launch runs the base body, so no choice is claimed.
+    assert reach.of("python/sglang/srt/detectors.py", "Detector.info") == ()
+    # ``parse`` is called through ``super()`` by an override: that override's ways in hold.
+    assert reach.of("python/sglang/srt/detectors.py", "Detector.parse") == (
+        frozenset({("flag", "--enable-adapters", ())}),
+    )
+    assert reach.of("python/sglang/srt/detectors.py", "Detector.run") == (
+        frozenset({("flag", "--enable-adapters", ())}),
+    )
+
+
 # --------------------------------------------------------------------------- model selectors
 
 
@@ -926,6 +1039,32 @@ def test_leaving_out_a_valued_flag_that_is_off_unless_given_is_offered() -> None
     assert agreed.apply("a.py", partial)["solutions"] == ["Report it as a bug"]
     back = RunReach.from_plain(orjson.loads(orjson.dumps(run.to_plain())))
     assert back is not None and back.optional == {"--draft-algorithm"}
+    # With the values that decide the path, leaving the flag out still leaves it.
+    valued = (frozenset({("flag", "--draft-algorithm", ("quick", "swift"))}),)
+    got = RunReach({"a.py": {"Drafter.step": valued}}, {}, optional={"--draft-algorithm"}).apply(
+        "a.py", partial
+    )
+    assert got["solutions"][-1] == (
+        "This code runs only with `--draft-algorithm quick / swift`: if you can do without it, launch "
+        "without `--draft-algorithm`"
+    )
+
+
+def test_a_way_in_with_narrower_values_of_another_adds_nothing() -> None:
+    from extractor.reach.paths import _simplify
+
+    multi = ("flag", "--multi-layer", ())
+    narrow = ("flag", "--draft-algorithm", ("eagle",))
+    wide = ("flag", "--draft-algorithm", ("eagle", "quick"))
+    rocm = ("platform", "hip", ())
+    # ``--multi-layer and eagle`` needs all that ``eagle or quick`` needs: only the wider way stays.
+    assert _simplify([frozenset({multi, narrow}), frozenset({wide})]) == (frozenset({wide}),)
+    # A way that needs a value the other does not allow, or another platform, stays.
+    other = ("flag", "--draft-algorithm", ("swift",))
+    assert _simplify([frozenset({other, rocm}), frozenset({wide})]) == (
+        frozenset({wide}),
+        frozenset({other, rocm}),
+    )
 
 
 DRAFT_FILES = {

@@ -181,6 +181,12 @@ def _workarounds(
             out.append(
                 f"This code runs only with `{name}`: if you can do without it, launch without `{name}`"
             )
+        elif kind == "flag" and name in optional and name not in agreed:
+            # A valued flag that is off unless given: leaving it out leaves every value's path.
+            out.append(
+                f"This code runs only with `{name} {' / '.join(values)}`: if you can do without it, "
+                f"launch without `{name}`"
+            )
         elif kind == "env" and name.startswith("SGLANG") and values == _ON_BY_DEFAULT:
             # Unsetting a variable that is on by default changes nothing: it must be turned off.
             out.append(

@@ -78,8 +78,14 @@ class SiteReach:
         conjs = [c for r in ways if r for c in r]
         if not conjs:
             return names, frozenset()
-        common = frozenset.intersection(*(frozenset(s for s in c if s[0] == "flag") for c in conjs))
-        return names, common
+        # A flag every way needs, with the values any of them allows (one builder per speculative
+        # algorithm still needs the flag set to one of those algorithms).
+        by_way = [{s[1]: s[2] for s in c if s[0] == "flag"} for c in conjs]
+        common: set[Selector] = set()
+        for flag in set(by_way[0]).intersection(*by_way[1:]):
+            values = [way[flag] for way in by_way]
+            common.add(("flag", flag, () if () in values else tuple(sorted(set().union(*values)))))
+        return names, frozenset(common)
 
     def _with_drafts(self, reach: Reach) -> Reach:
         names, flags = self._drafts

@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 16
+FACTS_VERSION = 17
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 Atom = tuple[str, ...]
@@ -137,6 +137,9 @@ class FileFacts:
     forced: list[tuple[str, ...]] = field(default_factory=list)
     """Settings the file forces for architectures: ``(setting, value, architecture...)``
     (:mod:`extractor.reach.forced`)."""
+    abstract: list[str] = field(default_factory=list)
+    """Methods declared ``@abstractmethod``, by qualname: their body runs only through an override's
+    ``super()`` call."""
 
     def to_plain(self) -> dict[str, Any]:
         """JSON-ready lists and strings; :meth:`from_plain` rebuilds the same facts."""
@@ -186,6 +189,7 @@ class FileFacts:
             "drafting": list(self.drafting),
             "forced": [list(f) for f in self.forced],
             "tests": [list(t) for t in self.tests],
+            "abstract": list(self.abstract),
         }
 
     @classmethod
@@ -224,6 +228,7 @@ class FileFacts:
                 drafting=[str(a) for a in data["drafting"]],
                 forced=[tuple(str(x) for x in f) for f in data["forced"]],
                 tests=[tuple(str(x) for x in t) for t in data["tests"]],
+                abstract=[str(q) for q in data["abstract"]],
             )
         except (KeyError, TypeError, ValueError, AttributeError):
             return None

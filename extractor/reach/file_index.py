@@ -113,6 +113,13 @@ def _class_alternatives(node: ast.expr) -> list[ast.expr] | None:
     return [node] if isinstance(node, ast.Name | ast.Attribute) else None
 
 
+def _decorator_name(node: ast.expr) -> str:
+    """``abstractmethod`` for ``@abstractmethod`` and ``@abc.abstractmethod``."""
+    if isinstance(node, ast.Name):
+        return node.id
+    return node.attr if isinstance(node, ast.Attribute) else ""
+
+
 def file_facts(path: str, tree: ast.Module) -> FileFacts:
     """The index facts of one parsed file; never raises on odd but valid code."""
     builder = _Builder(path, tree)
@@ -378,6 +385,8 @@ class _Builder:
                     )
                 )
                 self._decorators(stmt, name, qual, guards, catches, local, aliases)
+                if owner and any(_decorator_name(d) == "abstractmethod" for d in stmt.decorator_list):
+                    self.facts.abstract.append(name)
                 if not prefix or prefix == owner:
                     self._test_facts(stmt, name)
                 typed = typed_params(stmt)

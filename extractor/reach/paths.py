@@ -20,8 +20,10 @@ from extractor.prose.knowledge import FlagInfo, Knowledge
 from extractor.reach.arguments import PassedFlags
 from extractor.reach.facts import FileFacts
 from extractor.reach.file_index import module_name
+from extractor.reach.guard_atoms import class_flag_name
 from extractor.reach.selectors import (
     Selector,
+    arch_names,
     atom_selector,
     class_value_selector,
     config_selectors,
@@ -126,6 +128,7 @@ class ReachFinder:
         }
         self._enums = enum_flags(self.index, self.knowledge)
         self._flag_views: dict[str, Mapping[str, FlagInfo]] = {}
+        self._value_tests = _value_tests(self.index)
 
     # ----------------------------------------------------------------- selectors of one node
 
@@ -152,6 +155,11 @@ class ReachFinder:
             if atom[0] == "t":
                 out |= self._tested(atom[1], path, scope or "<module>", 0)
                 continue
+            if atom[0] == "i":
+                # ``algo.is_dflash()`` on a class named after the flag: the members it returns for.
+                members = self._value_tests.get((atom[1], atom[3]))
+                if members is not None:
+                    atom = ("v", atom[1], "enum", *members)
             sel = atom_selector(atom, flags, self.knowledge)
             if sel is None and scope is not None:
                 sel = self._passed_selector(atom, flags, scope)
@@ -393,10 +401,14 @@ class ReachFinder:
             return list(_FREE)
         if d.kind == "c":
             return self._class_alternatives(node, depth)
+        owner = f"{node.partition(':')[0]}:{d.owner}"
+        if node in self.index.abstract:
+            # An abstract body runs only when an override calls it (``super().m()``): the class's
+            # ways in, or a caller that holds a concrete instance, never reach it.
+            return self._via_edges(self._super_calls(node, owner), depth)
         calls = self._via_edges(self.index.callers(node), depth)
         if not d.owner:
             return calls
-        owner = f"{node.partition(':')[0]}:{d.owner}"
         cls = self.reach(owner, depth)  # the class of a method is no further caller
         if cls is not None and self._only_from_its_family(node, owner):
             # A public method called only from the classes it derives from or that derive from it is
@@ -413,6 +425,17 @@ class ReachFinder:
         if cls is None or cls == _FREE:
             return calls
         return [a | b for a in calls for b in cls]
+
+    def _super_calls(self, node: str, owner: str) -> list[Edge]:
+        """The calls of method ``node`` made by same-named methods of classes derived from ``owner``."""
+        name = node.rpartition(".")[2]
+        below = self.index.descendants(owner)
+        out = []
+        for edge in self.index.callers(node):
+            module, _, qual = edge.caller.partition(":")
+            if qual.rpartition(".")[2] == name and self.index.owner_class(module, qual) in below:
+                out.append(edge)
+        return out
 
     def _only_from_its_family(self, node: str, owner: str) -> bool:
         if node.rpartition(".")[2].startswith("_"):
@@ -448,6 +471,24 @@ class ReachFinder:
         return bool(self.index.callers(cls) or self._registered.get(cls) or self.index.subclasses.get(cls))
 
 
+def _value_tests(index: TargetIndex) -> dict[tuple[str, str], tuple[str, ...]]:
+    """(flag dest, ``x``) -> the members ``is_x()`` of the class named after that flag returns true
+    for (``return self == Algo.X`` or ``return self in (Algo.X, Algo.Y)``); a name two such classes
+    answer differently says nothing."""
+    found: dict[tuple[str, str], set[tuple[str, ...]]] = {}
+    for f in index.files.values():
+        for test in f.tests:
+            if test[0] != "p" or len(test) != 3:
+                continue
+            owner, _, method = test[1].rpartition(".")
+            dest = class_flag_name(owner) if owner and "." not in owner else None
+            atom = f.atoms[int(test[2])]
+            if dest is None or not method.startswith("is_") or atom[:3] != ("v", dest, "enum"):
+                continue
+            found.setdefault((dest, method[3:]), set()).add(tuple(atom[3:]))
+    return {key: next(iter(v)) for key, v in sorted(found.items()) if len(v) == 1 and next(iter(v))}
+
+
 def _broadest_first(values: tuple[str, ...], mentions: Mapping[str, int]) -> tuple[str, ...]:
     """The values the launch code compares the flag with or sets it to most often come first: the
     first is offered in place of a value that selects a failing path, and registry order alone would
@@ -461,12 +502,8 @@ def _simplify(alts: list[Conj]) -> Reach:
     """Alternatives without duplicates or absorbed ones, values of one flag merged, kept small."""
     if not alts or any(not c for c in alts):
         return _FREE
-    unique = sorted(set(alts), key=lambda c: (len(c), sorted(c)))
-    kept: list[Conj] = []
-    for c in unique:
-        if not any(k <= c for k in kept):
-            kept.append(c)
-    merged = _merge_values([_one_value_per_flag(_one_architecture(c)) for c in kept])
+    kept = _unabsorbed(set(alts))
+    merged = _unabsorbed(set(_merge_values([_one_value_per_flag(_one_architecture(c)) for c in kept])))
     if len(merged) > _MAX_ALTERNATIVES:
         common = _common(merged)
         merged = [common] if common else []
@@ -478,6 +515,29 @@ def _simplify(alts: list[Conj]) -> Reach:
     if not out or len(out) != len(merged):
         return _FREE
     return tuple(sorted(out, key=lambda c: sorted(c)))
+
+
+def _unabsorbed(alts: set[Conj]) -> list[Conj]:
+    """The alternatives no other one absorbs: a way in that needs all another needs, or narrower
+    values of it (``A and --x v`` beside ``--x v or w``), adds nothing."""
+    kept: list[Conj] = []
+    for c in sorted(alts, key=lambda c: (len(c), sorted(c))):
+        if not any(all(any(_implies(s, t) for s in c) for t in k) for k in kept):
+            kept.append(c)
+    return kept
+
+
+def _implies(s: Selector, t: Selector) -> bool:
+    """Whether selector ``s`` holding means ``t`` holds (same choice, ``s``'s values among ``t``'s)."""
+    if s == t:
+        return True
+    if s[0] != t[0]:
+        return False
+    if s[0] == "arch":
+        return arch_names(s) <= arch_names(t)
+    if s[0] not in ("flag", "env") or s[1] != t[1]:
+        return False
+    return not t[2] or (bool(s[2]) and set(s[2]) <= set(t[2]))
 
 
 def _one_architecture(conj: Conj) -> Conj:

@@ -60,6 +60,8 @@ class TargetIndex:
     """Custom op name -> the functions registered under it (``torch.ops.<namespace>.<name>``)."""
     op_names: dict[str, list[str]] = field(default_factory=dict)
     """Function node -> the custom op names it is registered under."""
+    abstract: set[str] = field(default_factory=set)
+    """Method nodes declared ``@abstractmethod``."""
 
     @classmethod
     def build(cls, facts: Iterable[FileFacts]) -> TargetIndex:
@@ -69,6 +71,7 @@ class TargetIndex:
             if f.module in index.files:
                 continue  # two paths, one module name: the first path wins, stably
             index.files[f.module] = f
+            index.abstract.update(f"{f.module}:{q}" for q in f.abstract)
             for d in f.defs:
                 node = f"{f.module}:{d.qualname}"
                 index.defs[node] = d
