@@ -736,6 +736,44 @@ def test_the_sites_own_guard_selects_flags_and_an_or_of_flags_gives_alternatives
     assert both == (frozenset({("flag", "--attention-backend", ("flex", "paged"))}),)
 
 
+def test_the_sites_own_guard_on_an_attribute_filled_from_a_flag_selects_that_flag() -> None:
+    from extractor.reach.gates import gate_alternatives
+
+    path = "python/sglang/srt/models/layer.py"
+    args = SERVER_ARGS.replace('"--tp-size", type=int)', '"--tp-size", type=int, default=1)')
+    files = {
+        ARGS: args,
+        path: textwrap.dedent(
+            """\
+            from sglang.srt.server_args import get_server_args
+
+
+            class Layer:
+                def __init__(self, config):
+                    self.scattered = get_server_args().enable_adapters
+                    self.tp_size = get_server_args().tp_size
+                    if self.scattered:
+                        assert config.hidden_size % 4 == 0
+                    if self.tp_size is not None and self.tp_size > 1:
+                        raise ValueError("sharded layers are not supported")
+            """
+        ),
+    }
+    reach = site_reach_of(files, ARGS)
+    knowledge = build_knowledge({ARGS: args.encode()})
+
+    def gates(text: str) -> tuple[frozenset[tuple[str, str, tuple[str, ...]]], ...]:
+        return gate_alternatives(
+            text, path, knowledge, lambda atom: reach.passed_selector(path, "Layer.__init__", atom)
+        )
+
+    # ``self.scattered`` holds the switch's value (read through the args getter).
+    assert gates("self.scattered") == (frozenset({("flag", "--enable-adapters", ())}),)
+    # ``--tp-size`` holds 1 when not given: ``is not None`` passes on any launch and selects nothing.
+    assert gates("self.tp_size is not None") == ()
+    assert gate_alternatives("self.scattered", path, knowledge) == ()
+
+
 def test_the_guard_joins_the_callers_reach_keeping_the_values_both_allow() -> None:
     from extractor.reach.gates import with_gates
 

@@ -9,6 +9,7 @@ selecting flag, "use another value" as a workaround.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -530,7 +531,9 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
             if qualname not in by_q:
                 by_q[qualname] = _env_defaults(tidy(user_ways(sites.of(f.path, qualname))), on)
             key = str(partial.get("id", ""))
-            gates = gate_alternatives(_guard(key), f.path, knowledge)
+            gates = gate_alternatives(
+                _guard(key), f.path, knowledge, functools.partial(sites.passed_selector, f.path, qualname)
+            )
             joined = _env_defaults(tidy(with_gates(by_q[qualname], gates)), on)
             if joined != by_q[qualname]:
                 by_q[key] = joined

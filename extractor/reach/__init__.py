@@ -100,6 +100,11 @@ class SiteReach:
         # A way in that needs more than another one adds nothing to it.
         return tuple(c for c in out if not any(o < c for o in out))
 
+    def passed_selector(self, path: str, qualname: str, atom: tuple[str, ...]) -> Selector | None:
+        """The selector of a test of a parameter or ``self`` attribute (``atom``) read in ``qualname``
+        of ``path``, when its callers fill it from one flag."""
+        return self.finder.passed_selector(atom, path, f"{module_name(path)}:{qualname}")
+
     def passed_flags(self, path: str, qualname: str, token: str) -> tuple[FlagInfo, ...]:
         """The flags the callers fill value ``token`` (``n:param``, ``s:attr``) of ``qualname`` from."""
         return self.passed.of(module_name(path), qualname, token)

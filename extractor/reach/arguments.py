@@ -47,6 +47,9 @@ def _args_receiver(node: ast.expr) -> bool:
         return "args" in node.id.lower()
     if isinstance(node, ast.Attribute):
         return "args" in node.attr.lower()
+    if isinstance(node, ast.Call) and not node.args and not node.keywords:
+        # ``get_server_args().enable_x``: the process-wide args object, read through its getter.
+        return _args_receiver(node.func)
     return False
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from extractor.prose.knowledge import FlagInfo, Knowledge
 from extractor.reach.facts import Atom
@@ -25,7 +25,13 @@ _MAX_ALTERNATIVES = 3
 _MAX_EXPRESSION = 4000
 
 
-def gate_alternatives(expression: str, path: str, knowledge: Knowledge) -> tuple[frozenset[Selector], ...]:
+Resolve = Callable[[Atom], "Selector | None"]
+"""The selector of an atom the flags alone do not name (``self.x`` filled from a flag), or None."""
+
+
+def gate_alternatives(
+    expression: str, path: str, knowledge: Knowledge, resolve: Resolve | None = None
+) -> tuple[frozenset[Selector], ...]:
     """Alternatives of selectors the guard ``expression`` requires (``()``: none)."""
     if not expression or expression == "True" or len(expression) > _MAX_EXPRESSION:
         return ()
@@ -36,7 +42,7 @@ def gate_alternatives(expression: str, path: str, knowledge: Knowledge) -> tuple
     flags = knowledge.flags_for(path)
     alts: list[frozenset[Selector]] = [frozenset()]
     for conjunct in _conjuncts(tree.body):
-        options = _options(conjunct, flags, knowledge)
+        options = _options(conjunct, flags, knowledge, resolve)
         if not options:
             continue
         grown = [a | o for a in alts for o in options]
@@ -54,13 +60,13 @@ def _conjuncts(node: ast.expr) -> list[ast.expr]:
 
 
 def _options(
-    node: ast.expr, flags: Mapping[str, FlagInfo], knowledge: Knowledge
+    node: ast.expr, flags: Mapping[str, FlagInfo], knowledge: Knowledge, resolve: Resolve | None = None
 ) -> list[frozenset[Selector]]:
     """One selector set per way the conjunct can hold; ``[]`` when it says nothing sure."""
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
         out: list[frozenset[Selector]] = []
         for value in node.values:
-            one = _options(value, flags, knowledge)
+            one = _options(value, flags, knowledge, resolve)
             if not one:
                 return []  # a way through that selects nothing: the ``or`` requires nothing
             out.extend(one)
@@ -70,7 +76,21 @@ def _options(
     if atom is None:
         return []
     sel = atom_selector(atom, flags, knowledge)
-    return [] if sel is None else [frozenset({sel})]
+    if sel is None and resolve is not None:
+        sel = resolve(atom)
+    if sel is None or (atom[0] == "a" and sel[0] == "flag" and _always_true(sel[1], flags)):
+        return []
+    return [frozenset({sel})]
+
+
+_FALSY_DEFAULTS = frozenset({"", "0", "0.0", "false", "none", "[]", "{}", "()", "''", '""'})
+
+
+def _always_true(flag: str, flags: Mapping[str, FlagInfo]) -> bool:
+    """Whether a truth or ``is not None`` test of valued ``flag`` passes on a launch that does not
+    give it (``self.pp_size is not None`` with a default of 1): such a test selects nothing."""
+    info = next((i for i in flags.values() if i.flag == flag), None)
+    return info is not None and not info.is_bool and info.default.lower() not in _FALSY_DEFAULTS
 
 
 def _merge(options: list[frozenset[Selector]]) -> list[frozenset[Selector]]:

@@ -229,6 +229,10 @@ class ReachFinder:
         ordered = tuple(sorted(names))
         return ("arch", ordered[0], ()) if len(ordered) == 1 else ("arch", "", ordered)
 
+    def passed_selector(self, atom: tuple[str, ...], path: str, scope: str) -> Selector | None:
+        """:meth:`_passed_selector` with the flags of ``path``."""
+        return self._passed_selector(atom, self._flags(path), scope)
+
     def _passed_selector(
         self, atom: tuple[str, ...], flags: Mapping[str, FlagInfo], scope: str
     ) -> Selector | None:
