@@ -621,6 +621,42 @@ def test_an_abstract_method_body_is_reached_only_through_an_overrides_super_call
     )
 
 
+def test_a_base_method_is_reached_only_through_the_subclasses_that_do_not_override_it() -> None:
+    files = {
+        ARGS: SERVER_ARGS,
+        "python/sglang/srt/layers/quantization/__init__.py": textwrap.dedent(
+            """\
+            class BaseConfig:
+                def get_quant_method(self, layer):
+                    raise ValueError("this layer cannot be quantized")
+
+                def scale(self):
+                    raise ValueError("no scale for this layer")
+
+
+            class Fp8Config(BaseConfig):
+                def get_quant_method(self, layer):
+                    return layer
+
+
+            class Int4Config(BaseConfig):
+                pass
+
+
+            QUANTIZATION_METHODS = {"fp8": Fp8Config, "int4": Int4Config}
+            """
+        ),
+    }
+    reach = _site_reach(files)
+    path = "python/sglang/srt/layers/quantization/__init__.py"
+    # fp8 runs its own ``get_quant_method``: only int4 instances run the base one.
+    assert reach.of(path, "BaseConfig.get_quant_method") == (
+        frozenset({("flag", "--quantization", ("int4",))}),
+    )
+    # Both run the base ``scale``: every choice of the flag leads there, so nothing narrows it.
+    assert reach.of(path, "BaseConfig.scale") == ()
+
+
 # --------------------------------------------------------------------------- model selectors
 
 

@@ -413,12 +413,15 @@ class ReachFinder:
         calls = self._via_edges(self.index.callers(node), depth)
         if not d.owner:
             return calls
-        cls = self.reach(owner, depth)  # the class of a method is no further caller
+        name = node.rpartition(".")[2]
+        # The class of a method is no further caller; a subclass that overrides the method runs
+        # its own (its ``super()`` call, if any, is one of ``calls``).
+        cls = self.reach(owner, depth) if name in _CONSTRUCTORS else self._class_ways_for(owner, name, depth)
         if cls is not None and self._only_from_its_family(node, owner):
             # A public method called only from the classes it derives from or that derive from it is
             # called from outside too, through receivers we cannot read: its class's ways in hold.
             return list(cls)
-        if cls is not None and node.rpartition(".")[2] in _CONSTRUCTORS:
+        if cls is not None and name in _CONSTRUCTORS:
             # Building the class runs its constructor: every way the class is built is one in (the
             # ``super().__init__()`` of a subclass is one of those ways already).
             return [*cls, *(calls or [])]
@@ -429,6 +432,32 @@ class ReachFinder:
         if cls is None or cls == _FREE:
             return calls
         return [a | b for a in calls for b in cls]
+
+    def _class_ways_for(self, cls: str, name: str, depth: int) -> Reach | None:
+        """The ways into class ``cls`` whose instances run its own method ``name``: those of the
+        class itself and of the subclasses that do not override ``name``."""
+        below = self.index.descendants(cls)
+        if not any(name in self.index.methods.get(sub, {}) for sub in below):
+            return self.reach(cls, depth)
+        alts: list[Conj] = []
+        made = self._via_edges(self.index.callers(cls), depth)
+        found = made is not None
+        alts.extend(made or [])
+        for sub in sorted(self.index.subclasses.get(cls, [])):
+            if name in self.index.methods.get(sub, {}) or not self._made_somehow(sub):
+                continue
+            r = self._class_ways_for(sub, name, depth)
+            if r is not None:
+                found = True
+                alts.extend(r)
+        registered = self._registered.get(cls)
+        if registered:
+            found = True
+            alts.extend(frozenset({r}) for r in sorted(registered))
+        if not found:
+            return None
+        own = self.own(cls)
+        return _simplify([c | own for c in alts])
 
     def _super_calls(self, node: str, owner: str) -> list[Edge]:
         """The calls of method ``node`` made by same-named methods of classes derived from ``owner``."""
