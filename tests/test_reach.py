@@ -1058,6 +1058,10 @@ def test_a_flag_the_checkpoint_decides_is_no_value_to_switch_on_the_command_line
     assert not any("--quantization" in s for s in out["solutions"])
     assert "use a checkpoint made without it" in out["solutions"][0]
     assert "the quantization `int4` (the checkpoint's own, or asked for at launch)" in out["documentation"]
+    assert (
+        "runs only with `--quantization int4` (given, or declared by the checkpoint's config)."
+        in (out["documentation"])
+    )
     assert "--model-path <other-checkpoint>" in out["exampleFix"]
     back = RunReach.from_plain(orjson.loads(orjson.dumps(run.to_plain())))
     assert back is not None and back.agreed == {"--quantization"}

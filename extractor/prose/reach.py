@@ -52,12 +52,17 @@ _ON_BY_DEFAULT = ("on",)
 _LISTED_ARCHS = 4
 
 
-def _selector_words(sel: Selector, defaults: Mapping[str, str] | None = None) -> str:
+def _selector_words(
+    sel: Selector, defaults: Mapping[str, str] | None = None, agreed: AbstractSet[str] = frozenset()
+) -> str:
     kind, name, values = sel
     if kind == "flag":
         if not values:
             return f"`{name}`"
         said = " or ".join([f"`{name} {values[0]}`", *(f"`{v}`" for v in values[1:])])
+        if name in agreed:
+            # The checkpoint's config names the value itself; the flag only has to agree with it.
+            return f"{said} (given, or declared by the checkpoint's config)"
         default = defaults.get(name) if defaults else None
         if default == "":
             # Left out, the flag gets a value the launch code picks (for the model and hardware).
@@ -77,10 +82,14 @@ def _selector_words(sel: Selector, defaults: Mapping[str, str] | None = None) ->
     return f"`{name}`"
 
 
-def _conj_words(conj: frozenset[Selector], defaults: Mapping[str, str] | None = None) -> str:
+def _conj_words(
+    conj: frozenset[Selector],
+    defaults: Mapping[str, str] | None = None,
+    agreed: AbstractSet[str] = frozenset(),
+) -> str:
     ordered = sorted(conj, key=lambda s: ({"flag": 0, "env": 1, "arch": 2, "platform": 3}.get(s[0], 4), s))
     parts = []
-    flags = [_selector_words(s, defaults) for s in ordered if s[0] in ("flag", "env")]
+    flags = [_selector_words(s, defaults, agreed) for s in ordered if s[0] in ("flag", "env")]
     if flags:
         parts.append("with " + " and ".join(flags))
     archs = [_selector_words(s) for s in ordered if s[0] == "arch"]
@@ -93,10 +102,13 @@ def _conj_words(conj: frozenset[Selector], defaults: Mapping[str, str] | None = 
     return ", ".join(parts)
 
 
-def reach_phrase(reach: Reach, defaults: Mapping[str, str] | None = None) -> str:
+def reach_phrase(
+    reach: Reach, defaults: Mapping[str, str] | None = None, agreed: AbstractSet[str] = frozenset()
+) -> str:
     """``with `--attention-backend dsa` or `nsa`, for `X` checkpoints`` (empty when nothing narrows).
-    ``defaults``: valued flags that always hold a value -> their default (empty: picked by the code)."""
-    return "; or ".join(w for w in (_conj_words(c, defaults) for c in reach) if w)
+    ``defaults``: valued flags that always hold a value -> their default (empty: picked by the code);
+    ``agreed``: flags whose value the checkpoint's config declares."""
+    return "; or ".join(w for w in (_conj_words(c, defaults, agreed) for c in reach) if w)
 
 
 def _tags(reach: Reach) -> list[str]:
@@ -285,7 +297,7 @@ def _wording(
     forced: Forced | None = None,
     defaults: Mapping[str, str] | None = None,
 ) -> _Wording:
-    phrase = reach_phrase(reach, defaults)
+    phrase = reach_phrase(reach, defaults, agreed)
     if not phrase:
         return _Wording("", [], [], [], [])
     return _Wording(
