@@ -657,6 +657,68 @@ def test_a_base_method_is_reached_only_through_the_subclasses_that_do_not_overri
     assert reach.of(path, "BaseConfig.scale") == ()
 
 
+def test_a_method_the_base_dispatches_to_under_a_platform_gate_runs_only_on_that_platform() -> None:
+    files = {
+        ARGS: SERVER_ARGS,
+        "python/sglang/srt/layers/custom_op.py": textwrap.dedent(
+            """\
+            from sglang.srt.utils import is_npu
+
+            _is_npu = is_npu()
+
+
+            class CustomOp:
+                def __init__(self):
+                    self._forward = self.dispatch_forward()
+
+                def forward(self, x):
+                    return self._forward(x)
+
+                def forward_native(self, x):
+                    raise NotImplementedError
+
+                def forward_npu(self, x):
+                    return self.forward_native(x)
+
+                def dispatch_forward(self):
+                    if _is_npu:
+                        return self.forward_npu
+                    return self.forward_native
+            """
+        ),
+        "python/sglang/srt/layers/norm.py": textwrap.dedent(
+            """\
+            from sglang.srt.layers.custom_op import CustomOp
+
+
+            class Norm(CustomOp):
+                def forward_native(self, x):
+                    if x.dim() != 2:
+                        raise ValueError("norm wants a 2-d input")
+                    return x
+
+                def forward_npu(self, x):
+                    if x.dtype != "bf16":
+                        raise ValueError("the NPU norm wants bf16")
+                    return x
+
+
+            def build(server_args):
+                if server_args.enable_adapters:
+                    return Norm()
+            """
+        ),
+    }
+    reach = _site_reach(files)
+    assert reach.of("python/sglang/srt/layers/norm.py", "Norm.forward_npu") == (
+        frozenset({("flag", "--enable-adapters", ()), ("platform", "npu", ())}),
+    )
+    # The native path is the fallback everywhere: no platform is claimed for it.
+    assert reach.of("python/sglang/srt/layers/norm.py", "Norm.forward_native") == (
+        frozenset({("flag", "--enable-adapters", ())}),
+    )
+
+
 # --------------------------------------------------------------------------- model selectors
 
 

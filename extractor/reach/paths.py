@@ -420,7 +420,14 @@ class ReachFinder:
         if cls is not None and self._only_from_its_family(node, owner):
             # A public method called only from the classes it derives from or that derive from it is
             # called from outside too, through receivers we cannot read: its class's ways in hold.
-            return list(cls)
+            # A platform every such call is gated on still holds (``if _is_npu: return
+            # self.forward_npu`` in the base's dispatcher).
+            gates = [
+                frozenset(s for s in self.guard_selectors(e.guards, e.path, e.caller) if s[0] == "platform")
+                for e in self.index.callers(node)
+            ]
+            common = frozenset.intersection(*gates) if gates else frozenset()
+            return [c | common for c in cls]
         if cls is not None and name in _CONSTRUCTORS:
             # Building the class runs its constructor: every way the class is built is one in (the
             # ``super().__init__()`` of a subclass is one of those ways already).
