@@ -64,6 +64,14 @@ def test_a_parameter_filled_from_the_config_is_named_by_its_key() -> None:
     assert "vision_config.model_type" in _text(row, "documentation", "solutions")
 
 
+def test_a_constructor_filled_from_config_keys_by_its_class_method_names_those_keys() -> None:
+    got = rows()
+    for text, key in (("Unsupported weight_bits", "bits"), ("Unsupported packing", "packing")):
+        row = got[_line_of(text)]
+        assert row["errorType"] != "internal-invariant"
+        assert f"`{key}`" in _text(row, "documentation")
+
+
 def test_caller_data_causes_say_what_the_call_must_contain() -> None:
     got = rows()
     dup = got[_line_of("Duplicate job_id")]

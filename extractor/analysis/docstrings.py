@@ -192,9 +192,13 @@ def _parameters(
     passed: dict[str, list[str]] = {}
     if index is not None:
         key = "." + scope.name if method else scope.name
-        for c in index.calls.get(key, []):
-            if method and c.owner is not owner:
-                continue
+        calls = [c for c in index.calls.get(key, []) if not method or c.owner is owner]
+        if method and owner is not None and scope.name == "__init__":
+            # A constructor is called by building the class: ``Foo(...)`` anywhere in the file, or
+            # ``cls(...)`` in its own class methods (``from_config`` filling it from a config).
+            calls += index.calls.get(owner.name, [])
+            calls += [c for c in index.calls.get("cls", []) if c.owner is owner]
+        for c in calls:
             for name, expr in _arguments(c.call, positional):
                 text = _source(expr, c.caller, c.call.lineno, index)
                 if text and text != name:

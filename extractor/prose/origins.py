@@ -79,6 +79,9 @@ def config_path(text: str) -> str:
         node = ast.parse(text, mode="eval").body
     except SyntaxError:
         return ""
+    key = _mapping_key(node)
+    if key:
+        return key
     tail: list[str] = []
     if (
         isinstance(node, ast.Call)
@@ -103,6 +106,34 @@ def config_path(text: str) -> str:
     while len(chain) > 1 and chain[0] in _CONFIG_ROOTS:
         chain = chain[1:]
     return ".".join(chain)
+
+
+_KEY_READERS = frozenset({"get_from_keys", "get_from_keys_or", "get"})
+
+
+def _mapping_key(node: ast.expr) -> str:
+    """The key a read of a config mapping names: ``config["bits"]``, ``config.get("bits", 4)``,
+    ``cls.get_from_keys(config, ["bits"])`` (the first key of a list of spellings); else ``""``."""
+    mapping: ast.expr | None
+    key: ast.expr | None
+    if isinstance(node, ast.Subscript):
+        mapping, key = node.value, node.slice
+    elif (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _KEY_READERS
+    ):
+        if node.func.attr == "get":
+            mapping, key = node.func.value, node.args[0] if node.args else None
+        else:
+            mapping, key = (node.args[0], node.args[1]) if len(node.args) >= 2 else (None, None)
+    else:
+        return ""
+    if isinstance(key, ast.List | ast.Tuple) and key.elts:
+        key = key.elts[0]
+    if not (isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.isidentifier()):
+        return ""
+    if mapping is None or "config" not in unparse(mapping).lower():
+        return ""
+    return key.value
 
 
 def config_key_of(site: Site, subject: str) -> str:
