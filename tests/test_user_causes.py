@@ -38,13 +38,16 @@ def test_a_group_size_is_the_flag_that_sizes_the_group() -> None:
     assert any("--tp-size" in s for s in heads.solutions) and "--tp-size" in _after(heads)
     stage = got["StageModel.__init__"]
     assert "`--pp-size`" in stage.documentation and "--pp-size 1" in _after(stage)
+    # The attention part of the tensor-parallel group, by its group or a size named after it.
+    for qualname in ("attn_split", "KVSplit.__init__"):
+        assert "`--tp-size`" in got[qualname].documentation, qualname
+        assert got[qualname].errorType == "configuration"
 
 
 def test_a_size_compared_with_a_computed_value_or_unspelled_stays_internal() -> None:
     got = _prose("world_sizes.py", "python/sglang/srt/layers/split.py")
-    # One length per rank is the code agreeing with itself; an attention-only group has no flag.
+    # One length per rank is the code agreeing with itself.
     assert INTERNAL in got["gather"].documentation
-    assert INTERNAL in got["attn_split"].documentation
     # A size above 1 beside another test only says the parallel path runs: the other test fails.
     assert INTERNAL in got["all_to_all"].documentation
 

@@ -8,7 +8,9 @@ the launcher took from a flag. A check that splits a model dimension over that s
 flag. The group's name leads to the flag by the target's own spellings: ``tp`` to ``--tp-size``,
 ``ulysses_parallel`` to ``--ulysses-degree``, ``tensor_model_parallel`` to the alias
 ``--tensor-parallel-size``, ``sequence_parallel`` by its initials to ``--sp-degree``. A group no
-declared flag spells (``attn_tp``, ``world``) stays unnamed.
+declared flag spells (``world``) stays unnamed; ``attn_tp`` is the tensor-parallel group's
+attention part, sized by ``--tp-size``. A value named as a parallel size (``self.attn_tp_size``,
+``tp_size``, ``get_attention_tp_size()``) is read as that group's size.
 
 Only two shapes make the size the cause: a divisibility test on it and a comparison with a
 literal. An equality with a value the code computed (``len(seq_lens) != world_size``) is the
@@ -32,8 +34,12 @@ __all__ = ["flag_for_group", "group_of", "with_world_sizes"]
 
 _GETTER_RE = re.compile(r"^_?get_([a-z][a-z0-9_]*?)_world_size$")
 _GROUP_RE = re.compile(r"^_?(?:get_)?([a-z][a-z0-9_]*?)_group$")
-# Words a group's name carries that no flag spells: ``tensor_model_parallel`` is ``--tensor-parallel-size``.
-_FILLER = ("model", "parallel", "group")
+# ``get_attention_tp_size()``, ``self.attn_tp_size``, ``tp_size``: a parallel size by its short name.
+_SIZE_NAME_RE = re.compile(r"^_?(?:get_)?((?:attn_|attention_)?(?:tp|dp|pp|ep|cp|sp))_(?:world_)?size$")
+# Words a group's name carries that no flag spells: ``tensor_model_parallel`` is ``--tensor-parallel-size``;
+# the attention part of the tensor-parallel group (``attn_tp``) is sized by ``--tp-size`` (split
+# by ``--dp-size`` under DP attention).
+_FILLER = ("model", "parallel", "group", "attn", "attention")
 _SUFFIXES = ("_size", "_degree", "_parallel_size")
 _CMP = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
 _MIRROR = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "eq": "eq", "ne": "ne"}
@@ -44,7 +50,7 @@ def group_of(node: ast.expr, ctx: ReadContext | None = None, depth: int = 0) -> 
     without ``ctx``, local bindings are not followed."""
     if isinstance(node, ast.Call):
         name = called_name(node)
-        if not node.args and not node.keywords and (m := _GETTER_RE.match(name)):
+        if not node.args and not node.keywords and (m := _GETTER_RE.match(name) or _SIZE_NAME_RE.match(name)):
             return m.group(1)
         # ``max(get_ulysses_parallel_world_size(), 1)``: still that size.
         if name in ("max", "min", "int") and node.args:
@@ -73,7 +79,13 @@ def group_of(node: ast.expr, ctx: ReadContext | None = None, depth: int = 0) -> 
         values = ctx.bindings.get(node.id, ())
         if len(values) == 1:
             return group_of(values[0], ctx, depth + 1)
-    return None
+        if values:
+            return None
+    if ctx is None:
+        return None  # a name alone is read as a size only where its bindings were looked at
+    name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+    m = _SIZE_NAME_RE.match(name)
+    return m.group(1) if m else None
 
 
 def flag_for_group(group: str, flags: Mapping[str, FlagInfo]) -> FlagInfo | None:
