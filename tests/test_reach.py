@@ -719,6 +719,58 @@ def test_a_method_the_base_dispatches_to_under_a_platform_gate_runs_only_on_that
     )
 
 
+def test_a_predicate_on_the_checkpoints_architecture_selects_those_architectures() -> None:
+    files = {
+        ARGS: SERVER_ARGS,
+        "python/sglang/srt/configs/model_config.py": textwrap.dedent(
+            """\
+            def _hf_arch(config):
+                return (config.architectures or [None])[0]
+
+
+            def is_owl(config) -> bool:
+                \"\"\"Whether the checkpoint is an Owl model.\"\"\"
+                return _hf_arch(config) in ("OwlForCausalLM", "OwlForCausalLMNextN") and config.sparse
+
+
+            def is_gizmo(config):
+                arch = (config.architectures or [None])[0]
+                return arch == "GizmoForCausalLM"
+            """
+        ),
+        "python/sglang/srt/models/owl.py": "class OwlForCausalLM:\n    pass\n\n\nEntryClass = OwlForCausalLM\n",
+        "python/sglang/srt/mem_cache/pools.py": textwrap.dedent(
+            """\
+            from sglang.srt.configs.model_config import is_gizmo, is_owl
+
+
+            class OwlPool:
+                def state_infos(self):
+                    raise NotImplementedError("owl pools keep no state")
+
+
+            class GizmoPool:
+                def state_infos(self):
+                    raise NotImplementedError("gizmo pools keep no state")
+
+
+            def build(config):
+                owl = is_owl(config)
+                if owl:
+                    return OwlPool()
+                if is_gizmo(config):
+                    return GizmoPool()
+            """
+        ),
+    }
+    reach = _site_reach(files)
+    path = "python/sglang/srt/mem_cache/pools.py"
+    # Only architectures a model file serves are named (the draft head has no EntryClass here).
+    assert reach.of(path, "OwlPool.state_infos") == (frozenset({("arch", "OwlForCausalLM", ())}),)
+    # No model file serves ``GizmoForCausalLM``: the test names no checkpoint we know.
+    assert reach.of(path, "GizmoPool.state_infos") == ()
+
+
 # --------------------------------------------------------------------------- model selectors
 
 

@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 19
+FACTS_VERSION = 20
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 Atom = tuple[str, ...]
@@ -126,7 +126,8 @@ class FileFacts:
     """What a module-level function's value says when it is true (or not None): ``("p", qualname,
     atom indexes...)`` for a predicate that only returns a test (``return args.enable_x``), its
     atoms; ``("c", qualname, class names...)`` for a function that returns something only when
-    ``isinstance(x, C)`` holds for one of the classes (``None`` otherwise)."""
+    ``isinstance(x, C)`` holds for one of the classes (``None`` otherwise); ``("a", qualname,
+    architectures...)`` for one that returns whether the checkpoint's architecture is one of those."""
     agreed: list[str] = field(default_factory=list)
     """Attributes (flag destinations) filled from a derived value when not given, and refused when a
     given value disagrees with it (:mod:`extractor.reach.agreement`)."""

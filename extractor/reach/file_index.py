@@ -103,6 +103,56 @@ def _isinstance_returns(body: Sequence[ast.stmt]) -> list[ast.expr] | None:
     return classes or None
 
 
+def _arch_returns(body: Sequence[ast.stmt]) -> list[str] | None:
+    """The architecture names of ``return config.architectures[0] in ("XForCausalLM", ...)`` (or of
+    a helper named for the architecture, or a name bound to either), when that test is all the
+    function returns (or one conjunct of it); other statements may only bind names."""
+    bound: dict[str, ast.expr] = {}
+    for i, stmt in enumerate(body):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            bound[stmt.targets[0].id] = stmt.value
+            continue
+        if not (isinstance(stmt, ast.Return) and stmt.value is not None and i == len(body) - 1):
+            return None
+        value = stmt.value
+        parts = value.values if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.And) else [value]
+        for part in parts:
+            if not (isinstance(part, ast.Compare) and len(part.ops) == 1):
+                continue
+            if not isinstance(part.ops[0], ast.In | ast.Eq):
+                continue
+            subject = part.left
+            if isinstance(subject, ast.Name) and subject.id in bound:
+                subject = bound[subject.id]
+            if not _reads_architecture(subject):
+                continue
+            right = part.comparators[0]
+            items = right.elts if isinstance(right, ast.Tuple | ast.List | ast.Set) else [right]
+            names = [e.value for e in items if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            if (
+                names
+                and len(names) == len(items)
+                and all(n.isidentifier() and n[:1].isupper() for n in names)
+            ):
+                return names
+        return None
+    return None
+
+
+def _reads_architecture(node: ast.expr) -> bool:
+    """``config.architectures[0]``, ``(cfg.architectures or [None])[0]``, ``_hf_arch(config)``."""
+    if isinstance(node, ast.Subscript):
+        node = node.value
+        if isinstance(node, ast.BoolOp):
+            node = node.values[0]
+        return isinstance(node, ast.Attribute) and node.attr == "architectures"
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        return "arch" in name.lower()
+    return False
+
+
 def _class_alternatives(node: ast.expr) -> list[ast.expr] | None:
     if isinstance(node, ast.Tuple):
         parts = [_class_alternatives(e) for e in node.elts]
@@ -475,6 +525,11 @@ class _Builder:
             and not isinstance(s, ast.Import | ast.ImportFrom)
         ]
         params = set(positional_params(func)) | {a.arg for a in func.args.kwonlyargs}
+        archs = _arch_returns(body)
+        if archs:
+            # ``return config.architectures[0] in (...)``: true only for those checkpoints.
+            self.facts.tests.append(("a", name, *archs))
+            return
         if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
             # ``return args.enable_x and _is_cuda``: true only where every atom holds. An atom of a
             # parameter names the caller's value, which this function cannot tell.

@@ -112,6 +112,7 @@ class ReachFinder:
             for node, sel in config_selectors(self.index, f):
                 registered.setdefault(node, set()).add(sel)
         self._registered = {k: frozenset(v) for k, v in registered.items()}
+        self._arch_names = frozenset(archs)
         self._all_choices: dict[str, tuple[str, ...]] = {}
         for info in self.knowledge.flag_info.values():
             if info.choices:
@@ -207,6 +208,11 @@ class ReachFinder:
                 sel = self._config_archs(test[2:], g)
                 if sel is not None:
                     out.add(sel)
+            elif test[0] == "a":
+                # Only names some model file serves: a renamed or draft head is no checkpoint's.
+                names = sorted({n for n in test[2:] if n in self._arch_names})
+                if names:
+                    out.add(("arch", names[0], ()) if len(names) == 1 else ("arch", "", tuple(names)))
         self._tests_memo[node] = frozenset(out)
         return self._tests_memo[node]
 
