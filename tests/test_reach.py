@@ -771,6 +771,61 @@ def test_a_predicate_on_the_checkpoints_architecture_selects_those_architectures
     assert reach.of(path, "GizmoPool.state_infos") == ()
 
 
+def test_a_value_test_of_an_attribute_holding_the_flags_enum_selects_that_value() -> None:
+    files = {
+        ARGS: SERVER_ARGS,
+        "python/sglang/srt/layers/moe/backend.py": textwrap.dedent(
+            """\
+            from enum import Enum
+
+
+            class MoeRunnerBackend(Enum):
+                AUTO = "auto"
+                GROUPED = "grouped"
+                TILED = "tiled"
+
+                def is_grouped(self):
+                    return self == MoeRunnerBackend.GROUPED
+
+
+            def get_moe_runner_backend() -> MoeRunnerBackend:
+                return MoeRunnerBackend.AUTO
+            """
+        ),
+        "python/sglang/srt/lora/moe_layer.py": textwrap.dedent(
+            """\
+            from sglang.srt.layers.moe.backend import MoeRunnerBackend, get_moe_runner_backend
+
+
+            def grouped_lora(x):
+                raise NotImplementedError("grouped LoRA needs a bf16 input")
+
+
+            class MoEWithAdapters:
+                def __init__(self, quantized):
+                    backend = get_moe_runner_backend()
+                    if quantized:
+                        backend = MoeRunnerBackend.TILED
+                    self._backend = backend
+
+                def forward(self, x):
+                    if self._backend.is_grouped():
+                        return grouped_lora(x)
+                    return x
+
+
+            def build(server_args):
+                if server_args.enable_adapters:
+                    return MoEWithAdapters(False)
+            """
+        ),
+    }
+    reach = _site_reach(files)
+    assert reach.of("python/sglang/srt/lora/moe_layer.py", "grouped_lora") == (
+        frozenset({("flag", "--enable-adapters", ()), ("flag", "--moe-runner-backend", ("grouped",))}),
+    )
+
+
 # --------------------------------------------------------------------------- model selectors
 
 

@@ -156,6 +156,11 @@ class ReachFinder:
             if atom[0] == "t":
                 out |= self._tested(atom[1], path, scope or "<module>", 0)
                 continue
+            if atom[0] == "i" and atom[2] == "self" and atom[1] not in flags and scope is not None:
+                # ``self._backend.is_x()`` where the class stores a value of the flag's enum there.
+                dest = self._attr_flag(scope, atom[1], flags)
+                if dest is not None:
+                    atom = ("i", dest, "enum", *atom[3:])
             if atom[0] == "i":
                 # ``algo.is_dflash()`` on a class named after the flag: the members it returns for.
                 members = self._value_tests.get((atom[1], atom[3]))
@@ -167,6 +172,23 @@ class ReachFinder:
             if sel is not None:
                 out.add(sel)
         return frozenset(out)
+
+    def _attr_flag(self, scope: str, attr: str, flags: Mapping[str, FlagInfo]) -> str | None:
+        """The flag whose value attribute ``attr`` of the class of definition ``scope`` holds, read
+        from what its methods store there (``MoeRunnerBackend.TRITON``, ``get_moe_runner_backend()``)."""
+        module, _, qual = scope.rpartition(":")
+        cls = self.index.owner_class(module, qual) if module else None
+        stored = self.index.attrs.get(cls, {}).get(attr, "") if cls is not None else ""
+        dests = set()
+        for alt in stored.split("|"):
+            for part in alt.split("."):
+                if part.endswith("()") and part.startswith("get_"):
+                    dest: str | None = part[4:-2]
+                else:
+                    dest = class_flag_name(part)
+                if dest is not None and dest in flags:
+                    dests.add(dest)
+        return dests.pop() if len(dests) == 1 else None
 
     def _tested(self, callee: str, path: str, scope: str, depth: int) -> frozenset[Selector]:
         """What a call's value being true says: the atoms of a predicate the callee only returns, or
