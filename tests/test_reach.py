@@ -826,6 +826,55 @@ def test_a_value_test_of_an_attribute_holding_the_flags_enum_selects_that_value(
     )
 
 
+def test_ways_in_that_differ_in_one_flag_are_said_once_with_what_they_share() -> None:
+    decode = ("flag", "--decode-backend", ("fast",))
+    prefill = ("flag", "--prefill-backend", ("fast",))
+    shared = {("arch", "OwlForCausalLM", ()), ("platform", "cuda", ())}
+    reach = (frozenset({decode, *shared}), frozenset({prefill, *shared}))
+    assert reach_phrase(reach) == (
+        "with `--decode-backend fast` or `--prefill-backend fast`, for `OwlForCausalLM` checkpoints, "
+        "on CUDA (NVIDIA GPUs)"
+    )
+    # Ways that differ in more than one choice stay apart.
+    apart = (frozenset({decode, ("platform", "cuda", ())}), frozenset({prefill, ("platform", "hip", ())}))
+    assert "; or " in reach_phrase(apart)
+
+
+def test_a_flag_read_through_its_accessor_and_handed_on_as_a_local_selects_its_value() -> None:
+    files = {
+        ARGS: SERVER_ARGS,
+        "python/sglang/srt/layers/moe/dispatch.py": textwrap.dedent(
+            """\
+            _BACKEND = None
+
+
+            def get_moe_runner_backend():
+                return _BACKEND
+
+
+            class TiledKernel:
+                def run(self, x):
+                    raise NotImplementedError("the tiled kernel wants a 2-d input")
+
+
+            class Dispatcher:
+                def __init__(self, backend):
+                    if backend == "tiled":
+                        self.kernel = TiledKernel()
+
+
+            def build():
+                backend = get_moe_runner_backend()
+                return Dispatcher(backend)
+            """
+        ),
+    }
+    reach = _site_reach(files)
+    assert reach.of("python/sglang/srt/layers/moe/dispatch.py", "TiledKernel.run") == (
+        frozenset({("flag", "--moe-runner-backend", ("tiled",))}),
+    )
+
+
 # --------------------------------------------------------------------------- model selectors
 
 

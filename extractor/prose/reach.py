@@ -108,6 +108,15 @@ def reach_phrase(
     """``with `--attention-backend dsa` or `nsa`, for `X` checkpoints`` (empty when nothing narrows).
     ``defaults``: valued flags that always hold a value -> their default (empty: picked by the code);
     ``agreed``: flags whose value the checkpoint's config declares."""
+    common = frozenset.intersection(*reach) if len(reach) > 1 else frozenset()
+    rest = [c - common for c in reach]
+    if common and all(len(r) == 1 and next(iter(r))[0] in ("flag", "env") for r in rest):
+        # ``with A, for X; or with B, for X`` reads as ``with A or B, for X``.
+        either = " or ".join(_selector_words(next(iter(r)), defaults, agreed) for r in rest)
+        shared = _conj_words(common, defaults, agreed)
+        if shared.startswith("with "):
+            return f"with {either}, and {shared}"
+        return f"with {either}, {shared}"
     return "; or ".join(w for w in (_conj_words(c, defaults, agreed) for c in reach) if w)
 
 

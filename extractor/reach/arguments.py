@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -42,6 +43,9 @@ MAX_DEPTH = 5
 _MAX_FLAGS = 3
 
 
+_ACCESSOR = re.compile(r"^get_([a-z][a-z0-9_]*)$")
+
+
 def _args_receiver(node: ast.expr) -> bool:
     if isinstance(node, ast.Name):
         return "args" in node.id.lower()
@@ -58,6 +62,12 @@ def value_source(node: ast.expr) -> tuple[str, str] | None:
     group = group_of(node) if isinstance(node, ast.Call | ast.Attribute) else None
     if group is not None:
         return ("w", group)
+    if isinstance(node, ast.Call) and not node.args and not node.keywords:
+        # ``get_linear_attn_decode_backend()``: the accessor of the value the flag set.
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        m = _ACCESSOR.match(name)
+        return ("f", m.group(1)) if m else None
     if isinstance(node, ast.Name):
         return ("n", node.id)
     if isinstance(node, ast.Attribute):
@@ -110,8 +120,9 @@ def self_assignment(stmt: ast.stmt) -> tuple[str, str, str] | None:
 
 
 def bindable_names(func: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
-    """Names whose new value a caller's flag may reach through: parameters (``n``) and the
-    module globals the function declares ``global`` (``g``)."""
+    """Names whose new value a caller's flag may reach through: parameters and the locals a
+    plain assignment binds (``n``: ``backend = get_x_backend()`` handed on as ``f(backend)``),
+    and the module globals the function declares ``global`` (``g``)."""
     args = func.args
     out = {a.arg: "n" for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
     # ``global`` is a statement: the function's own statements hold every one that is its own
@@ -119,6 +130,10 @@ def bindable_names(func: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, st
     for stmt in own_statements(func.body):
         if isinstance(stmt, ast.Global):
             out.update(dict.fromkeys(stmt.names, "g"))
+        elif (
+            isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+        ):
+            out.setdefault(stmt.targets[0].id, "n")
     return out
 
 

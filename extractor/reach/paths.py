@@ -264,7 +264,7 @@ class ReachFinder:
     def _passed_selector(
         self, atom: tuple[str, ...], flags: Mapping[str, FlagInfo], scope: str
     ) -> Selector | None:
-        if self.passed is None or atom[0] not in ("a", "v") or atom[2] not in ("name", "self"):
+        if self.passed is None or atom[0] not in ("a", "v", "i") or atom[2] not in ("name", "self"):
             return None
         module, _, qual = scope.partition(":")
         found = self.passed.of(module, qual, f"{'n' if atom[2] == 'name' else 's'}:{atom[1]}")
