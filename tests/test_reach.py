@@ -875,6 +875,40 @@ def test_a_flag_read_through_its_accessor_and_handed_on_as_a_local_selects_its_v
     )
 
 
+def test_a_backend_flag_no_registry_is_keyed_by_offers_its_declared_choices() -> None:
+    from extractor.prose.reach import RunReach
+
+    args = SERVER_ARGS.replace(
+        '"--moe-runner-backend", type=str, choices=["auto", "grouped", "tiled"])',
+        '"--moe-runner-backend", type=str, choices=["auto", "grouped", "tiled", "fake"])',
+    )
+    reach = site_reach_of({ARGS: args}, ARGS)
+    # Declared choices stand in for a registry (a stand-in for tests is left out); a mode or a
+    # switch is no backend to swap.
+    assert reach.choices["--moe-runner-backend"] == ("auto", "grouped", "tiled")
+    assert "--attention-backend" in reach.choices and "--quantization" not in reach.choices
+    grouped = (frozenset({("flag", "--moe-runner-backend", ("grouped",))}),)
+    partial = {
+        "id": "run\x1fraise\x1fValueError\x1f\x1f\x000",
+        "documentation": "d.",
+        "triggerScenarios": "t.",
+        "tags": [],
+        "solutions": ["Report it as a bug"],
+        "exampleFix": "",
+    }
+    run = RunReach({"a.py": {"run": grouped}}, reach.choices)
+    assert run.apply("a.py", partial)["solutions"][-1] == (
+        "This code runs only with `--moe-runner-backend grouped`: if that moe runner backend is not "
+        "required, use another one, e.g. `--moe-runner-backend auto`"
+    )
+    # The check's own gate already offers another value: the reach does not say it twice.
+    said = {
+        **partial,
+        "solutions": ["Or pick a `--moe-runner-backend` other than grouped: it only runs then"],
+    }
+    assert run.apply("a.py", said)["solutions"] == said["solutions"]
+
+
 # --------------------------------------------------------------------------- model selectors
 
 

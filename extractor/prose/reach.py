@@ -270,9 +270,17 @@ def _with_args(fix: str, args: list[str]) -> str:
 _WITHOUT_RE = re.compile(r"launch without `([^`]+)`")
 
 
+_SWAP_RE = re.compile(r"use another one, e\.g\. `(--[a-z0-9-]+) ")
+_OTHER_RE = re.compile(r"`(--[a-z0-9-]+)` other than")
+
+
 def _said_already(extra: str, solutions: Sequence[str]) -> bool:
-    """Whether every "launch without `X`" that ``extra`` advises is already a solution: the
-    reach says the same thing the check's own gate did, and twice reads as two fixes."""
+    """Whether every "launch without `X`" that ``extra`` advises is already a solution, or the
+    other value of flag X it offers already is ("pick a `--x` other than ..."): the reach says
+    the same thing the check's own gate did, and twice reads as two fixes."""
+    swapped = _SWAP_RE.search(extra)
+    if swapped is not None and any(swapped.group(1) in _OTHER_RE.findall(s) for s in solutions):
+        return True
     dropped = set(_WITHOUT_RE.findall(extra))
     if not dropped:
         return False

@@ -53,6 +53,7 @@ Reach = tuple[Conj, ...]
 """Alternatives; ``()`` when nothing narrows the path."""
 
 _FREE: Reach = (frozenset(),)
+_STAND_INS = frozenset({"fake", "dummy", "mock", "stub"})
 _CONSTRUCTORS = frozenset({"__init__", "__new__", "__post_init__"})
 
 
@@ -117,6 +118,24 @@ class ReachFinder:
         for info in self.knowledge.flag_info.values():
             if info.choices:
                 self._all_choices.setdefault(info.flag, info.choices)
+        # A backend flag no registry is keyed by still offers the values it declares
+        # (``--moe-runner-backend``, dispatched by ``if/elif`` on its enum), in each package that
+        # declares it: another backend does the same work. A mode or a role (``--disaggregation-mode
+        # decode``) is no such swap.
+        for ns, declared in sorted(self.knowledge.scoped.items()):
+            for info in declared.values():
+                if (
+                    info.choices
+                    and not info.is_list
+                    and info.dest.endswith("_backend")
+                    and info.flag not in keys
+                ):
+                    # A stand-in for tests (``fake``) is no backend to run on.
+                    real = [c for c in info.choices if c.lower() not in _STAND_INS]
+                    scoped_keys.setdefault(ns, {}).setdefault(info.flag, dict.fromkeys(real))
+        for by_flag in scoped_keys.values():
+            for flag, values in by_flag.items():
+                keys.setdefault(flag, dict(values))
         mentions = self.knowledge.mentions
         self.choices = {
             flag: _broadest_first(tuple(v), mentions.get(flag, {})) for flag, v in sorted(keys.items())
