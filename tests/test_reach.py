@@ -909,6 +909,50 @@ def test_a_backend_flag_no_registry_is_keyed_by_offers_its_declared_choices() ->
     assert run.apply("a.py", said)["solutions"] == said["solutions"]
 
 
+def test_a_switch_another_flag_turns_on_is_left_only_without_both() -> None:
+    from extractor.prose.reach import RunReach
+
+    args = SERVER_ARGS.replace(
+        "    tp_size: int = 1\n",
+        "    tp_size: int = 1\n    adapter_paths: str = None\n\n"
+        "    def check_adapters(self):\n"
+        "        if self.adapter_paths:\n"
+        '            self.override("check_adapters", enable_adapters=True)\n'
+        "        if self.tp_size:\n"
+        "            self.enable_adapters = True\n",
+    ).replace(
+        '        parser.add_argument("--tp-size", type=int)\n',
+        '        parser.add_argument("--tp-size", type=int)\n'
+        '        parser.add_argument("--adapter-paths", type=str)\n',
+    )
+    knowledge = build_knowledge({ARGS: args.encode()})
+    # Both ways the launch code turns the switch on are read; a switch never implies itself.
+    assert knowledge.implied == {"--enable-adapters": ("--adapter-paths", "--tp-size")}
+    reach = (frozenset({("flag", "--enable-adapters", ())}),)
+    assert reach_phrase(reach, implied={"--enable-adapters": ("--adapter-paths",)}) == (
+        "with `--enable-adapters` (or `--adapter-paths`, which turns it on)"
+    )
+    partial = {
+        "id": "run\x1fraise\x1fValueError\x1f\x1f\x000",
+        "documentation": "d.",
+        "triggerScenarios": "t.",
+        "tags": [],
+        "solutions": ["Report it as a bug"],
+        "exampleFix": "",
+    }
+    run = RunReach(
+        {"a.py": {"run": reach}},
+        {},
+        switches={"--enable-adapters"},
+        implied={"--enable-adapters": ("--adapter-paths",)},
+    )
+    assert run.apply("a.py", partial)["solutions"][-1].endswith(
+        "launch without `--enable-adapters` and without `--adapter-paths`, which turns it on"
+    )
+    back = RunReach.from_plain(orjson.loads(orjson.dumps(run.to_plain())))
+    assert back is not None and back.implied == {"--enable-adapters": ("--adapter-paths",)}
+
+
 # --------------------------------------------------------------------------- model selectors
 
 

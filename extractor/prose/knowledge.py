@@ -122,6 +122,9 @@ class Knowledge:
     """flag -> value -> how often the declaring files compare the flag's attribute with the value or
     assign it (``self.attention_backend = "triton"``): the value the launch code falls back to and
     accepts most is the broadest one."""
+    implied: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """switch -> the flags the launch code turns it on for (``if self.lora_paths: ...
+    enable_lora=True``): given, they put a site behind the switch on the path too."""
 
     @classmethod
     def empty(cls) -> Knowledge:
@@ -234,6 +237,7 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
     checks: dict[str, dict[str, list[tuple[str, tuple[str, ...]]]]] = {}
     filled: dict[str, set[str]] = {}
     mentions: dict[str, dict[str, int]] = {}
+    turns_on: set[tuple[str, str]] = set()
     for path in sorted(files):
         if not is_knowledge_path(path):
             continue
@@ -252,6 +256,7 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
                     found.append((op, values))
             fields.setdefault(ns, set()).update(ff.fields)
             _count_mentions(tree, mentions)
+            turns_on.update(_turned_on(tree))
             filled.setdefault(ns, set()).update(filled_when_unset(tree))
             for c, bs in ff.bases.items():
                 bases.setdefault((ns, c), []).extend(bs)
@@ -310,7 +315,48 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
                 if d in merged and merged[d].choices
             }
         ),
+        implied=_frozen(_implied(turns_on, merged)),
     )
+
+
+def _turned_on(tree: ast.Module) -> set[tuple[str, str]]:
+    """``(a, b)`` for each ``if x.a: ... x.b = True`` (or ``x.override(..., b=True)``)."""
+    out: set[tuple[str, str]] = set()
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.If) and isinstance(node.test, ast.Attribute)):
+            continue
+        given = node.test.attr
+        for stmt in node.body:
+            for sub in ast.walk(stmt):
+                if (
+                    isinstance(sub, ast.Assign)
+                    and len(sub.targets) == 1
+                    and isinstance(sub.targets[0], ast.Attribute)
+                    and isinstance(sub.value, ast.Constant)
+                    and sub.value.value is True
+                ):
+                    out.add((given, sub.targets[0].attr))
+                elif (
+                    isinstance(sub, ast.Call)
+                    and isinstance(sub.func, ast.Attribute)
+                    and sub.func.attr == "override"
+                ):
+                    out.update((given, k.arg) for k in sub.keywords if k.arg and _is_true(k.value))
+    return out
+
+
+def _is_true(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is True
+
+
+def _implied(turns_on: set[tuple[str, str]], flags: Mapping[str, FlagInfo]) -> dict[str, tuple[str, ...]]:
+    """switch -> the flags that turn it on, both declared (a switch turned on by itself is none)."""
+    out: dict[str, set[str]] = {}
+    for given, switch in turns_on:
+        a, b = flags.get(given), flags.get(switch)
+        if a is not None and b is not None and b.is_bool and a is not b:
+            out.setdefault(b.flag, set()).add(a.flag)
+    return {flag: tuple(sorted(by)) for flag, by in sorted(out.items())}
 
 
 def _count_mentions(tree: ast.Module, mentions: dict[str, dict[str, int]]) -> None:

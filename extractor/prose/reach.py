@@ -52,13 +52,26 @@ _ON_BY_DEFAULT = ("on",)
 _LISTED_ARCHS = 4
 
 
+Implied = Mapping[str, Sequence[str]]
+"""switch -> the flags whose giving turns it on in the launch code (``--lora-paths`` turns on
+``--enable-lora``)."""
+
+
+def _either(flags: Sequence[str]) -> str:
+    return " or ".join(f"`{f}`" for f in flags)
+
+
 def _selector_words(
-    sel: Selector, defaults: Mapping[str, str] | None = None, agreed: AbstractSet[str] = frozenset()
+    sel: Selector,
+    defaults: Mapping[str, str] | None = None,
+    agreed: AbstractSet[str] = frozenset(),
+    implied: Implied | None = None,
 ) -> str:
     kind, name, values = sel
     if kind == "flag":
         if not values:
-            return f"`{name}`"
+            by = implied.get(name, ()) if implied else ()
+            return f"`{name}` (or {_either(by)}, which turns it on)" if by else f"`{name}`"
         said = " or ".join([f"`{name} {values[0]}`", *(f"`{v}`" for v in values[1:])])
         if name in agreed:
             # The checkpoint's config names the value itself; the flag only has to agree with it.
@@ -86,10 +99,11 @@ def _conj_words(
     conj: frozenset[Selector],
     defaults: Mapping[str, str] | None = None,
     agreed: AbstractSet[str] = frozenset(),
+    implied: Implied | None = None,
 ) -> str:
     ordered = sorted(conj, key=lambda s: ({"flag": 0, "env": 1, "arch": 2, "platform": 3}.get(s[0], 4), s))
     parts = []
-    flags = [_selector_words(s, defaults, agreed) for s in ordered if s[0] in ("flag", "env")]
+    flags = [_selector_words(s, defaults, agreed, implied) for s in ordered if s[0] in ("flag", "env")]
     if flags:
         parts.append("with " + " and ".join(flags))
     archs = [_selector_words(s) for s in ordered if s[0] == "arch"]
@@ -103,21 +117,25 @@ def _conj_words(
 
 
 def reach_phrase(
-    reach: Reach, defaults: Mapping[str, str] | None = None, agreed: AbstractSet[str] = frozenset()
+    reach: Reach,
+    defaults: Mapping[str, str] | None = None,
+    agreed: AbstractSet[str] = frozenset(),
+    implied: Implied | None = None,
 ) -> str:
     """``with `--attention-backend dsa` or `nsa`, for `X` checkpoints`` (empty when nothing narrows).
     ``defaults``: valued flags that always hold a value -> their default (empty: picked by the code);
-    ``agreed``: flags whose value the checkpoint's config declares."""
+    ``agreed``: flags whose value the checkpoint's config declares; ``implied``: the flags that turn
+    a switch on."""
     common = frozenset.intersection(*reach) if len(reach) > 1 else frozenset()
     rest = [c - common for c in reach]
     if common and all(len(r) == 1 and next(iter(r))[0] in ("flag", "env") for r in rest):
         # ``with A, for X; or with B, for X`` reads as ``with A or B, for X``.
-        either = " or ".join(_selector_words(next(iter(r)), defaults, agreed) for r in rest)
-        shared = _conj_words(common, defaults, agreed)
+        either = " or ".join(_selector_words(next(iter(r)), defaults, agreed, implied) for r in rest)
+        shared = _conj_words(common, defaults, agreed, implied)
         if shared.startswith("with "):
             return f"with {either}, and {shared}"
         return f"with {either}, {shared}"
-    return "; or ".join(w for w in (_conj_words(c, defaults, agreed) for c in reach) if w)
+    return "; or ".join(w for w in (_conj_words(c, defaults, agreed, implied) for c in reach) if w)
 
 
 def _tags(reach: Reach) -> list[str]:
@@ -174,6 +192,7 @@ def _workarounds(
     agreed: AbstractSet[str] = frozenset(),
     optional: AbstractSet[str] = frozenset(),
     forced: Forced | None = None,
+    implied: Implied | None = None,
 ) -> list[str]:
     if len(reach) != 1:
         return []
@@ -202,6 +221,11 @@ def _workarounds(
         if kind == "flag" and not values and (name in switches or (name in optional and name not in agreed)):
             out.append(
                 f"This code runs only with `{name}`: if you can do without it, launch without `{name}`"
+                + (
+                    f" and without {_either(by)}, which turns it on"
+                    if (by := (implied or {}).get(name))
+                    else ""
+                )
             )
         elif kind == "flag" and name in optional and name not in agreed:
             # A valued flag that is off unless given: leaving it out leaves every value's path.
@@ -313,14 +337,15 @@ def _wording(
     optional: AbstractSet[str] = frozenset(),
     forced: Forced | None = None,
     defaults: Mapping[str, str] | None = None,
+    implied: Implied | None = None,
 ) -> _Wording:
-    phrase = reach_phrase(reach, defaults, agreed)
+    phrase = reach_phrase(reach, defaults, agreed, implied)
     if not phrase:
         return _Wording("", [], [], [], [])
     return _Wording(
         phrase,
         _tags(reach),
-        _workarounds(reach, choices, switches, agreed, optional, forced),
+        _workarounds(reach, choices, switches, agreed, optional, forced, implied),
         _command_args(reach, switches),
         _other_values(reach, choices, forced),
         _forced_sentence(reach, forced or {}),
@@ -408,6 +433,7 @@ class RunReach:
         scoped: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
         namespaces: Mapping[str, str] | None = None,
         defaults: Mapping[str, str] | None = None,
+        implied: Implied | None = None,
     ) -> None:
         # path -> qualname (the callers' reach) or whole site key (a site whose own guard
         # narrows it further) -> reach.
@@ -430,6 +456,8 @@ class RunReach:
         self.defaults = defaults or {}
         """Valued flags that always hold a value -> their literal default (empty: the launch code
         picks one when the flag is left out): a path they select is not only for those who give it."""
+        self.implied = implied or {}
+        """Switches -> the flags that turn them on: leaving the path needs those left out too."""
         self._wordings: dict[tuple[str, Reach], _Wording] = {}
 
     def apply(self, path: str, partial: Mapping[str, Any]) -> dict[str, Any]:
@@ -453,7 +481,14 @@ class RunReach:
         wording = self._wordings.get((ns or "", reach))
         if wording is None:
             wording = self._wordings[(ns or "", reach)] = _wording(
-                reach, choices, self.switches, self.agreed, self.optional, self.forced, self.defaults
+                reach,
+                choices,
+                self.switches,
+                self.agreed,
+                self.optional,
+                self.forced,
+                self.defaults,
+                self.implied,
             )
         return with_reach(partial, reach, choices, self.switches, self.agreed, self.optional, wording)
 
@@ -479,6 +514,7 @@ class RunReach:
             },
             "namespaces": dict(sorted(self.namespaces.items())),
             "defaults": dict(sorted(self.defaults.items())),
+            "implied": {f: list(by) for f, by in sorted(self.implied.items())},
             "passed": {
                 path: {
                     q: {t: [list(r) for r in rows] for t, rows in sorted(by_t.items())}
@@ -519,9 +555,12 @@ class RunReach:
             }
             namespaces = {str(p): str(ns) for p, ns in data["namespaces"].items()}
             defaults = {str(f): str(d) for f, d in data["defaults"].items()}
+            implied = {str(f): tuple(str(b) for b in by) for f, by in data["implied"].items()}
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
-        return cls(table, choices, passed, switches, agreed, optional, forced, scoped, namespaces, defaults)
+        return cls(
+            table, choices, passed, switches, agreed, optional, forced, scoped, namespaces, defaults, implied
+        )
 
 
 def _qualname(partial: Mapping[str, Any]) -> str:
@@ -587,6 +626,7 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
         sites.scoped_choices,
         namespaces,
         dict(sorted(defaults.items())),
+        knowledge.implied,
     )
 
 
