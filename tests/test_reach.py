@@ -763,8 +763,38 @@ def test_a_predicate_on_the_checkpoints_architecture_selects_those_architectures
             """
         ),
     }
+    files["python/sglang/srt/models/owl_attention.py"] = textwrap.dedent(
+        """\
+        from sglang.srt.configs.model_config import is_owl
+
+
+        class Indexer:
+            def select(self, q):
+                raise ValueError("the indexer wants a 3-d query")
+
+
+        class SharedAttention:
+            def __init__(self, config):
+                self.use_index = is_owl(config)
+                self.indexer = Indexer()
+
+            def forward(self, q):
+                use = self.use_index
+                if use:
+                    return self.indexer.select(q)
+                return q
+
+
+        def build(config):
+            return SharedAttention(config)
+        """
+    )
     reach = _site_reach(files)
     path = "python/sglang/srt/mem_cache/pools.py"
+    # ``self.use_index = is_owl(config)`` then ``if self.use_index``: the predicate's architectures.
+    assert reach.of("python/sglang/srt/models/owl_attention.py", "Indexer.select") == (
+        frozenset({("arch", "OwlForCausalLM", ())}),
+    )
     # Only architectures a model file serves are named (the draft head has no EntryClass here).
     assert reach.of(path, "OwlPool.state_infos") == (frozenset({("arch", "OwlForCausalLM", ())}),)
     # No model file serves ``GizmoForCausalLM``: the test names no checkpoint we know.

@@ -175,6 +175,12 @@ class ReachFinder:
             if atom[0] == "t":
                 out |= self._tested(atom[1], path, scope or "<module>", 0)
                 continue
+            if atom[0] == "a" and atom[2] == "self" and atom[1] not in flags and scope is not None:
+                # ``self.use_x = _is_x_enabled()`` then ``if self.use_x:``: the predicate's test.
+                called = self._attr_call(scope, atom[1])
+                if called is not None:
+                    out |= self._tested(called, path, scope, 0)
+                    continue
             if atom[0] == "i" and atom[2] == "self" and atom[1] not in flags and scope is not None:
                 # ``self._backend.is_x()`` where the class stores a value of the flag's enum there.
                 dest = self._attr_flag(scope, atom[1], flags)
@@ -191,6 +197,15 @@ class ReachFinder:
             if sel is not None:
                 out.add(sel)
         return frozenset(out)
+
+    def _attr_call(self, scope: str, attr: str) -> str | None:
+        """The function whose value is all the class of definition ``scope`` stores in ``attr``."""
+        module, _, qual = scope.rpartition(":")
+        cls = self.index.owner_class(module, qual) if module else None
+        stored = self.index.attrs.get(cls, {}).get(attr, "") if cls is not None else ""
+        if "|" in stored or not stored.endswith("()") or stored.count("(") != 1:
+            return None
+        return stored[:-2]
 
     def _attr_flag(self, scope: str, attr: str, flags: Mapping[str, FlagInfo]) -> str | None:
         """The flag whose value attribute ``attr`` of the class of definition ``scope`` holds, read
