@@ -85,6 +85,8 @@ def test_an_optional_import_guarded_at_module_level_names_its_package() -> None:
     assert "pip install chatclient" in _after(got["open_client"])
     assert "pip install kernelpack" in _after(got["run_fused"])
     assert "pip install docparse" in _after(got["parse_doc"])
+    # The module path the import names is no pip target beside the distribution the message names.
+    assert "pip install gpukit-python\n" in _after(got["bind_runtime"])
 
 
 def test_a_message_that_asks_for_a_newer_version_upgrades() -> None:

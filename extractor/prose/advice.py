@@ -448,7 +448,10 @@ def advise(
             there = f"on hardware other than {hw}" if fails_on and not needs else f"on {hw} hardware"
             fix = f"# before: {where}\n{base}\n# after: the same launch {there}\n{base}"
     elif kind == "dependency":
-        pkgs = [p for p in cause.names if not p.startswith("-")]
+        named = [p for p in cause.names if not p.startswith("-")]
+        # A dotted module path (``cuda.bindings``) is what the import asked for, not what pip
+        # installs: the distribution the message or the import names beside it is.
+        pkgs = [p for p in named if "." not in re.split(r"[<>=!~\[]", p, maxsplit=1)[0]] or named
         # A message that asks for a newer version needs -U: plain ``pip install`` keeps the old one.
         upgrade = bool(_UPGRADE_RE.search(msg))
         reinstall = cause.rule == "own-extension"
