@@ -905,19 +905,24 @@ def test_a_flag_read_through_its_accessor_and_handed_on_as_a_local_selects_its_v
     )
 
 
-def test_a_backend_flag_no_registry_is_keyed_by_offers_its_declared_choices() -> None:
+def test_a_backend_flag_no_registry_is_keyed_by_offers_its_declared_default() -> None:
     from extractor.prose.reach import RunReach
 
     args = SERVER_ARGS.replace(
-        '"--moe-runner-backend", type=str, choices=["auto", "grouped", "tiled"])',
-        '"--moe-runner-backend", type=str, choices=["auto", "grouped", "tiled", "fake"])',
+        '    moe_runner_backend: str = "auto"\n',
+        '    moe_runner_backend: str = "auto"\n    sampling_backend: str = "plain"\n',
+    ).replace(
+        '        parser.add_argument("--tp-size", type=int)\n',
+        '        parser.add_argument("--tp-size", type=int)\n'
+        '        parser.add_argument("--sampling-backend", type=str, choices=["fast", "plain", "fake"], '
+        'default="plain")\n',
     )
     reach = site_reach_of({ARGS: args}, ARGS)
-    # Declared choices stand in for a registry (a stand-in for tests is left out); a mode or a
-    # switch is no backend to swap.
-    assert reach.choices["--moe-runner-backend"] == ("auto", "grouped", "tiled")
-    assert "--attention-backend" in reach.choices and "--quantization" not in reach.choices
-    grouped = (frozenset({("flag", "--moe-runner-backend", ("grouped",))}),)
+    # The default backend stands in for a registry; ``auto`` (the launch code picks, maybe the
+    # very backend being left) and modes or switches offer nothing.
+    assert reach.choices["--sampling-backend"] == ("plain",)
+    assert "--moe-runner-backend" not in reach.choices and "--quantization" not in reach.choices
+    fast = (frozenset({("flag", "--sampling-backend", ("fast",))}),)
     partial = {
         "id": "run\x1fraise\x1fValueError\x1f\x1f\x000",
         "documentation": "d.",
@@ -926,16 +931,13 @@ def test_a_backend_flag_no_registry_is_keyed_by_offers_its_declared_choices() ->
         "solutions": ["Report it as a bug"],
         "exampleFix": "",
     }
-    run = RunReach({"a.py": {"run": grouped}}, reach.choices)
+    run = RunReach({"a.py": {"run": fast}}, reach.choices)
     assert run.apply("a.py", partial)["solutions"][-1] == (
-        "This code runs only with `--moe-runner-backend grouped`: if that moe runner backend is not "
-        "required, use another one, e.g. `--moe-runner-backend auto`"
+        "This code runs only with `--sampling-backend fast`: if that sampling backend is not "
+        "required, use another one, e.g. `--sampling-backend plain`"
     )
     # The check's own gate already offers another value: the reach does not say it twice.
-    said = {
-        **partial,
-        "solutions": ["Or pick a `--moe-runner-backend` other than grouped: it only runs then"],
-    }
+    said = {**partial, "solutions": ["Or pick a `--sampling-backend` other than fast: it only runs then"]}
     assert run.apply("a.py", said)["solutions"] == said["solutions"]
 
 

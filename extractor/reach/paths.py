@@ -53,7 +53,9 @@ Reach = tuple[Conj, ...]
 """Alternatives; ``()`` when nothing narrows the path."""
 
 _FREE: Reach = (frozenset(),)
-_STAND_INS = frozenset({"fake", "dummy", "mock", "stub"})
+_STAND_INS = frozenset({"fake", "dummy", "mock", "stub", "auto", "default"})
+"""Declared choices that are no backend to switch to: stand-ins for tests, and the values that let
+the launch code pick one (it may pick the very backend the user is leaving)."""
 _CONSTRUCTORS = frozenset({"__init__", "__new__", "__post_init__"})
 
 
@@ -118,21 +120,21 @@ class ReachFinder:
         for info in self.knowledge.flag_info.values():
             if info.choices:
                 self._all_choices.setdefault(info.flag, info.choices)
-        # A backend flag no registry is keyed by still offers the values it declares
-        # (``--moe-runner-backend``, dispatched by ``if/elif`` on its enum), in each package that
-        # declares it: another backend does the same work. A mode or a role (``--disaggregation-mode
-        # decode``) is no such swap.
+        # A backend flag no registry is keyed by still offers its declared default, when that is
+        # a backend of its own (``--linear-attn-backend triton``), in each package that declares
+        # it: the backend sglang runs unless told otherwise does the same work. Any other declared
+        # value may need hardware the user lacks, and ``auto`` may pick the very backend the user
+        # is leaving; a mode or a role (``--disaggregation-mode decode``) is no such swap.
         for ns, declared in sorted(self.knowledge.scoped.items()):
             for info in declared.values():
                 if (
-                    info.choices
+                    info.default in info.choices
+                    and info.default.lower() not in _STAND_INS
                     and not info.is_list
                     and info.dest.endswith("_backend")
                     and info.flag not in keys
                 ):
-                    # A stand-in for tests (``fake``) is no backend to run on.
-                    real = [c for c in info.choices if c.lower() not in _STAND_INS]
-                    scoped_keys.setdefault(ns, {}).setdefault(info.flag, dict.fromkeys(real))
+                    scoped_keys.setdefault(ns, {}).setdefault(info.flag, {info.default: None})
         for by_flag in scoped_keys.values():
             for flag, values in by_flag.items():
                 keys.setdefault(flag, dict(values))
