@@ -862,7 +862,7 @@ def test_ways_in_that_differ_in_one_flag_are_said_once_with_what_they_share() ->
     shared = {("arch", "OwlForCausalLM", ()), ("platform", "cuda", ())}
     reach = (frozenset({decode, *shared}), frozenset({prefill, *shared}))
     assert reach_phrase(reach) == (
-        "with `--decode-backend fast` or `--prefill-backend fast`, for `OwlForCausalLM` checkpoints, "
+        "with `--decode-backend fast`, or `--prefill-backend fast`, for `OwlForCausalLM` checkpoints, "
         "on CUDA (NVIDIA GPUs)"
     )
     # Ways that differ in more than one choice stay apart.

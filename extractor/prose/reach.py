@@ -130,7 +130,8 @@ def reach_phrase(
     rest = [c - common for c in reach]
     if common and all(len(r) == 1 and next(iter(r))[0] in ("flag", "env") for r in rest):
         # ``with A, for X; or with B, for X`` reads as ``with A or B, for X``.
-        either = " or ".join(_selector_words(next(iter(r)), defaults, agreed, implied) for r in rest)
+        # ", or" between the ways: a way may list values joined by "or" itself.
+        either = ", or ".join(_selector_words(next(iter(r)), defaults, agreed, implied) for r in rest)
         shared = _conj_words(common, defaults, agreed, implied)
         if shared.startswith("with "):
             return f"with {either}, and {shared}"
