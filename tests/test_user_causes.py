@@ -170,3 +170,13 @@ def test_a_message_about_what_the_checkpoint_lacks_is_the_model() -> None:
     assert any("(`mask_token_id`)" in s and "another draft model" in s for s in mask.solutions)
     # A tokenizer that is not set up yet is the server's own state, not the checkpoint's.
     assert INTERNAL in got["DraftWorker.check_ready"].documentation
+
+
+def test_a_check_that_runs_only_while_a_variable_is_set_is_fixed_by_leaving_it_out() -> None:
+    got = _prose("env_gate.py", "python/sglang/srt/layers/prepare.py")
+    prepare = got["prepare"]
+    assert any(s.startswith("Unset `SGLANG_USE_FUSED_PATH`") for s in prepare.solutions)
+    before, after = prepare.exampleFix.split("# after", 1)
+    assert "SGLANG_USE_FUSED_PATH=" in before and "SGLANG_USE_FUSED_PATH" not in after
+    # A variable whose value is checked keeps it, set to one the check accepts.
+    assert "SGLANG_PICK_MODE=fast" in _after(got["pick_mode"])

@@ -323,6 +323,11 @@ def advise(
                 # The message asks for the variable gone: no value of it is the accepted one.
                 sols.append(f"Unset `{named[0]}` (leave it out of the launch environment)")
                 fix = _command(site, knowledge, [f"{named[0]}=<current-value>"], [])
+            elif any(f"nset `{named[0]}`" in w for w in workaround):
+                # The check runs only while the variable is set: the fix leaves it out.
+                info = knowledge.env_of(named[0])
+                value = "1" if info is not None and info.kind == "bool" else "<current-value>"
+                fix = _command(site, knowledge, [f"{named[0]}={value}"], [])
             else:
                 # An environment variable is set in front of the launcher, never passed as an argument.
                 fix = _command(
