@@ -180,3 +180,41 @@ def test_a_check_that_runs_only_while_a_variable_is_set_is_fixed_by_leaving_it_o
     assert "SGLANG_USE_FUSED_PATH=" in before and "SGLANG_USE_FUSED_PATH" not in after
     # A variable whose value is checked keeps it, set to one the check accepts.
     assert "SGLANG_PICK_MODE=fast" in _after(got["pick_mode"])
+
+
+def test_a_check_gated_on_a_variable_that_is_on_by_default_is_left_by_turning_it_off() -> None:
+    registry = b"""\
+class EnvBool:
+    def __init__(self, default):
+        self.default = default
+
+
+class Envs:
+    SGLANG_FUSED_GATE = EnvBool(True)
+
+
+envs = Envs()
+"""
+    knowledge = build_knowledge(
+        {
+            "python/sglang/srt/server_args.py": (FIXTURES / "server_args.py").read_bytes(),
+            "python/sglang/srt/environ.py": registry,
+        }
+    )
+    source = b"""\
+from sglang.srt.environ import envs
+
+
+def fuse(x):
+    if envs.SGLANG_FUSED_GATE.get():
+        if x.dim() != 2:
+            raise ValueError("the fused gate wants a 2-d input")
+    return x
+"""
+    parsed = parse_source("python/sglang/srt/layers/gate.py", source)
+    assert isinstance(parsed, ParsedFile), parsed
+    (site,) = analyse(parsed)
+    prose = enrich(site, knowledge, module_constants(parsed.tree, parsed.path))
+    # Unsetting it would leave it on: the way out is to turn it off.
+    assert any("set `SGLANG_FUSED_GATE=0`" in s for s in prose.solutions), prose.solutions
+    assert not any("nset `SGLANG_FUSED_GATE`" in s for s in prose.solutions)

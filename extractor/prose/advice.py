@@ -101,7 +101,7 @@ def _where(site: Site) -> str:
     return f"`{site.qualname}`" if site.qualname not in ("", "<module>") else f"`{site.path}`"
 
 
-def _gate_workarounds(roles: Roles, survivor_names: set[str]) -> list[str]:
+def _gate_workarounds(roles: Roles, survivor_names: set[str], knowledge: Knowledge) -> list[str]:
     """Turning off the optional feature that gates the path (a flag or env var set to enable it)."""
     out = []
     for v in roles.gates:
@@ -109,8 +109,14 @@ def _gate_workarounds(roles: Roles, survivor_names: set[str]) -> list[str]:
             if c.name in survivor_names:
                 continue
             if c.op == "truthy" or (c.op == "eq" and c.values and c.values[0] == "True"):
+                info = knowledge.env_of(c.name) if c.kind != "flag" else None
                 if c.kind == "flag":
                     out.append(f"Or launch without `{c.name}`: this check only runs when it is given")
+                elif info is not None and info.kind == "bool" and info.default.lower() in ("true", "1"):
+                    # Unsetting a variable that is on by default leaves it on.
+                    out.append(
+                        f"Or set `{c.name}=0`: this check only runs when it is on, which is its default"
+                    )
                 else:
                     out.append(f"Or unset `{c.name}`: this check only runs when it is set")
             elif c.op == "is-none" and c.kind == "flag":
@@ -266,7 +272,7 @@ def advise(
     where = _where(site)
     cond = condition_code(roles.deciding)
     avoid = _negated(roles.deciding)
-    workaround = [w for w in _gate_workarounds(roles, survivor_names)]
+    workaround = [w for w in _gate_workarounds(roles, survivor_names, knowledge)]
     sols: list[str] = []
     fix = ""
     kind = cause.kind
@@ -328,6 +334,9 @@ def advise(
                 info = knowledge.env_of(named[0])
                 value = "1" if info is not None and info.kind == "bool" else "<current-value>"
                 fix = _command(site, knowledge, [f"{named[0]}={value}"], [])
+            elif any(f"set `{named[0]}=0`" in w for w in workaround):
+                # On by default: the fix turns it off.
+                fix = _command(site, knowledge, [], [f"{named[0]}=0"])
             else:
                 # An environment variable is set in front of the launcher, never passed as an argument.
                 fix = _command(
