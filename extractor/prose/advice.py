@@ -12,6 +12,7 @@ import ast
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from extractor.analysis.conditions import split_and
 from extractor.analysis.facts import Site
@@ -101,31 +102,45 @@ def _where(site: Site) -> str:
     return f"`{site.qualname}`" if site.qualname not in ("", "<module>") else f"`{site.path}`"
 
 
-def _gate_workarounds(roles: Roles, survivor_names: set[str], knowledge: Knowledge) -> list[str]:
+class _GateWay(NamedTuple):
+    """One way off the gated path: its wording, and the variable it turns off (if one does)."""
+
+    text: str
+    env: str = ""
+    on_by_default: bool = False
+    """``env`` is on unless turned off: the way out sets it to 0 instead of unsetting it."""
+
+
+def _gate_workarounds(roles: Roles, survivor_names: set[str], knowledge: Knowledge) -> list[_GateWay]:
     """Turning off the optional feature that gates the path (a flag or env var set to enable it)."""
-    out = []
+    out: dict[str, _GateWay] = {}
     for v in roles.gates:
         for c in v.constraints:
             if c.name in survivor_names:
                 continue
             if c.op == "truthy" or (c.op == "eq" and c.values and c.values[0] == "True"):
-                info = knowledge.env_of(c.name) if c.kind != "flag" else None
                 if c.kind == "flag":
-                    out.append(f"Or launch without `{c.name}`: this check only runs when it is given")
-                elif info is not None and info.kind == "bool" and info.default.lower() in ("true", "1"):
+                    way = _GateWay(f"Or launch without `{c.name}`: this check only runs when it is given")
+                elif (info := knowledge.env_of(c.name)) is not None and info.on_by_default:
                     # Unsetting a variable that is on by default leaves it on.
-                    out.append(
-                        f"Or set `{c.name}=0`: this check only runs when it is on, which is its default"
-                    )
+                    text = f"Or set `{c.name}=0`: this check only runs when it is on, which is its default"
+                    way = _GateWay(text, c.name, on_by_default=True)
                 else:
-                    out.append(f"Or unset `{c.name}`: this check only runs when it is set")
+                    way = _GateWay(f"Or unset `{c.name}`: this check only runs when it is set", c.name)
             elif c.op == "is-none" and c.kind == "flag":
-                out.append(f"Or give `{c.name}` a value: this check only runs when it is left unset")
-            elif c.op in ("eq", "in") and c.values and c.values[0] not in ("None", "False"):
+                way = _GateWay(f"Or give `{c.name}` a value: this check only runs when it is left unset")
+            elif (
+                c.op in ("eq", "in")
+                and c.values
+                and c.values[0] not in ("None", "False")
+                and c.kind == "flag"
+            ):
                 vals = ", ".join(c.values)
-                if c.kind == "flag":
-                    out.append(f"Or pick a `{c.name}` other than {vals}: this check only runs with {vals}")
-    return list(dict.fromkeys(out))[:2]
+                way = _GateWay(f"Or pick a `{c.name}` other than {vals}: this check only runs with {vals}")
+            else:
+                continue
+            out.setdefault(way.text, way)
+    return list(out.values())[:2]
 
 
 def _gate_words(roles: Roles) -> list[str]:
@@ -272,7 +287,8 @@ def advise(
     where = _where(site)
     cond = condition_code(roles.deciding)
     avoid = _negated(roles.deciding)
-    workaround = [w for w in _gate_workarounds(roles, survivor_names, knowledge)]
+    ways = _gate_workarounds(roles, survivor_names, knowledge)
+    workaround = [w.text for w in ways]
     sols: list[str] = []
     fix = ""
     kind = cause.kind
@@ -329,14 +345,15 @@ def advise(
                 # The message asks for the variable gone: no value of it is the accepted one.
                 sols.append(f"Unset `{named[0]}` (leave it out of the launch environment)")
                 fix = _command(site, knowledge, [f"{named[0]}=<current-value>"], [])
-            elif any(f"nset `{named[0]}`" in w for w in workaround):
-                # The check runs only while the variable is set: the fix leaves it out.
-                info = knowledge.env_of(named[0])
-                value = "1" if info is not None and info.kind == "bool" else "<current-value>"
-                fix = _command(site, knowledge, [f"{named[0]}={value}"], [])
-            elif any(f"set `{named[0]}=0`" in w for w in workaround):
-                # On by default: the fix turns it off.
-                fix = _command(site, knowledge, [], [f"{named[0]}=0"])
+            elif (env_way := next((w for w in ways if w.env == named[0]), None)) is not None:
+                if env_way.on_by_default:
+                    # On by default: the fix turns it off.
+                    fix = _command(site, knowledge, [], [f"{named[0]}=0"])
+                else:
+                    # The check runs only while the variable is set: the fix leaves it out.
+                    info = knowledge.env_of(named[0])
+                    value = "1" if info is not None and info.kind == "bool" else "<current-value>"
+                    fix = _command(site, knowledge, [f"{named[0]}={value}"], [])
             else:
                 # An environment variable is set in front of the launcher, never passed as an argument.
                 fix = _command(

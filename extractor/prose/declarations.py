@@ -78,6 +78,11 @@ class EnvInfo:
     default: str = ""
     """The default as source text; may be empty."""
 
+    @property
+    def on_by_default(self) -> bool:
+        """A boolean that is true unless turned off: unsetting it leaves it on."""
+        return self.kind == "bool" and self.default.lower() in ("true", "1")
+
 
 def namespace_of_file(path: str) -> str:
     """``python/sglang/<pkg>/`` for files below a top-level sglang package, else the file's folder."""

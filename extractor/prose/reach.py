@@ -57,26 +57,32 @@ Implied = Mapping[str, Sequence[str]]
 ``--enable-lora``)."""
 
 
+class _Terms(NamedTuple):
+    """What the reach sentence says beside a flag: see :func:`reach_phrase`."""
+
+    defaults: Mapping[str, str]
+    agreed: AbstractSet[str]
+    implied: Implied
+
+
+_NO_TERMS = _Terms({}, frozenset(), {})
+
+
 def _either(flags: Sequence[str]) -> str:
     return " or ".join(f"`{f}`" for f in flags)
 
 
-def _selector_words(
-    sel: Selector,
-    defaults: Mapping[str, str] | None = None,
-    agreed: AbstractSet[str] = frozenset(),
-    implied: Implied | None = None,
-) -> str:
+def _selector_words(sel: Selector, terms: _Terms = _NO_TERMS) -> str:
     kind, name, values = sel
     if kind == "flag":
         if not values:
-            by = implied.get(name, ()) if implied else ()
+            by = terms.implied.get(name, ())
             return f"`{name}` (or {_either(by)}, which turns it on)" if by else f"`{name}`"
         said = " or ".join([f"`{name} {values[0]}`", *(f"`{v}`" for v in values[1:])])
-        if name in agreed:
+        if name in terms.agreed:
             # The checkpoint's config names the value itself; the flag only has to agree with it.
             return f"{said} (given, or declared by the checkpoint's config)"
-        default = defaults.get(name) if defaults else None
+        default = terms.defaults.get(name)
         if default == "":
             # Left out, the flag gets a value the launch code picks (for the model and hardware).
             return f"{said} (given, or picked by sglang when `{name}` is left out)"
@@ -95,15 +101,10 @@ def _selector_words(
     return f"`{name}`"
 
 
-def _conj_words(
-    conj: frozenset[Selector],
-    defaults: Mapping[str, str] | None = None,
-    agreed: AbstractSet[str] = frozenset(),
-    implied: Implied | None = None,
-) -> str:
+def _conj_words(conj: frozenset[Selector], terms: _Terms = _NO_TERMS) -> str:
     ordered = sorted(conj, key=lambda s: ({"flag": 0, "env": 1, "arch": 2, "platform": 3}.get(s[0], 4), s))
     parts = []
-    flags = [_selector_words(s, defaults, agreed, implied) for s in ordered if s[0] in ("flag", "env")]
+    flags = [_selector_words(s, terms) for s in ordered if s[0] in ("flag", "env")]
     if flags:
         parts.append("with " + " and ".join(flags))
     archs = [_selector_words(s) for s in ordered if s[0] == "arch"]
@@ -126,17 +127,18 @@ def reach_phrase(
     ``defaults``: valued flags that always hold a value -> their default (empty: picked by the code);
     ``agreed``: flags whose value the checkpoint's config declares; ``implied``: the flags that turn
     a switch on."""
+    terms = _Terms(defaults or {}, agreed, implied or {})
     common = frozenset.intersection(*reach) if len(reach) > 1 else frozenset()
     rest = [c - common for c in reach]
     if common and all(len(r) == 1 and next(iter(r))[0] in ("flag", "env") for r in rest):
         # ``with A, for X; or with B, for X`` reads as ``with A or B, for X``.
         # ", or" between the ways: a way may list values joined by "or" itself.
-        either = ", or ".join(_selector_words(next(iter(r)), defaults, agreed, implied) for r in rest)
-        shared = _conj_words(common, defaults, agreed, implied)
+        either = ", or ".join(_selector_words(next(iter(r)), terms) for r in rest)
+        shared = _conj_words(common, terms)
         if shared.startswith("with "):
             return f"with {either}, and {shared}"
         return f"with {either}, {shared}"
-    return "; or ".join(w for w in (_conj_words(c, defaults, agreed, implied) for c in reach) if w)
+    return "; or ".join(w for w in (_conj_words(c, terms) for c in reach) if w)
 
 
 def _tags(reach: Reach) -> list[str]:
@@ -588,9 +590,7 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
     facts = [_plain(o.facts) for _, o in outcomes if isinstance(o, Parsed) and o.facts is not None]
     sites = SiteReach([f for f in facts if f is not None], knowledge)
     table: dict[str, dict[str, Reach]] = {}
-    on = frozenset(
-        n for n, i in knowledge.env_info.items() if i.kind == "bool" and i.default.lower() in ("true", "1")
-    )
+    on = frozenset(n for n, i in knowledge.env_info.items() if i.on_by_default)
     for f, outcome in outcomes:
         if not isinstance(outcome, Parsed):
             continue
