@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from extractor.analysis.walk import own_statements
+from extractor.analysis.walk import called_name, own_statements
 from extractor.prose.knowledge import FlagInfo, Knowledge
 from extractor.prose.world_size import flag_for_group, group_of
 from extractor.reach.facts import Call, FileFacts
+from extractor.reach.guard_atoms import ACCESSOR
 from extractor.reach.target_index import TargetIndex
 
 __all__ = [
@@ -41,9 +41,6 @@ __all__ = [
 # another object's method; short enough that a loose name match cannot wander far.
 MAX_DEPTH = 5
 _MAX_FLAGS = 3
-
-
-_ACCESSOR = re.compile(r"^get_([a-z][a-z0-9_]*)$")
 
 
 def _args_receiver(node: ast.expr) -> bool:
@@ -64,9 +61,7 @@ def value_source(node: ast.expr) -> tuple[str, str] | None:
         return ("w", group)
     if isinstance(node, ast.Call) and not node.args and not node.keywords:
         # ``get_linear_attn_decode_backend()``: the accessor of the value the flag set.
-        func = node.func
-        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-        m = _ACCESSOR.match(name)
+        m = ACCESSOR.match(called_name(node))
         return ("f", m.group(1)) if m else None
     if isinstance(node, ast.Name):
         return ("n", node.id)

@@ -15,6 +15,7 @@ import dataclasses
 import re
 from collections.abc import Iterable, Sequence
 
+from extractor.analysis.walk import called_name
 from extractor.reach.agreement import agreed_attribute
 from extractor.reach.arguments import (
     bindable_names,
@@ -147,9 +148,7 @@ def _reads_architecture(node: ast.expr) -> bool:
             node = node.values[0]
         return isinstance(node, ast.Attribute) and node.attr == "architectures"
     if isinstance(node, ast.Call):
-        func = node.func
-        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-        return "arch" in name.lower()
+        return "arch" in called_name(node).lower()
     return False
 
 

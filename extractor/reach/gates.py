@@ -14,6 +14,7 @@ import ast
 import re
 from collections.abc import Callable, Mapping
 
+from extractor.prose.flag_spelling import declared_flag
 from extractor.prose.knowledge import FlagInfo, Knowledge
 from extractor.reach.facts import Atom
 from extractor.reach.selectors import PLATFORM_WORDS, Selector, atom_selector, disjoint_archs
@@ -89,7 +90,7 @@ _FALSY_DEFAULTS = frozenset({"", "0", "0.0", "false", "none", "[]", "{}", "()", 
 def _always_true(flag: str, flags: Mapping[str, FlagInfo]) -> bool:
     """Whether a truth or ``is not None`` test of valued ``flag`` passes on a launch that does not
     give it (``self.pp_size is not None`` with a default of 1): such a test selects nothing."""
-    info = next((i for i in flags.values() if i.flag == flag), None)
+    info = declared_flag(flag, flags)
     return info is not None and not info.is_bool and info.default.lower() not in _FALSY_DEFAULTS
 
 

@@ -13,13 +13,14 @@ import re
 
 from extractor.reach.facts import Atom
 
-__all__ = ["TYPED", "GuardReader", "class_flag_name", "typed_params"]
+__all__ = ["ACCESSOR", "TYPED", "GuardReader", "class_flag_name", "typed_params"]
 
 # ``is_hip()``, ``_is_npu``, ``_use_xpu``: the platform word is the suffix.
 _PLATFORM_NAME = re.compile(r"^_?(?:is|use|on)_(hip|rocm|npu|xpu|cpu|cuda|musa|mps|hpu|mlu)$")
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 _ENV_READERS = frozenset({"getenv", "get_bool_env_var", "get_int_env_var", "get_env_var", "environ.get"})
-_ACCESSOR = re.compile(r"^get_([a-z][a-z0-9_]*)$")
+ACCESSOR = re.compile(r"^get_([a-z][a-z0-9_]*)$")
+"""``get_moe_runner_backend``: the getter of the value flag ``moe_runner_backend`` set."""
 _VALUE_TEST = re.compile(r"^is_([a-z0-9_]+)$")
 # Only an args object holds flag values as given; a config's same-named field (``model_config.
 # quantization``) may come from the checkpoint instead.
@@ -62,7 +63,7 @@ class GuardReader:
             return node.attr, "args" if _ARGS_WORDS.search(text.lower()) else "other"
         if isinstance(node, ast.Call) and not node.args and not node.keywords:
             name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-            m = _ACCESSOR.match(name)
+            m = ACCESSOR.match(name)
             if m:
                 return m.group(1), "args"
         if isinstance(node, ast.Name):

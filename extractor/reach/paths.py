@@ -20,7 +20,7 @@ from extractor.prose.knowledge import FlagInfo, Knowledge
 from extractor.reach.arguments import PassedFlags
 from extractor.reach.facts import FileFacts
 from extractor.reach.file_index import module_name
-from extractor.reach.guard_atoms import class_flag_name
+from extractor.reach.guard_atoms import ACCESSOR, class_flag_name
 from extractor.reach.selectors import (
     Selector,
     arch_names,
@@ -77,9 +77,9 @@ class ReachFinder:
     _own: dict[str, frozenset[Selector]] = field(default_factory=dict)
     _tests_memo: dict[str, frozenset[Selector]] = field(default_factory=dict)
     choices: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """flag -> every key registered for it, in registration order (what a workaround may name)."""
     scoped_choices: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
     """namespace -> flag -> the values the registries of that package are keyed by."""
-    """flag -> every key registered for it, in registration order (what a workaround may name)."""
 
     def __post_init__(self) -> None:
         registered: dict[str, set[Selector]] = {}
@@ -200,11 +200,16 @@ class ReachFinder:
                 out.add(sel)
         return frozenset(out)
 
-    def _attr_call(self, scope: str, attr: str) -> str | None:
-        """The function whose value is all the class of definition ``scope`` stores in ``attr``."""
+    def _stored(self, scope: str, attr: str) -> str:
+        """The type expression of what the methods of the class of definition ``scope`` store in
+        ``self.attr`` (``""``: unknown)."""
         module, _, qual = scope.rpartition(":")
         cls = self.index.owner_class(module, qual) if module else None
-        stored = self.index.attrs.get(cls, {}).get(attr, "") if cls is not None else ""
+        return self.index.attrs.get(cls, {}).get(attr, "") if cls is not None else ""
+
+    def _attr_call(self, scope: str, attr: str) -> str | None:
+        """The function whose value is all the class of definition ``scope`` stores in ``attr``."""
+        stored = self._stored(scope, attr)
         if "|" in stored or not stored.endswith("()") or stored.count("(") != 1:
             return None
         return stored[:-2]
@@ -212,14 +217,11 @@ class ReachFinder:
     def _attr_flag(self, scope: str, attr: str, flags: Mapping[str, FlagInfo]) -> str | None:
         """The flag whose value attribute ``attr`` of the class of definition ``scope`` holds, read
         from what its methods store there (``MoeRunnerBackend.TRITON``, ``get_moe_runner_backend()``)."""
-        module, _, qual = scope.rpartition(":")
-        cls = self.index.owner_class(module, qual) if module else None
-        stored = self.index.attrs.get(cls, {}).get(attr, "") if cls is not None else ""
         dests = set()
-        for alt in stored.split("|"):
+        for alt in self._stored(scope, attr).split("|"):
             for part in alt.split("."):
-                if part.endswith("()") and part.startswith("get_"):
-                    dest: str | None = part[4:-2]
+                if part.endswith("()") and (m := ACCESSOR.match(part[:-2])):
+                    dest: str | None = m.group(1)
                 else:
                     dest = class_flag_name(part)
                 if dest is not None and dest in flags:
@@ -510,23 +512,11 @@ class ReachFinder:
         below = self.index.descendants(cls)
         if not any(name in self.index.methods.get(sub, {}) for sub in below):
             return self.reach(cls, depth)
-        alts: list[Conj] = []
-        made = self._via_edges(self.index.callers(cls), depth)
-        found = made is not None
-        alts.extend(made or [])
-        for sub in sorted(self.index.subclasses.get(cls, [])):
-            if name in self.index.methods.get(sub, {}) or not self._made_somehow(sub):
-                continue
-            r = self._class_ways_for(sub, name, depth)
-            if r is not None:
-                found = True
-                alts.extend(r)
+        alts = self._class_alternatives(cls, depth, name)
         registered = self._registered.get(cls)
-        if registered:
-            found = True
-            alts.extend(frozenset({r}) for r in sorted(registered))
-        if not found:
+        if alts is None and not registered:
             return None
+        alts = [*(alts or []), *(frozenset({r}) for r in sorted(registered or ()))]
         own = self.own(cls)
         return _simplify([c | own for c in alts])
 
@@ -556,14 +546,18 @@ class ReachFinder:
                 return False
         return True
 
-    def _class_alternatives(self, node: str, depth: int) -> list[Conj] | None:
+    def _class_alternatives(self, node: str, depth: int, method: str = "") -> list[Conj] | None:
+        """The ways the class is built, and those of its subclasses (only the ones that do not
+        override ``method``, when given: theirs run their own)."""
         made = self._via_edges(self.index.callers(node), depth)
         subs: list[Conj] = []
         any_sub = False
         for sub in sorted(self.index.subclasses.get(node, [])):
             if not self._made_somehow(sub):
                 continue  # a subclass nothing builds, registers or derives from adds no way in
-            r = self.reach(sub, depth)
+            if method and method in self.index.methods.get(sub, {}):
+                continue
+            r = self._class_ways_for(sub, method, depth) if method else self.reach(sub, depth)
             if r is not None:
                 any_sub = True
                 subs.extend(r)
