@@ -15,7 +15,7 @@ import pytest
 from extractor.api import ExtractOptions, ExtractResult, extract
 from extractor.prose.knowledge import build_knowledge
 from extractor.prose.passed import INTERNAL_CAUSE
-from extractor.prose.reach import reach_phrase, with_reach
+from extractor.prose.reach import RunReach, reach_phrase, with_reach
 from extractor.reach import SiteReach
 from extractor.reach.facts import FileFacts
 from extractor.reach.file_index import file_facts, module_name
@@ -1924,3 +1924,61 @@ def test_declared_defaults_are_read_from_fields_and_arguments() -> None:
     got = {i.flag: i.default for i in knowledge.flag_info.values()}
     assert got["--sampler"] == "greedy" and got["--page-size"] == "16" and got["--queue-limit"] == "8"
     assert got["--grammar"] == ""
+
+
+SHARED_KERNEL = """\
+def pack_tiles(tile):
+    if tile % 8:
+        raise ValueError("tiles must be a multiple of 8")
+    return tile
+"""
+
+
+def test_a_shared_kernel_reached_from_another_package_is_offered_that_packages_backends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
+    files = {p: _source(p).encode() for p in FILES}
+    files["python/sglang/multimodal_gen/runtime/server_args.py"] = DIFFUSION_ARGS.encode()
+    # The kernel lives outside the diffusion runtime's folder; only its tiled backend calls it.
+    files["python/sglang/jit_kernel/diffusion/tiles.py"] = SHARED_KERNEL.encode()
+    files["python/sglang/multimodal_gen/runtime/attention/registry.py"] = (
+        "from sglang.jit_kernel.diffusion.tiles import pack_tiles\n\n"
+        + DIFFUSION_BACKENDS.replace(
+            "        if tile > 64:", "        pack_tiles(tile)\n        if tile > 64:"
+        )
+    ).encode()
+    repo, shas = make_repo(tmp_path / "repo", [files])
+    records = {r.errorMessage: r for r in _run(repo, shas[0], tmp_path / "cache").records}
+    kernel = records["tiles must be a multiple of 8"]
+    assert "only with `--attention-backend tiled`" in kernel.documentation
+    offered = [s for s in kernel.solutions if "use another one" in s]
+    # The server's flag of the same name takes flex, paged ...: no diffusion backend among them.
+    assert offered and offered[0].endswith("e.g. `--attention-backend torch_sdpa`")
+
+
+def test_a_value_no_package_registers_gets_no_other_value() -> None:
+    reach = (frozenset({("flag", "--attention-backend", ("fa",))}),)
+    run = RunReach(
+        {"python/sglang/jit_kernel/k.py": {"k": reach}},
+        {"--attention-backend": ("flex", "paged")},
+        scoped={"python/sglang/srt/": {"--attention-backend": ("flex", "paged")}},
+        namespaces={"python/sglang/jit_kernel/k.py": "python/sglang/srt/"},
+        declared={"python/sglang/srt/": {"--attention-backend": ("flex", "paged", "sparse")}},
+    )
+    partial = {
+        "id": "k\x1ff\x1fValueError\x1fbad\x1f\x000",
+        "documentation": "D.",
+        "triggerScenarios": "T.",
+        "tags": [],
+        "solutions": [],
+        "exampleFix": "",
+    }
+    got = run.apply("python/sglang/jit_kernel/k.py", partial)
+    assert "only with `--attention-backend fa`" in got["documentation"]
+    assert not any("use another one" in s for s in got["solutions"])
+    # A value the site's own package declares keeps that package's offer.
+    declared = (frozenset({("flag", "--attention-backend", ("sparse",))}),)
+    run.table["python/sglang/jit_kernel/k.py"] = {"k": declared}
+    got = run.apply("python/sglang/jit_kernel/k.py", partial)
+    assert any(s.endswith("e.g. `--attention-backend flex`") for s in got["solutions"])

@@ -437,6 +437,7 @@ class RunReach:
         namespaces: Mapping[str, str] | None = None,
         defaults: Mapping[str, str] | None = None,
         implied: Implied | None = None,
+        declared: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
     ) -> None:
         # path -> qualname (the callers' reach) or whole site key (a site whose own guard
         # narrows it further) -> reach.
@@ -461,6 +462,8 @@ class RunReach:
         picks one when the flag is left out): a path they select is not only for those who give it."""
         self.implied = implied or {}
         """Switches -> the flags that turn them on: leaving the path needs those left out too."""
+        self.declared = declared or {}
+        """namespace -> flag -> the choices its server args declare (see :meth:`_choices_for`)."""
         self._wordings: dict[tuple[str, Reach], _Wording] = {}
 
     def apply(self, path: str, partial: Mapping[str, Any]) -> dict[str, Any]:
@@ -479,7 +482,7 @@ class RunReach:
         key = str(partial.get("id", ""))
         reach = by_key[key] if key in by_key else by_key.get(qualname, ())
         ns = self.namespaces.get(path)
-        choices = self.scoped.get(ns, {}) if ns is not None and self.scoped else self.choices
+        choices = self._choices_for(ns, reach)
         # The sites of a scope share its reach: its wording is made once per run (and package).
         wording = self._wordings.get((ns or "", reach))
         if wording is None:
@@ -494,6 +497,33 @@ class RunReach:
                 self.implied,
             )
         return with_reach(partial, reach, choices, self.switches, self.agreed, self.optional, wording)
+
+    def _choices_for(self, ns: str | None, reach: Reach) -> Mapping[str, Sequence[str]]:
+        """The choices offered to a site of namespace ``ns``: its own package's, except for a flag
+        whose selecting values that package neither registers nor declares. Such a value was read
+        in another package's code (a kernel of the diffusion runtime kept outside its folder), and
+        so are the alternatives: that package's registered ones, or none."""
+        own = self.scoped.get(ns, {}) if ns is not None and self.scoped else self.choices
+        if ns is None or not self.declared:
+            return own
+        out: dict[str, Sequence[str]] | None = None
+        for conj in reach:
+            for kind, name, values in conj:
+                if kind != "flag" or not values or set(values) <= set(own.get(name, ())):
+                    continue
+                declared = self.declared.get(ns, {}).get(name)
+                if not declared or set(values) <= set(declared):
+                    continue
+                out = dict(own) if out is None else out
+                out[name] = next(
+                    (
+                        by[name]
+                        for _, by in sorted(self.scoped.items())
+                        if set(values) <= set(by.get(name, ()))
+                    ),
+                    (),
+                )
+        return own if out is None else out
 
     def to_plain(self) -> dict[str, Any]:
         """JSON-ready: only scopes with a reach are kept, and every site whose own guard changes its
@@ -518,6 +548,10 @@ class RunReach:
             "namespaces": dict(sorted(self.namespaces.items())),
             "defaults": dict(sorted(self.defaults.items())),
             "implied": {f: list(by) for f, by in sorted(self.implied.items())},
+            "declared": {
+                ns: {f: list(v) for f, v in sorted(by_f.items())}
+                for ns, by_f in sorted(self.declared.items())
+            },
             "passed": {
                 path: {
                     q: {t: [list(r) for r in rows] for t, rows in sorted(by_t.items())}
@@ -559,10 +593,25 @@ class RunReach:
             namespaces = {str(p): str(ns) for p, ns in data["namespaces"].items()}
             defaults = {str(f): str(d) for f, d in data["defaults"].items()}
             implied = {str(f): tuple(str(b) for b in by) for f, by in data["implied"].items()}
+            declared = {
+                str(ns): {str(f): tuple(str(x) for x in v) for f, v in by_f.items()}
+                for ns, by_f in data["declared"].items()
+            }
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
         return cls(
-            table, choices, passed, switches, agreed, optional, forced, scoped, namespaces, defaults, implied
+            table,
+            choices,
+            passed,
+            switches,
+            agreed,
+            optional,
+            forced,
+            scoped,
+            namespaces,
+            defaults,
+            implied,
+            declared,
         )
 
 
@@ -628,6 +677,10 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
         namespaces,
         dict(sorted(defaults.items())),
         knowledge.implied,
+        {
+            ns: {i.flag: i.choices for i in flags.values() if i.choices}
+            for ns, flags in sorted(knowledge.scoped.items())
+        },
     )
 
 
