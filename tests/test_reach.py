@@ -1982,3 +1982,59 @@ def test_a_value_no_package_registers_gets_no_other_value() -> None:
     run.table["python/sglang/jit_kernel/k.py"] = {"k": declared}
     got = run.apply("python/sglang/jit_kernel/k.py", partial)
     assert any(s.endswith("e.g. `--attention-backend flex`") for s in got["solutions"])
+
+
+DEVICE_KERNELS = """\
+def store_cache(key):
+    assert key.is_cuda
+    return key
+
+
+def scale_rows(rows):
+    if not rows.is_cuda:
+        raise RuntimeError("scale_rows needs CUDA tensors")
+    return rows
+"""
+
+DEVICE_CALLERS = """\
+from sglang.srt.kernels.device import scale_rows, store_cache
+from sglang.srt.utils import is_cuda
+
+_is_cuda = is_cuda()
+
+
+def write_key(key):
+    if _is_cuda:
+        store_cache(key)
+
+
+def scale_all(rows):
+    return scale_rows(rows)
+"""
+
+
+def test_a_tensor_device_check_on_a_path_that_runs_only_on_that_device_is_internal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
+    files = {
+        ARGS: SERVER_ARGS.encode(),
+        "python/sglang/srt/utils.py": b"def is_cuda():\n    return True\n",
+        "python/sglang/srt/kernels/device.py": DEVICE_KERNELS.encode(),
+        "python/sglang/srt/layers/cache_writer.py": DEVICE_CALLERS.encode(),
+    }
+    repo, shas = make_repo(tmp_path / "repo", [files])
+    records = {
+        r.lineNumber: r for r in _run(repo, shas[0], tmp_path / "cache").records if "device" in r.filePath
+    }
+    gated = records[2]
+    # Every way in already runs on CUDA: a tensor on another device failed, not the machine.
+    assert "on CUDA" in gated.documentation
+    assert "internal invariant" in gated.documentation and "another device" in gated.triggerScenarios
+    assert not any(s.startswith("Run on CUDA hardware") for s in gated.solutions)
+    assert any("Report it to sglang as a bug" in s for s in gated.solutions)
+    assert gated.errorType == "internal-invariant" and "hardware-unsupported" not in gated.tags
+    # Reached on any platform: the hardware cause and its fix stay.
+    open_path = records[8]
+    assert "Cause: the hardware or platform (`CUDA`)" in open_path.documentation
+    assert any(s.startswith("Run on CUDA hardware") for s in open_path.solutions)

@@ -20,6 +20,7 @@ from extractor.prose.cause import CHECKPOINT_THING_RE, Cause, Roles, message_tex
 from extractor.prose.combinations import combination_of, told_setting, told_unset
 from extractor.prose.commands import call_of, code_fix, launcher
 from extractor.prose.constraints import AtomView, Constraint, literal, simplify, unparse
+from extractor.prose.device import DEVICE_RULE
 from extractor.prose.dtype import model_dtype
 from extractor.prose.fixes import (
     OtherCheck,
@@ -720,6 +721,12 @@ _KIND_WORDS = {
 
 
 def _cause_sentence(cause: Cause, site: Site) -> str:
+    if cause.rule == DEVICE_RULE:
+        return (
+            "Cause: an internal invariant: the path runs only on the device this check asks for, so "
+            "the check fails only when a caller hands over a tensor kept on another device (such as "
+            "the CPU); reaching it is a bug, not a matter of the machine."
+        )
     if cause.kind == "internal":
         return "Cause: an internal invariant, not a setting the user controls; reaching it is a bug."
     names = ", ".join(f"`{n}`" for n in cause.names[:6])
@@ -759,6 +766,8 @@ def _trigger(site: Site, roles: Roles, cause: Cause, fixed: list[list[Setting]],
         return f"A request or call to {where} for which `{cond or 'the input check'}` holds ({', '.join(cause.names[:3])})."
     if cause.kind == "resource":
         return f"{where} runs out of {', '.join(cause.names)}."
+    if cause.rule == DEVICE_RULE:
+        return f"A caller hands {where} a tensor kept on another device than the one its path runs on, so `{cond}` holds; it should not happen with any launch setting."
     if not cond:
         return (
             f"Any call that reaches {where} on this path raises; it marks a state the code does not expect."

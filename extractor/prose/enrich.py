@@ -12,6 +12,7 @@ The pieces live beside this module: :mod:`.reads` (which flag and env reads the 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +23,7 @@ from extractor.prose.argv import argv_flag
 from extractor.prose.cause import Cause, cause_of, split_roles
 from extractor.prose.classify import classify
 from extractor.prose.constraints import AtomView, atom_view
+from extractor.prose.device import DEVICE_RULE, device_spec, tensor_platforms
 from extractor.prose.dtype import model_dtype
 from extractor.prose.fixes import OtherCheck
 from extractor.prose.imports import guard_package, own_distribution
@@ -60,6 +62,9 @@ class Prose:
     passed: dict[str, Any] | None = None
     """What the run needs to restate an internal check on a value its callers fill from a flag
     (:mod:`.passed`); not a record field."""
+    device: dict[str, Any] | None = None
+    """The internal wording of a tensor device check, for a path the run finds runs only on that
+    device (:mod:`.device`); not a record field."""
 
 
 @dataclass(frozen=True)
@@ -174,6 +179,7 @@ def _enrich(
     constants: Mapping[str, str] | None,
     reach: Reach,
     siblings: Siblings | None = None,
+    forced: Cause | None = None,
 ) -> Prose:
     ctx = read_context(site, knowledge, constants)
     per_atom, total = site_reads(site, ctx)
@@ -181,7 +187,9 @@ def _enrich(
     if getattr(ctx.constants, "script_flags", None):
         views = own_flags_named(views, site.path)
     roles = split_roles(with_world_sizes(views, ctx))
-    cause = refine(site, roles, cause_of(site, roles, [c for v in roles.deciding for c in v.constraints]))
+    cause = forced or refine(
+        site, roles, cause_of(site, roles, [c for v in roles.deciding for c in v.constraints])
+    )
     if cause.kind == "dependency" and not cause.names:
         atoms = [a.test for a in site.guard.atoms if a.test is not None]
         package = guard_package(atoms, getattr(ctx.constants, "guarded", {}))
@@ -211,7 +219,7 @@ def _enrich(
                     f"It is reached only with `{flag}` given: without it the assert at line {line} "
                     "of the same function fails first."
                 )
-    return Prose(
+    prose = Prose(
         errorType=kind.error_type,
         severity=kind.severity,
         documentation=documentation_of(
@@ -238,6 +246,14 @@ def _enrich(
         errorCode=site.error_code,
         passed=pending_spec(site, roles, ctx, cause),
     )
+    platforms = tensor_platforms(roles.deciding) if cause.kind == "hardware" and forced is None else None
+    if platforms:
+        # The run may find that every way here already runs on that device: then a tensor on
+        # another one failed the check, not the machine.
+        internal = _enrich(site, knowledge, constants, reach, siblings, Cause("internal", (), DEVICE_RULE))
+        spec = device_spec(dataclasses.asdict(prose), dataclasses.asdict(internal), platforms)
+        prose = dataclasses.replace(prose, device=spec)
+    return prose
 
 
 def validation_code(site: Site, views: list[AtomView]) -> str:

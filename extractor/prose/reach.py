@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
+from extractor.prose.device import DEVICE_KEY, with_device
 from extractor.prose.knowledge import Knowledge
 from extractor.prose.passed import PASSED_KEY, flag_from_plain, passed_table, with_passed
 from extractor.prose.unsupported import with_unsupported
@@ -481,6 +482,9 @@ class RunReach:
         by_key = self.table.get(path, {})
         key = str(partial.get("id", ""))
         reach = by_key[key] if key in by_key else by_key.get(qualname, ())
+        device = partial.get(DEVICE_KEY)
+        if device is not None:
+            partial = with_device({k: v for k, v in partial.items() if k != DEVICE_KEY}, device, reach)
         ns = self.namespaces.get(path)
         choices = self._choices_for(ns, reach)
         # The sites of a scope share its reach: its wording is made once per run (and package).
