@@ -2038,3 +2038,42 @@ def test_a_tensor_device_check_on_a_path_that_runs_only_on_that_device_is_intern
     open_path = records[8]
     assert "Cause: the hardware or platform (`CUDA`)" in open_path.documentation
     assert any(s.startswith("Run on CUDA hardware") for s in open_path.solutions)
+
+
+def test_an_optional_value_another_flag_fills_in_is_left_only_without_both() -> None:
+    from extractor.prose.reach import RunReach
+
+    args = SERVER_ARGS.replace(
+        "    tp_size: int = 1\n",
+        "    tp_size: int = 1\n    recorder_mode: str = None\n    enable_balancer: bool = False\n\n"
+        "    def check_balancer(self):\n"
+        "        if self.enable_balancer and self.recorder_mode is None:\n"
+        '            self.recorder_mode = "stat"\n'
+        "        if self.enable_balancer or self.tp_size > 1:\n"
+        '            self.recorder_mode = "full"\n',
+    ).replace(
+        '        parser.add_argument("--tp-size", type=int)\n',
+        '        parser.add_argument("--tp-size", type=int)\n'
+        '        parser.add_argument("--recorder-mode", type=str, choices=["stat", "full"])\n'
+        '        parser.add_argument("--enable-balancer", action="store_true")\n',
+    )
+    knowledge = build_knowledge({ARGS: args.encode()})
+    # Only the test that needs the one flag given counts: an ``or`` may fill it without it.
+    assert knowledge.implied == {"--recorder-mode": ("--enable-balancer",)}
+    reach = (frozenset({("flag", "--recorder-mode", ())}),)
+    implied = dict(knowledge.implied)
+    assert reach_phrase(reach, implied=implied, switches=frozenset()) == (
+        "with `--recorder-mode` (or `--enable-balancer`, which sets it)"
+    )
+    partial = {
+        "id": "run\x1fraise\x1fValueError\x1f\x1f\x000",
+        "documentation": "d.",
+        "triggerScenarios": "t.",
+        "tags": [],
+        "solutions": ["Report it as a bug"],
+        "exampleFix": "",
+    }
+    run = RunReach({"a.py": {"run": reach}}, {}, optional={"--recorder-mode"}, implied=implied)
+    assert run.apply("a.py", partial)["solutions"][-1].endswith(
+        "launch without `--recorder-mode` and without `--enable-balancer`, which sets it"
+    )

@@ -237,7 +237,7 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
     checks: dict[str, dict[str, list[tuple[str, tuple[str, ...]]]]] = {}
     filled: dict[str, set[str]] = {}
     mentions: dict[str, dict[str, int]] = {}
-    turns_on: set[tuple[str, str]] = set()
+    turns_on: set[tuple[str, str, bool]] = set()
     for path in sorted(files):
         if not is_knowledge_path(path):
             continue
@@ -319,13 +319,17 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
     )
 
 
-def _turned_on(tree: ast.Module) -> set[tuple[str, str]]:
-    """``(a, b)`` for each ``if x.a: ... x.b = True`` (or ``x.override(..., b=True)``)."""
-    out: set[tuple[str, str]] = set()
+def _turned_on(tree: ast.Module) -> set[tuple[str, str, bool]]:
+    """``(a, b, switch)`` for each ``if x.a: ... x.b = True`` (or ``x.override(..., b=True)``,
+    ``switch`` true) and each ``if x.a and x.b is None: x.b = "value"`` (a value the launch code
+    fills in when ``a`` is given, ``switch`` false)."""
+    out: set[tuple[str, str, bool]] = set()
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.If) and isinstance(node.test, ast.Attribute)):
+        if not isinstance(node, ast.If):
             continue
-        given = node.test.attr
+        given = _given(node.test)
+        if given is None:
+            continue
         for stmt in node.body:
             for sub in ast.walk(stmt):
                 if (
@@ -333,28 +337,52 @@ def _turned_on(tree: ast.Module) -> set[tuple[str, str]]:
                     and len(sub.targets) == 1
                     and isinstance(sub.targets[0], ast.Attribute)
                     and isinstance(sub.value, ast.Constant)
-                    and sub.value.value is True
                 ):
-                    out.add((given, sub.targets[0].attr))
+                    if sub.value.value is True:
+                        out.add((given, sub.targets[0].attr, True))
+                    elif isinstance(sub.value.value, str) and sub.value.value:
+                        out.add((given, sub.targets[0].attr, False))
                 elif (
                     isinstance(sub, ast.Call)
                     and isinstance(sub.func, ast.Attribute)
                     and sub.func.attr == "override"
                 ):
-                    out.update((given, k.arg) for k in sub.keywords if k.arg and _is_true(k.value))
+                    out.update((given, k.arg, True) for k in sub.keywords if k.arg and _is_true(k.value))
     return out
+
+
+def _given(test: ast.expr) -> str | None:
+    """``a`` of a test ``x.a`` alone, or ``x.a`` beside ``is None`` checks (of what it fills)."""
+    parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    reads = [p for p in parts if isinstance(p, ast.Attribute)]
+    rest = [p for p in parts if not isinstance(p, ast.Attribute)]
+    if len(reads) != 1 or not all(
+        isinstance(p, ast.Compare)
+        and len(p.ops) == 1
+        and isinstance(p.ops[0], ast.Is)
+        and isinstance(p.comparators[0], ast.Constant)
+        and p.comparators[0].value is None
+        for p in rest
+    ):
+        return None
+    return reads[0].attr
 
 
 def _is_true(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is True
 
 
-def _implied(turns_on: set[tuple[str, str]], flags: Mapping[str, FlagInfo]) -> dict[str, tuple[str, ...]]:
-    """switch -> the flags that turn it on, both declared (a switch turned on by itself is none)."""
+def _implied(
+    turns_on: set[tuple[str, str, bool]], flags: Mapping[str, FlagInfo]
+) -> dict[str, tuple[str, ...]]:
+    """flag -> the flags whose giving sets it, both declared (a flag set by itself is none): a
+    switch turned on, or an optional valued flag (off unless given) filled with a value."""
     out: dict[str, set[str]] = {}
-    for given, switch in turns_on:
-        a, b = flags.get(given), flags.get(switch)
-        if a is not None and b is not None and b.is_bool and a is not b:
+    for given, target, switch in turns_on:
+        a, b = flags.get(given), flags.get(target)
+        if a is None or b is None or a is b:
+            continue
+        if (b.is_bool and switch) or (not b.is_bool and not switch and b.optional):
             out.setdefault(b.flag, set()).add(a.flag)
     return {flag: tuple(sorted(by)) for flag, by in sorted(out.items())}
 

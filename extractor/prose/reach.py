@@ -64,6 +64,7 @@ class _Terms(NamedTuple):
     defaults: Mapping[str, str]
     agreed: AbstractSet[str]
     implied: Implied
+    switches: AbstractSet[str] = frozenset()
 
 
 _NO_TERMS = _Terms({}, frozenset(), {})
@@ -73,12 +74,17 @@ def _either(flags: Sequence[str]) -> str:
     return " or ".join(f"`{f}`" for f in flags)
 
 
+def _sets(name: str, switches: AbstractSet[str]) -> str:
+    """How a flag that another one implies is set by it: a switch is turned on, a value filled in."""
+    return "which turns it on" if name in switches else "which sets it"
+
+
 def _selector_words(sel: Selector, terms: _Terms = _NO_TERMS) -> str:
     kind, name, values = sel
     if kind == "flag":
         if not values:
             by = terms.implied.get(name, ())
-            return f"`{name}` (or {_either(by)}, which turns it on)" if by else f"`{name}`"
+            return f"`{name}` (or {_either(by)}, {_sets(name, terms.switches)})" if by else f"`{name}`"
         said = " or ".join([f"`{name} {values[0]}`", *(f"`{v}`" for v in values[1:])])
         if name in terms.agreed:
             # The checkpoint's config names the value itself; the flag only has to agree with it.
@@ -123,12 +129,15 @@ def reach_phrase(
     defaults: Mapping[str, str] | None = None,
     agreed: AbstractSet[str] = frozenset(),
     implied: Implied | None = None,
+    switches: AbstractSet[str] | None = None,
 ) -> str:
     """``with `--attention-backend dsa` or `nsa`, for `X` checkpoints`` (empty when nothing narrows).
     ``defaults``: valued flags that always hold a value -> their default (empty: picked by the code);
     ``agreed``: flags whose value the checkpoint's config declares; ``implied``: the flags that turn
-    a switch on."""
-    terms = _Terms(defaults or {}, agreed, implied or {})
+    a switch on (or fill in an optional value); ``switches``: the flags that are switches (all of
+    them when not given)."""
+    implied = implied or {}
+    terms = _Terms(defaults or {}, agreed, implied, frozenset(implied) if switches is None else switches)
     common = frozenset.intersection(*reach) if len(reach) > 1 else frozenset()
     rest = [c - common for c in reach]
     if common and all(len(r) == 1 and next(iter(r))[0] in ("flag", "env") for r in rest):
@@ -226,7 +235,7 @@ def _workarounds(
             out.append(
                 f"This code runs only with `{name}`: if you can do without it, launch without `{name}`"
                 + (
-                    f" and without {_either(by)}, which turns it on"
+                    f" and without {_either(by)}, {_sets(name, switches)}"
                     if (by := (implied or {}).get(name))
                     else ""
                 )
@@ -343,7 +352,7 @@ def _wording(
     defaults: Mapping[str, str] | None = None,
     implied: Implied | None = None,
 ) -> _Wording:
-    phrase = reach_phrase(reach, defaults, agreed, implied)
+    phrase = reach_phrase(reach, defaults, agreed, implied, switches)
     if not phrase:
         return _Wording("", [], [], [], [])
     return _Wording(
