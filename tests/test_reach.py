@@ -2077,3 +2077,54 @@ def test_an_optional_value_another_flag_fills_in_is_left_only_without_both() -> 
     assert run.apply("a.py", partial)["solutions"][-1].endswith(
         "launch without `--recorder-mode` and without `--enable-balancer`, which sets it"
     )
+
+
+def test_an_architecture_predicate_that_also_needs_a_config_key_names_it() -> None:
+    files = {
+        ARGS: SERVER_ARGS,
+        "python/sglang/srt/configs/model_config.py": textwrap.dedent(
+            """\
+            def _hf_attr(config, name):
+                return getattr(config, name, None)
+
+
+            def is_sparse_owl(config) -> bool:
+                return (
+                    config.architectures[0] in ("OwlForCausalLM", "OwlV2ForCausalLM")
+                    and _hf_attr(config, "index_topk") is not None
+                    and hasattr(config, "index_head_dim")
+                )
+            """
+        ),
+        "python/sglang/srt/models/owl.py": "class OwlForCausalLM:\n    pass\n\n\nEntryClass = OwlForCausalLM\n",
+        "python/sglang/srt/layers/sparse_index.py": textwrap.dedent(
+            """\
+            from sglang.srt.configs.model_config import is_sparse_owl
+
+
+            class SparseIndex:
+                def select(self, q):
+                    raise ValueError("the sparse index wants a 3-d query")
+
+
+            def build(config):
+                if is_sparse_owl(config):
+                    return SparseIndex()
+            """
+        ),
+    }
+    reach = _site_reach(files)
+    got = reach.of("python/sglang/srt/layers/sparse_index.py", "SparseIndex.select")
+    assert got == (
+        frozenset(
+            {
+                ("arch", "OwlForCausalLM", ()),
+                ("config", "index_topk", ()),
+                ("config", "index_head_dim", ()),
+            }
+        ),
+    )
+    # A plain Owl checkpoint (no sparse index in its config) never gets here: the sentence says so.
+    assert reach_phrase(got) == (
+        "for `OwlForCausalLM` checkpoints whose config sets `index_head_dim` and `index_topk`"
+    )

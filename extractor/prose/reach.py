@@ -115,9 +115,13 @@ def _conj_words(conj: frozenset[Selector], terms: _Terms = _NO_TERMS) -> str:
     if flags:
         parts.append("with " + " and ".join(flags))
     archs = [_selector_words(s) for s in ordered if s[0] == "arch"]
+    keys = [f"`{s[1]}`" for s in ordered if s[0] == "config"]
     if archs:
         words = " and ".join(archs)
-        parts.append(f"for {words}" + ("" if words.startswith("one of") else " checkpoints"))
+        said = f"for {words}" + ("" if words.startswith("one of") else " checkpoints")
+        if keys:
+            said += f" whose config sets {' and '.join(keys)}"
+        parts.append(said)
     platforms = [_selector_words(s) for s in ordered if s[0] == "platform"]
     if platforms:
         parts.append("on " + " and ".join(platforms))

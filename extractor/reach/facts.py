@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 21
+FACTS_VERSION = 22
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 Atom = tuple[str, ...]
@@ -127,7 +127,8 @@ class FileFacts:
     atom indexes...)`` for a predicate that only returns a test (``return args.enable_x``), its
     atoms; ``("c", qualname, class names...)`` for a function that returns something only when
     ``isinstance(x, C)`` holds for one of the classes (``None`` otherwise); ``("a", qualname,
-    architectures...)`` for one that returns whether the checkpoint's architecture is one of those."""
+    architectures..., .keys...)`` for one that returns whether the checkpoint's architecture is one
+    of those (and, for each ``.key``, whether its config sets that key)."""
     agreed: list[str] = field(default_factory=list)
     """Attributes (flag destinations) filled from a derived value when not given, and refused when a
     given value disagrees with it (:mod:`extractor.reach.agreement`)."""

@@ -107,7 +107,45 @@ def _isinstance_returns(body: Sequence[ast.stmt]) -> list[ast.expr] | None:
 def _arch_returns(body: Sequence[ast.stmt]) -> list[str] | None:
     """The architecture names of ``return config.architectures[0] in ("XForCausalLM", ...)`` (or of
     a helper named for the architecture, or a name bound to either), when that test is all the
-    function returns (or one conjunct of it); other statements may only bind names."""
+    function returns (or one conjunct of it); other statements may only bind names. Each config
+    key another conjunct needs set follows, as ``.key`` (``and getattr(config, "index_topk", None)
+    is not None``): only the checkpoints of those architectures whose config sets it pass."""
+    names = _arch_names_returned(body)
+    if not names:
+        return names
+    value = body[-1].value if isinstance(body[-1], ast.Return) else None
+    parts = value.values if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.And) else []
+    keys = [k for k in (_config_key_set(p) for p in parts) if k]
+    return [*names, *(f".{k}" for k in dict.fromkeys(keys))]
+
+
+def _config_key_set(node: ast.expr) -> str | None:
+    """``k`` of a test that a config sets key ``k``: ``getattr(c, "k", None) is not None``,
+    ``hasattr(c, "k")``, ``c.k is not None``, a helper ``_hf_attr(c, "k")`` read the same way."""
+    if (
+        isinstance(node, ast.Compare)
+        and len(node.ops) == 1
+        and isinstance(node.ops[0], ast.IsNot)
+        and isinstance(node.comparators[0], ast.Constant)
+        and node.comparators[0].value is None
+    ):
+        node = node.left
+        if isinstance(node, ast.Attribute):
+            recv = node.value
+            last = recv.id if isinstance(recv, ast.Name) else getattr(recv, "attr", "")
+            return node.attr if "config" in last.lower() else None
+    if not (isinstance(node, ast.Call) and len(node.args) >= 2):
+        return None
+    key = node.args[1]
+    if not (isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.isidentifier()):
+        return None
+    name = called_name(node)
+    if name in ("getattr", "hasattr") or "attr" in name.lower():
+        return key.value
+    return None
+
+
+def _arch_names_returned(body: Sequence[ast.stmt]) -> list[str] | None:
     bound: dict[str, ast.expr] = {}
     for i, stmt in enumerate(body):
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):

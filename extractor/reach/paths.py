@@ -273,6 +273,8 @@ class ReachFinder:
                 names = sorted({n for n in test[2:] if n in self._arch_names})
                 if names:
                     out.add(("arch", names[0], ()) if len(names) == 1 else ("arch", "", tuple(names)))
+                    # Of those, only the checkpoints whose config sets each key the test asks for.
+                    out.update(("config", k[1:], ()) for k in test[2:] if k.startswith("."))
         self._tests_memo[node] = frozenset(out)
         return self._tests_memo[node]
 

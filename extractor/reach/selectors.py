@@ -7,7 +7,10 @@ A :data:`Selector` is ``(kind, name, values)``:
 * ``("env", "SGLANG_X", ())``: the environment variable set;
 * ``("platform", "hip", ())``: a platform gate (``is_hip()``) or a platform folder (``.../npu/``);
 * ``("arch", "DeepseekV3ForCausalLM", ())``: a model file's ``EntryClass``, the architecture a
-  checkpoint's ``config.json`` declares.
+  checkpoint's ``config.json`` declares;
+* ``("config", "index_topk", ())``: the checkpoint's config sets that key; only beside the
+  architectures of the predicate that asks for both (``arch in (...) and getattr(config,
+  "index_topk", None) is not None``).
 
 Guard atoms become flags through the flag knowledge (``Knowledge.flags_for``); registries become
 flags by their name (``register_attention_backend`` / ``ATTENTION_BACKENDS`` ->
