@@ -2128,3 +2128,27 @@ def test_an_architecture_predicate_that_also_needs_a_config_key_names_it() -> No
     assert reach_phrase(got) == (
         "for `OwlForCausalLM` checkpoints whose config sets `index_head_dim` and `index_topk`"
     )
+
+
+def test_a_value_the_launch_code_sets_itself_is_not_said_to_need_the_flag() -> None:
+    args = SERVER_ARGS.replace(
+        "    tp_size: int = 1\n",
+        "    tp_size: int = 1\n\n"
+        "    def resolve_moe(self):\n"
+        '        if self.moe_runner_backend == "auto" and self.quantization == "int4":\n'
+        '            self.moe_runner_backend = "tiled"\n',
+    ).replace(
+        'choices=["auto", "grouped", "tiled"])', 'choices=["auto", "grouped", "tiled"], default="auto")'
+    ) + (
+        '\n\ndef _for_fp8(args):\n    backend = "grouped"\n'
+        '    return {"moe_runner_backend": backend, "quantization": "fp4"}\n'
+    )
+    knowledge = build_knowledge({ARGS: args.encode()})
+    # Both the attribute write and the returned table count; a value outside the choices does not.
+    assert knowledge.picked == {"--moe-runner-backend": ("tiled",)}
+    tiled = (frozenset({("flag", "--moe-runner-backend", ("tiled",))}),)
+    assert reach_phrase(tiled, picked=dict(knowledge.picked)) == (
+        "with `--moe-runner-backend tiled` (given, or set by sglang itself for some models or hardware)"
+    )
+    grouped = (frozenset({("flag", "--moe-runner-backend", ("grouped",))}),)
+    assert reach_phrase(grouped, picked=dict(knowledge.picked)) == "with `--moe-runner-backend grouped`"

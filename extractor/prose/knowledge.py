@@ -125,6 +125,10 @@ class Knowledge:
     implied: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """switch -> the flags the launch code turns it on for (``if self.lora_paths: ...
     enable_lora=True``): given, they put a site behind the switch on the path too."""
+    picked: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """flag -> the values of its choices the launch code sets it to itself (``self.x = "v"``,
+    ``return {"x": "v"}``, ``x = "v"``), other than its default: some launches get them without
+    giving them (``auto`` resolved for the model and hardware)."""
 
     @classmethod
     def empty(cls) -> Knowledge:
@@ -237,6 +241,7 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
     checks: dict[str, dict[str, list[tuple[str, tuple[str, ...]]]]] = {}
     filled: dict[str, set[str]] = {}
     mentions: dict[str, dict[str, int]] = {}
+    assigned: dict[str, set[str]] = {}
     turns_on: set[tuple[str, str, bool]] = set()
     for path in sorted(files):
         if not is_knowledge_path(path):
@@ -256,6 +261,7 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
                     found.append((op, values))
             fields.setdefault(ns, set()).update(ff.fields)
             _count_mentions(tree, mentions)
+            _assigned_values(tree, assigned)
             turns_on.update(_turned_on(tree))
             filled.setdefault(ns, set()).update(filled_when_unset(tree))
             for c, bs in ff.bases.items():
@@ -316,6 +322,7 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
             }
         ),
         implied=_frozen(_implied(turns_on, merged)),
+        picked=_frozen(_picked(assigned, merged)),
     )
 
 
@@ -385,6 +392,43 @@ def _implied(
         if (b.is_bool and switch) or (not b.is_bool and not switch and b.optional):
             out.setdefault(b.flag, set()).add(a.flag)
     return {flag: tuple(sorted(by)) for flag, by in sorted(out.items())}
+
+
+def _assigned_values(tree: ast.Module, assigned: dict[str, set[str]]) -> None:
+    """Add each string the code sets a name to: ``x.dest = "v"``, ``dest = "v"``, ``{"dest": "v"}``
+    and ``f(..., dest="v")``."""
+    for node in ast.walk(tree):
+        pairs: list[tuple[str, ast.expr]] = []
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+                if name:
+                    pairs.append((name, node.value))
+        elif isinstance(node, ast.Dict):
+            pairs.extend(
+                (k.value, v)
+                for k, v in zip(node.keys, node.values, strict=True)
+                if isinstance(k, ast.Constant) and isinstance(k.value, str)
+            )
+        elif isinstance(node, ast.Call):
+            pairs.extend((k.arg, k.value) for k in node.keywords if k.arg)
+        for name, value in pairs:
+            if isinstance(value, ast.Constant) and isinstance(value.value, str) and _WORD.match(value.value):
+                assigned.setdefault(name, set()).add(value.value)
+
+
+def _picked(assigned: Mapping[str, set[str]], flags: Mapping[str, FlagInfo]) -> dict[str, tuple[str, ...]]:
+    """flag -> its declared choices the launch code assigns, other than its default (a flag whose
+    default is unset says "picked by sglang when left out" already)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for dest, values in sorted(assigned.items()):
+        info = flags.get(dest)
+        if info is None or info.is_bool or not info.choices or not info.default:
+            continue
+        found = tuple(sorted(v for v in values if v in info.choices and v != info.default))
+        if found:
+            out[info.flag] = found
+    return out
 
 
 def _count_mentions(tree: ast.Module, mentions: dict[str, dict[str, int]]) -> None:

@@ -65,6 +65,7 @@ class _Terms(NamedTuple):
     agreed: AbstractSet[str]
     implied: Implied
     switches: AbstractSet[str] = frozenset()
+    picked: Mapping[str, Sequence[str]] = {}
 
 
 _NO_TERMS = _Terms({}, frozenset(), {})
@@ -95,6 +96,9 @@ def _selector_words(sel: Selector, terms: _Terms = _NO_TERMS) -> str:
             return f"{said} (given, or picked by sglang when `{name}` is left out)"
         if default is not None and default in values:
             return f"{said} (its default)"
+        if set(values) & set(terms.picked.get(name, ())):
+            # The launch code sets the value itself for some setups (``auto`` resolved).
+            return f"{said} (given, or set by sglang itself for some models or hardware)"
         return said
     if kind == "env":
         return f"`{name}` on (its default)" if values == _ON_BY_DEFAULT else f"`{name}` set"
@@ -134,14 +138,17 @@ def reach_phrase(
     agreed: AbstractSet[str] = frozenset(),
     implied: Implied | None = None,
     switches: AbstractSet[str] | None = None,
+    picked: Mapping[str, Sequence[str]] | None = None,
 ) -> str:
     """``with `--attention-backend dsa` or `nsa`, for `X` checkpoints`` (empty when nothing narrows).
     ``defaults``: valued flags that always hold a value -> their default (empty: picked by the code);
     ``agreed``: flags whose value the checkpoint's config declares; ``implied``: the flags that turn
     a switch on (or fill in an optional value); ``switches``: the flags that are switches (all of
-    them when not given)."""
+    them when not given); ``picked``: values the launch code sets a flag to itself."""
     implied = implied or {}
-    terms = _Terms(defaults or {}, agreed, implied, frozenset(implied) if switches is None else switches)
+    terms = _Terms(
+        defaults or {}, agreed, implied, frozenset(implied) if switches is None else switches, picked or {}
+    )
     common = frozenset.intersection(*reach) if len(reach) > 1 else frozenset()
     rest = [c - common for c in reach]
     if common and all(len(r) == 1 and next(iter(r))[0] in ("flag", "env") for r in rest):
@@ -355,8 +362,9 @@ def _wording(
     forced: Forced | None = None,
     defaults: Mapping[str, str] | None = None,
     implied: Implied | None = None,
+    picked: Mapping[str, Sequence[str]] | None = None,
 ) -> _Wording:
-    phrase = reach_phrase(reach, defaults, agreed, implied, switches)
+    phrase = reach_phrase(reach, defaults, agreed, implied, switches, picked)
     if not phrase:
         return _Wording("", [], [], [], [])
     return _Wording(
@@ -452,6 +460,7 @@ class RunReach:
         defaults: Mapping[str, str] | None = None,
         implied: Implied | None = None,
         declared: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
+        picked: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         # path -> qualname (the callers' reach) or whole site key (a site whose own guard
         # narrows it further) -> reach.
@@ -477,6 +486,9 @@ class RunReach:
         self.implied = implied or {}
         """Switches -> the flags that turn them on: leaving the path needs those left out too."""
         self.declared = declared or {}
+        self.picked = picked or {}
+        """flag -> values the launch code sets it to itself: a path they select is not only for
+        those who give them."""
         """namespace -> flag -> the choices its server args declare (see :meth:`_choices_for`)."""
         self._wordings: dict[tuple[str, Reach], _Wording] = {}
 
@@ -512,6 +524,7 @@ class RunReach:
                 self.forced,
                 self.defaults,
                 self.implied,
+                self.picked,
             )
         return with_reach(partial, reach, choices, self.switches, self.agreed, self.optional, wording)
 
@@ -565,6 +578,7 @@ class RunReach:
             "namespaces": dict(sorted(self.namespaces.items())),
             "defaults": dict(sorted(self.defaults.items())),
             "implied": {f: list(by) for f, by in sorted(self.implied.items())},
+            "picked": {f: list(v) for f, v in sorted(self.picked.items())},
             "declared": {
                 ns: {f: list(v) for f, v in sorted(by_f.items())}
                 for ns, by_f in sorted(self.declared.items())
@@ -610,6 +624,7 @@ class RunReach:
             namespaces = {str(p): str(ns) for p, ns in data["namespaces"].items()}
             defaults = {str(f): str(d) for f, d in data["defaults"].items()}
             implied = {str(f): tuple(str(b) for b in by) for f, by in data["implied"].items()}
+            picked = {str(f): tuple(str(v) for v in vs) for f, vs in data["picked"].items()}
             declared = {
                 str(ns): {str(f): tuple(str(x) for x in v) for f, v in by_f.items()}
                 for ns, by_f in data["declared"].items()
@@ -629,6 +644,7 @@ class RunReach:
             defaults,
             implied,
             declared,
+            picked,
         )
 
 
@@ -698,6 +714,7 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
             ns: {i.flag: i.choices for i in flags.values() if i.choices}
             for ns, flags in sorted(knowledge.scoped.items())
         },
+        knowledge.picked,
     )
 
 
