@@ -84,3 +84,29 @@ def test_a_valued_flag_left_empty_is_given_a_value() -> None:
     assert str(empty["triggerScenarios"]).startswith("Launching without `--scale-backend`")
     assert "Launch with `--scale-backend <value>`" in list(empty["solutions"])  # type: ignore[call-overload]
     assert str(empty["exampleFix"]).endswith("--scale-backend <value>")
+
+
+def test_a_flag_that_must_be_given_is_offered_its_declared_choices() -> None:
+    args = (
+        "from dataclasses import dataclass\n\n\n@dataclass\nclass ServerArgs:\n"
+        "    split_strategy: str = None\n\n"
+        "    @staticmethod\n    def add_cli_args(parser):\n"
+        '        parser.add_argument("--split-strategy", type=str, choices=["zigzag", "interleave", "none"])\n'
+    )
+    knowledge = build_knowledge({"python/sglang/srt/server_args.py": args.encode()})
+    source = (
+        "from sglang.srt.server_args import get_global_server_args\n\n\n"
+        "def split(batch):\n"
+        "    strategy = get_global_server_args().split_strategy\n"
+        "    if strategy is None:\n"
+        '        raise ValueError("a split strategy is needed to split the batch")\n'
+        "    return batch\n"
+    )
+    parsed = parse_source("python/sglang/srt/layers/split.py", source.encode())
+    assert isinstance(parsed, ParsedFile), parsed
+    (site,) = analyse(parsed)
+    prose = enrich(site, knowledge)
+    # The declared choices (not the "none" word) stand in for a placeholder.
+    assert any("`--split-strategy zigzag`" in s for s in prose.solutions), prose.solutions
+    assert "interleave" in " ".join(prose.solutions) and "<value>" not in " ".join(prose.solutions)
+    assert prose.exampleFix.endswith("--split-strategy zigzag")

@@ -218,3 +218,11 @@ def fuse(x):
     # Unsetting it would leave it on: the way out is to turn it off.
     assert any("set `SGLANG_FUSED_GATE=0`" in s for s in prose.solutions), prose.solutions
     assert not any("nset `SGLANG_FUSED_GATE`" in s for s in prose.solutions)
+
+
+def test_a_package_whose_own_extension_fails_to_load_is_reinstalled_not_installed() -> None:
+    got = _prose("attention_ops.py", "kernels-pkg/python/kernels_pkg/attention_ops.py")
+    attention = got["attention_metadata"]
+    # The message names the package this code belongs to: it is installed, its compiled part is not.
+    assert "pip install --force-reinstall kernels-pkg" in _after(attention)
+    assert not any(s.startswith("Install the missing package") for s in attention.solutions)

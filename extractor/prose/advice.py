@@ -391,7 +391,8 @@ def advise(
         sols.extend(workaround)
     elif kind == "model":
         hv = handled_values(roles.deciding)
-        keys = [n for n in cause.names if n != "checkpoint"]
+        # "checkpoint" and "config.json" name the whole model or its config, not a key of it.
+        keys = [n for n in cause.names if n not in ("checkpoint", "config.json")]
         setter = ""
         if cause.rule == "weights":
             arch = (site.in_class or "this model").rsplit(".", 1)[-1]
@@ -418,8 +419,14 @@ def advise(
                 if avoid
                 else f"Use a checkpoint whose config provides {', '.join(f'`{k}`' for k in keys[:3])}"
             )
-        else:
+        elif avoid and "config.json" in cause.names:
+            sols.append(f"Use a checkpoint whose config.json passes this check, so that `{avoid}`")
+        elif cond:
             sols.append(f"Use a checkpoint this code supports (the check is `{cond}`)")
+        else:
+            sols.append(
+                f"Use a checkpoint this code supports: {where} raises this on every call that reaches it"
+            )
         gate_avoid = _negated(roles.gates)
         if keys and gate_avoid and cause.rule == "config-class":
             sols.append(

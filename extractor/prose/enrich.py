@@ -190,13 +190,18 @@ def _enrich(
     cause = forced or refine(
         site, roles, cause_of(site, roles, [c for v in roles.deciding for c in v.constraints])
     )
-    if cause.kind == "dependency" and not cause.names:
-        atoms = [a.test for a in site.guard.atoms if a.test is not None]
-        package = guard_package(atoms, getattr(ctx.constants, "guarded", {}))
+    if cause.kind == "dependency":
         own = own_distribution(site.path)
-        if package is not None:
-            cause = Cause("dependency", (package,), cause.rule)
-        elif own is not None:
+        if not cause.names:
+            atoms = [a.test for a in site.guard.atoms if a.test is not None]
+            package = guard_package(atoms, getattr(ctx.constants, "guarded", {}))
+            if package is not None:
+                cause = Cause("dependency", (package,), cause.rule)
+            elif own is not None:
+                cause = Cause("dependency", (own,), "own-extension")
+        if own is not None and any(_same_distribution(n, own) for n in cause.names):
+            # The package named is the one this code belongs to: it is installed (its code runs),
+            # and what failed is its own compiled part.
             cause = Cause("dependency", (own,), "own-extension")
     # A path the class read from the raw command line is that flag's (``--config``), not any path.
     if cause.kind == "internal" or cause.rule == "missing-path":
@@ -254,6 +259,12 @@ def _enrich(
         spec = device_spec(dataclasses.asdict(prose), dataclasses.asdict(internal), platforms)
         prose = dataclasses.replace(prose, device=spec)
     return prose
+
+
+def _same_distribution(name: str, dist: str) -> bool:
+    """``sgl_kernel`` or ``sgl_kernel.flashmla_ops`` names the distribution ``sgl-kernel``."""
+    head = name.split(".", 1)[0]
+    return head.lower().replace("_", "-") == dist.lower().replace("_", "-")
 
 
 def validation_code(site: Site, views: list[AtomView]) -> str:

@@ -111,6 +111,13 @@ def holds_under(
     return holds(c, values[c.name])
 
 
+def _some_choices(choices: Sequence[str]) -> list[Value]:
+    """A flag that must be given some value: its first declared choices, else a placeholder."""
+    named: list[Value] = []
+    named.extend(v for v in choices if v.lower() not in ("none", "null", ""))
+    return named[:2] or ["<value>"]
+
+
 def _candidates(c: Constraint, choices: Sequence[str], is_bool: bool) -> list[Value]:
     """Values that make ``c`` false, best first."""
     v0 = c.values[0] if c.values else ""
@@ -125,11 +132,11 @@ def _candidates(c: Constraint, choices: Sequence[str], is_bool: bool) -> list[Va
         if is_bool or c.kind == "env":
             return [True]
         valued = c.info is not None and (c.info.optional or c.info.is_list or bool(c.info.choices))
-        return ["<value>"] if valued else []
+        return _some_choices(choices) if valued else []
     if op == "not-none":
         return [None]
     if op == "is-none":
-        return ["<value>"]
+        return _some_choices(choices)
     if op == "not-in":
         return [v for v in c.values if v != "None"]
     if op == "ne":
