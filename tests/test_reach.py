@@ -2152,3 +2152,41 @@ def test_a_value_the_launch_code_sets_itself_is_not_said_to_need_the_flag() -> N
     )
     grouped = (frozenset({("flag", "--moe-runner-backend", ("grouped",))}),)
     assert reach_phrase(grouped, picked=dict(knowledge.picked)) == "with `--moe-runner-backend grouped`"
+
+
+def test_a_variable_the_launch_code_turns_on_itself_is_not_left_by_unsetting_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
+    # For wide models the launch code turns the slow gate on itself.
+    args = SERVER_ARGS.replace(
+        "from dataclasses import dataclass\n",
+        "from dataclasses import dataclass\n\nfrom sglang.srt.environ import envs\n",
+    ).replace(
+        "    tp_size: int = 1\n",
+        "    tp_size: int = 1\n\n    def pick_gates(self):\n        if self.tp_size > 8:\n"
+        "            envs.SGLANG_SLOW_GATE.set(True)\n            envs.SGLANG_FUSED_GATE.set(False)\n",
+    )
+    files = {
+        ARGS: args.encode(),
+        "python/sglang/srt/environ.py": ENV_REGISTRY.encode(),
+        "python/sglang/srt/layers/gates.py": GATED_KERNELS.encode(),
+    }
+    assert build_knowledge(files).env_launched == frozenset({"SGLANG_SLOW_GATE"})
+    repo, shas = make_repo(tmp_path / "repo", [files])
+    records = {r.errorMessage: r for r in _run(repo, shas[0], tmp_path / "cache").records}
+    slow = records["slow gate needs a positive width"]
+    assert "only with `SGLANG_SLOW_GATE` set (by you, or by sglang itself for some models or hardware)" in (
+        slow.documentation
+    )
+    assert any(
+        s.endswith(
+            "unset `SGLANG_SLOW_GATE` (where sglang sets it itself, for some models or hardware, that is not enough)"
+        )
+        for s in slow.solutions
+    )
+    # Turned off by the launch code is no way onto the path: the fused gate reads as before.
+    assert (
+        "only with `SGLANG_FUSED_GATE` on (its default)"
+        in records["fused gate needs a width divisible by 8"].documentation
+    )

@@ -125,6 +125,9 @@ class Knowledge:
     implied: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """switch -> the flags the launch code turns it on for (``if self.lora_paths: ...
     enable_lora=True``): given, they put a site behind the switch on the path too."""
+    env_launched: frozenset[str] = frozenset()
+    """Environment variables the launch code turns on itself for some setups (``envs.X.set(True)``,
+    ``os.environ["X"] = "1"``): unsetting one does not keep its path away there."""
     picked: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """flag -> the values of its choices the launch code sets it to itself (``self.x = "v"``,
     ``return {"x": "v"}``, ``x = "v"``), other than its default: some launches get them without
@@ -242,6 +245,7 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
     filled: dict[str, set[str]] = {}
     mentions: dict[str, dict[str, int]] = {}
     assigned: dict[str, set[str]] = {}
+    launched: set[str] = set()
     turns_on: set[tuple[str, str, bool]] = set()
     for path in sorted(files):
         if not is_knowledge_path(path):
@@ -262,6 +266,7 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
             fields.setdefault(ns, set()).update(ff.fields)
             _count_mentions(tree, mentions)
             _assigned_values(tree, assigned)
+            launched.update(_env_turned_on(tree))
             turns_on.update(_turned_on(tree))
             filled.setdefault(ns, set()).update(filled_when_unset(tree))
             for c, bs in ff.bases.items():
@@ -323,6 +328,7 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
         ),
         implied=_frozen(_implied(turns_on, merged)),
         picked=_frozen(_picked(assigned, merged)),
+        env_launched=frozenset(launched),
     )
 
 
@@ -415,6 +421,53 @@ def _assigned_values(tree: ast.Module, assigned: dict[str, set[str]]) -> None:
         for name, value in pairs:
             if isinstance(value, ast.Constant) and isinstance(value.value, str) and _WORD.match(value.value):
                 assigned.setdefault(name, set()).add(value.value)
+
+
+def _env_turned_on(tree: ast.Module) -> set[str]:
+    """Variables the code sets to a true value: ``envs.X.set(True)``, ``os.environ["X"] = "1"``."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "set"
+            and isinstance(node.func.value, ast.Attribute)
+            and ENV_NAME_RE.match(node.func.value.attr)
+            and len(node.args) == 1
+            and _turns_on(node.args[0])
+        ):
+            out.add(node.func.value.attr)
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and _turns_on(node.value):
+            target = node.targets[0]
+            if (
+                isinstance(target, ast.Subscript)
+                and _dotted_name(target.value).endswith("environ")
+                and isinstance(target.slice, ast.Constant)
+                and isinstance(target.slice.value, str)
+                and ENV_NAME_RE.match(target.slice.value)
+            ):
+                out.add(target.slice.value)
+    return out
+
+
+def _turns_on(node: ast.expr) -> bool:
+    if not isinstance(node, ast.Constant):
+        return False
+    value = node.value
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "yes", "on")
+    return value is True or (type(value) is int and value != 0)
+
+
+def _dotted_name(node: ast.expr) -> str:
+    """Dotted text of a name or attribute chain (``os.environ``); ``""`` for anything else."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return ""
+    return ".".join([node.id, *reversed(parts)])
 
 
 def _picked(assigned: Mapping[str, set[str]], flags: Mapping[str, FlagInfo]) -> dict[str, tuple[str, ...]]:

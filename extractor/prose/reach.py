@@ -49,6 +49,8 @@ _PLATFORM_TAGS = {"hip": "rocm", "cuda": "cuda"}
 _COMMAND = re.compile(r"sglang\.launch_server|sglang serve|python3? -m sglang")
 _MAX_TAGS = 10
 _ON_BY_DEFAULT = ("on",)
+_LAUNCHED = ("launch",)
+"""The values of an ``env`` selector whose variable the launch code also turns on itself."""
 """The values of an ``env`` selector whose variable is a boolean that defaults to true."""
 _LISTED_ARCHS = 4
 
@@ -101,7 +103,11 @@ def _selector_words(sel: Selector, terms: _Terms = _NO_TERMS) -> str:
             return f"{said} (given, or set by sglang itself for some models or hardware)"
         return said
     if kind == "env":
-        return f"`{name}` on (its default)" if values == _ON_BY_DEFAULT else f"`{name}` set"
+        if values == _ON_BY_DEFAULT:
+            return f"`{name}` on (its default)"
+        if values == _LAUNCHED:
+            return f"`{name}` set (by you, or by sglang itself for some models or hardware)"
+        return f"`{name}` set"
     if kind == "platform":
         return _PLATFORM_WORDS.get(name, name)
     if kind == "arch" and values:
@@ -262,6 +268,11 @@ def _workarounds(
             out.append(
                 f"This code runs only with `{name}` on, which is its default: if you can do without "
                 f"it, launch with `{name}=0`"
+            )
+        elif kind == "env" and name.startswith("SGLANG") and values == _LAUNCHED:
+            out.append(
+                f"This code runs only with `{name}` set: if you can do without it, unset `{name}` "
+                "(where sglang sets it itself, for some models or hardware, that is not enough)"
             )
         elif kind == "env" and name.startswith("SGLANG"):
             out.append(f"This code runs only with `{name}` set: if you can do without it, unset `{name}`")
@@ -673,6 +684,7 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
     sites = SiteReach([f for f in facts if f is not None], knowledge)
     table: dict[str, dict[str, Reach]] = {}
     on = frozenset(n for n, i in knowledge.env_info.items() if i.on_by_default)
+    launched = knowledge.env_launched - on
     for f, outcome in outcomes:
         if not isinstance(outcome, Parsed):
             continue
@@ -680,12 +692,12 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
             qualname = _qualname(partial)
             by_q = table.setdefault(f.path, {})
             if qualname not in by_q:
-                by_q[qualname] = _env_defaults(tidy(user_ways(sites.of(f.path, qualname))), on)
+                by_q[qualname] = _env_defaults(tidy(user_ways(sites.of(f.path, qualname))), on, launched)
             key = str(partial.get("id", ""))
             gates = gate_alternatives(
                 _guard(key), f.path, knowledge, functools.partial(sites.passed_selector, f.path, qualname)
             )
-            joined = _env_defaults(tidy(with_gates(by_q[qualname], gates)), on)
+            joined = _env_defaults(tidy(with_gates(by_q[qualname], gates)), on, launched)
             if joined != by_q[qualname]:
                 by_q[key] = joined
     passed = passed_table([(f.path, o.records) for f, o in outcomes if isinstance(o, Parsed)], sites)
@@ -718,12 +730,20 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
     )
 
 
-def _env_defaults(reach: Reach, on: AbstractSet[str]) -> Reach:
+def _env_defaults(reach: Reach, on: AbstractSet[str], launched: AbstractSet[str] = frozenset()) -> Reach:
     """``reach`` with each boolean variable that defaults to true marked so (values ``("on",)``):
-    such a path runs unless the variable is turned off, and is left by setting it to 0."""
-    if not any(s[0] == "env" and s[1] in on for c in reach for s in c):
+    such a path runs unless the variable is turned off, and is left by setting it to 0. A variable
+    the launch code also turns on itself is marked ``("launch",)``."""
+    if not any(s[0] == "env" and (s[1] in on or s[1] in launched) for c in reach for s in c):
         return reach
     return tuple(
-        frozenset(("env", s[1], _ON_BY_DEFAULT) if s[0] == "env" and s[1] in on else s for s in c)
+        frozenset(
+            ("env", s[1], _ON_BY_DEFAULT)
+            if s[0] == "env" and s[1] in on
+            else ("env", s[1], _LAUNCHED)
+            if s[0] == "env" and s[1] in launched and not s[2]
+            else s
+            for s in c
+        )
         for c in reach
     )
