@@ -2190,3 +2190,52 @@ def test_a_variable_the_launch_code_turns_on_itself_is_not_left_by_unsetting_alo
         "only with `SGLANG_FUSED_GATE` on (its default)"
         in records["fused gate needs a width divisible by 8"].documentation
     )
+
+
+def test_a_variable_compared_with_a_value_selects_that_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
+    registry = ENV_REGISTRY.replace(
+        "class Envs:\n",
+        'class EnvStr:\n    def __init__(self, default):\n        self.default = default\n\n\nclass Envs:\n    SGLANG_DECODE_KERNEL = EnvStr("native")\n',
+    )
+    kernels = """\
+from sglang.srt.environ import envs
+
+
+class TritonDecode:
+    def run(self, pages):
+        if pages > 64:
+            raise ValueError("the triton decode kernel takes at most 64 pages")
+
+
+class NativeDecode:
+    def run(self, pages):
+        if pages < 1:
+            raise ValueError("the native decode kernel needs a page")
+
+
+def pick_decode():
+    if envs.SGLANG_DECODE_KERNEL.get() in ("triton", "triton_v2"):
+        return TritonDecode()
+    if envs.SGLANG_DECODE_KERNEL.get() == "native":
+        return NativeDecode()
+    return None
+"""
+    files = {
+        ARGS: SERVER_ARGS.encode(),
+        "python/sglang/srt/environ.py": registry.encode(),
+        "python/sglang/srt/layers/decode.py": kernels.encode(),
+    }
+    repo, shas = make_repo(tmp_path / "repo", [files])
+    records = {r.errorMessage: r for r in _run(repo, shas[0], tmp_path / "cache").records}
+    triton = records["the triton decode kernel takes at most 64 pages"]
+    assert "only with `SGLANG_DECODE_KERNEL=triton` or `triton_v2`" in triton.documentation
+    assert any(
+        s == "This code runs only with `SGLANG_DECODE_KERNEL=triton / triton_v2`: if you can do without it, "
+        "unset `SGLANG_DECODE_KERNEL`"
+        for s in triton.solutions
+    )
+    # The value the variable holds unless told otherwise narrows nothing.
+    assert "runs only" not in records["the native decode kernel needs a page"].documentation

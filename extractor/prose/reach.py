@@ -107,6 +107,8 @@ def _selector_words(sel: Selector, terms: _Terms = _NO_TERMS) -> str:
             return f"`{name}` on (its default)"
         if values == _LAUNCHED:
             return f"`{name}` set (by you, or by sglang itself for some models or hardware)"
+        if values:
+            return " or ".join([f"`{name}={values[0]}`", *(f"`{v}`" for v in values[1:])])
         return f"`{name}` set"
     if kind == "platform":
         return _PLATFORM_WORDS.get(name, name)
@@ -273,6 +275,11 @@ def _workarounds(
             out.append(
                 f"This code runs only with `{name}` set: if you can do without it, unset `{name}` "
                 "(where sglang sets it itself, for some models or hardware, that is not enough)"
+            )
+        elif kind == "env" and name.startswith("SGLANG") and values:
+            out.append(
+                f"This code runs only with `{name}={' / '.join(values)}`: if you can do without it, "
+                f"unset `{name}`"
             )
         elif kind == "env" and name.startswith("SGLANG"):
             out.append(f"This code runs only with `{name}` set: if you can do without it, unset `{name}`")

@@ -15,7 +15,8 @@ A guard *atom* is the raw, knowledge-free shape of one conjunct of a test that m
   ``get_x().is_y()``);
 * ``["i", name, recv, value]``: a value test method (``backend.is_deep_gemm()``): the value is only
   trusted where the flag declares it among its choices;
-* ``["e", NAME]``: an environment variable read;
+* ``["e", NAME, values...]``: an environment variable read (set, or compared equal to one of
+  the string values);
 * ``["p", word]``: a platform test (``is_hip()``, ``_is_npu``, ``torch.version.hip``);
 * ``["k", key, keys...]``: a value stored under ``key`` in a dict literal keyed by ``keys`` (the
   table runs the one entry its lookup picks);
@@ -34,7 +35,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 22
+FACTS_VERSION = 23
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 Atom = tuple[str, ...]

@@ -244,6 +244,12 @@ class GuardReader:
             return [("a", *subject)] if subject is not None and subject[1] == "args" else []
         if not isinstance(op, ast.Eq | ast.In | ast.Is):
             return []
+        env = self.env(left) if isinstance(op, ast.Eq | ast.In) else None
+        if env is not None:
+            # ``envs.SGLANG_X.get() == "triton"``: the variable set to one of those values.
+            items = right.elts if isinstance(right, ast.Tuple | ast.List | ast.Set) else [right]
+            strings = [i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)]
+            return [("e", env, *strings)] if strings and len(strings) == len(items) else []
         values = _literal_values(right)
         subject = self.subject(left, local)
         if values is None or subject is None:

@@ -109,9 +109,13 @@ def atom_selector(atom: Atom, flags: Mapping[str, FlagInfo], knowledge: Knowledg
         return ("flag", info.flag, (atom[1],))
     if kind == "e":
         name = atom[1]
-        if name in knowledge.env_vars or name.startswith("SGLANG_"):
-            return ("env", name, ())
-        return None
+        if not (name in knowledge.env_vars or name.startswith("SGLANG_")):
+            return None
+        wanted = tuple(atom[2:])
+        env = knowledge.env_of(name)
+        if wanted and env is not None and env.default.strip().strip("'\"") in wanted:
+            return None  # the value it holds unless told otherwise: no choice narrows the path
+        return ("env", name, wanted)
     if kind not in ("a", "v", "i"):
         return None
     info = flags.get(atom[1])
