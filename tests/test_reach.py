@@ -534,6 +534,9 @@ def test_a_value_test_of_an_enum_named_after_the_flag_selects_the_members_it_ret
                 def is_draft_free(self):
                     return self.is_quick() or self.is_none()
 
+                def is_any_drafting(self):
+                    return self.is_quick() or self.is_eagle()
+
 
             class QuickWorker:
                 def step(self):
@@ -550,6 +553,11 @@ def test_a_value_test_of_an_enum_named_after_the_flag_selects_the_members_it_ret
                     raise RuntimeError("odd step failed")
 
 
+            class DraftPool:
+                def grow(self):
+                    raise RuntimeError("draft pool cannot grow")
+
+
             def pick(algo: SpecAlgorithm):
                 if algo.is_quick():
                     return QuickWorker()
@@ -557,6 +565,11 @@ def test_a_value_test_of_an_enum_named_after_the_flag_selects_the_members_it_ret
                     return EagleWorker()
                 if algo.is_draft_free():
                     return OddWorker()
+
+
+            def pool(algo: SpecAlgorithm):
+                if algo.is_any_drafting():
+                    return DraftPool()
             """
         ),
     }
@@ -571,6 +584,10 @@ def test_a_value_test_of_an_enum_named_after_the_flag_selects_the_members_it_ret
     # A test the class answers with other tests names no member: only "the flag is set" is sure.
     assert reach.of("python/sglang/srt/spec.py", "OddWorker.step") == (
         frozenset({("flag", "--spec-algorithm", ())}),
+    )
+    # A test that is either of two value tests is true for the members of both.
+    assert reach.of("python/sglang/srt/spec.py", "DraftPool.grow") == (
+        frozenset({("flag", "--spec-algorithm", ("eagle", "eagle3", "quick"))}),
     )
 
 

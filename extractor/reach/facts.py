@@ -35,7 +35,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 23
+FACTS_VERSION = 24
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 Atom = tuple[str, ...]
@@ -129,7 +129,8 @@ class FileFacts:
     atoms; ``("c", qualname, class names...)`` for a function that returns something only when
     ``isinstance(x, C)`` holds for one of the classes (``None`` otherwise); ``("a", qualname,
     architectures..., .keys...)`` for one that returns whether the checkpoint's architecture is one
-    of those (and, for each ``.key``, whether its config sets that key)."""
+    of those (and, for each ``.key``, whether its config sets that key); ``("o", qualname, x...)``
+    for a method that returns ``self.is_x() or ...``: true where any of those value tests is."""
     agreed: list[str] = field(default_factory=list)
     """Attributes (flag destinations) filled from a derived value when not given, and refused when a
     given value disagrees with it (:mod:`extractor.reach.agreement`)."""

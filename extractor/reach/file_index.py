@@ -119,6 +119,29 @@ def _arch_returns(body: Sequence[ast.stmt]) -> list[str] | None:
     return [*names, *(f".{k}" for k in dict.fromkeys(keys))]
 
 
+def _value_tests_either(body: Sequence[ast.stmt]) -> list[str] | None:
+    """``[a, b]`` of a body that is only ``return self.is_a() or self.is_b()``."""
+    if not (len(body) == 1 and isinstance(body[0], ast.Return)):
+        return None
+    value = body[0].value
+    if not (isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or)):
+        return None
+    names = []
+    for part in value.values:
+        if not (
+            isinstance(part, ast.Call)
+            and not part.args
+            and not part.keywords
+            and isinstance(part.func, ast.Attribute)
+            and isinstance(part.func.value, ast.Name)
+            and part.func.value.id == "self"
+            and part.func.attr.startswith("is_")
+        ):
+            return None
+        names.append(part.func.attr[3:])
+    return names
+
+
 def _config_key_set(node: ast.expr) -> str | None:
     """``k`` of a test that a config sets key ``k``: ``getattr(c, "k", None) is not None``,
     ``hasattr(c, "k")``, ``c.k is not None``, a helper ``_hf_attr(c, "k")`` read the same way."""
@@ -566,6 +589,11 @@ class _Builder:
         if archs:
             # ``return config.architectures[0] in (...)``: true only for those checkpoints.
             self.facts.tests.append(("a", name, *archs))
+            return
+        either = _value_tests_either(body)
+        if either:
+            # ``return self.is_a() or self.is_b()``: true for the members either test is true for.
+            self.facts.tests.append(("o", name, *either))
             return
         if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
             # ``return args.enable_x and _is_cuda``: true only where every atom holds. An atom of a

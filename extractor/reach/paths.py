@@ -586,7 +586,20 @@ def _value_tests(index: TargetIndex) -> dict[tuple[str, str], tuple[str, ...]]:
             if dest is None or not method.startswith("is_") or atom[:3] != ("v", dest, "enum"):
                 continue
             found.setdefault((dest, method[3:]), set()).add(tuple(atom[3:]))
-    return {key: next(iter(v)) for key, v in sorted(found.items()) if len(v) == 1 and next(iter(v))}
+    out = {key: next(iter(v)) for key, v in sorted(found.items()) if len(v) == 1 and next(iter(v))}
+    # ``is_family()`` returning ``self.is_a() or self.is_b()``: the members of either.
+    for f in index.files.values():
+        for test in f.tests:
+            if test[0] != "o":
+                continue
+            owner, _, method = test[1].rpartition(".")
+            dest = class_flag_name(owner) if owner and "." not in owner else None
+            if dest is None or not method.startswith("is_") or (dest, method[3:]) in out:
+                continue
+            parts = [out.get((dest, x)) for x in test[2:]]
+            if parts and all(parts):
+                out[(dest, method[3:])] = tuple(dict.fromkeys(m for p in parts if p for m in p))
+    return out
 
 
 def _broadest_first(values: tuple[str, ...], mentions: Mapping[str, int]) -> tuple[str, ...]:
