@@ -2239,6 +2239,10 @@ def pick_decode():
     if envs.SGLANG_DECODE_KERNEL.get() == "native":
         return NativeDecode()
     return None
+
+
+def decode(pages):
+    return pick_decode().run(pages)
 """
     files = {
         ARGS: SERVER_ARGS.encode(),
@@ -2256,3 +2260,77 @@ def pick_decode():
     )
     # The value the variable holds unless told otherwise narrows nothing.
     assert "runs only" not in records["the native decode kernel needs a page"].documentation
+
+
+def test_a_method_no_code_names_gets_no_reach_and_a_getattr_lookup_names_one() -> None:
+    files = {
+        ARGS: SERVER_ARGS,
+        "python/sglang/srt/layers/rope.py": textwrap.dedent(
+            """\
+            class Rope:
+                def by_index(self, idx):
+                    raise ValueError("the rope index is out of range")
+
+                def by_length(self, n):
+                    raise ValueError("the rope length is out of range")
+
+                def pack(self, n):
+                    raise ValueError("the rope cannot be packed")
+
+
+            def build(server_args):
+                if server_args.enable_adapters:
+                    return Rope()
+
+
+            def run(backend, n):
+                pack = getattr(backend, "pack", None)
+                if pack is not None:
+                    pack(n)
+                return backend.by_length(n)
+            """
+        ),
+    }
+    reach = _site_reach(files)
+    path = "python/sglang/srt/layers/rope.py"
+    adapters = (frozenset({("flag", "--enable-adapters", ())}),)
+    assert reach.of(path, "Rope.by_length") == adapters
+    # Looked up by its name as a string: it may run, where its class is built.
+    assert reach.of(path, "Rope.pack") == adapters
+    # Nothing calls, references or looks up ``by_index``: no way in, so no claim about one.
+    assert not reach.of(path, "Rope.by_index")
+
+
+def test_a_call_through_a_module_the_tree_lacks_is_not_tied_to_a_namesake() -> None:
+    files = {
+        ARGS: SERVER_ARGS,
+        "python/sglang/srt/kernels/dequant.py": textwrap.dedent(
+            """\
+            def dequantize_cache(cache):
+                raise ValueError("the cache is not quantized")
+            """
+        ),
+        "python/sglang/srt/layers/hip_mla.py": textwrap.dedent(
+            """\
+            from sglang.srt.missing_tests import quant as test_quant
+
+
+            def decode(server_args, cache):
+                if server_args.enable_adapters:
+                    return test_quant.dequantize_cache(cache)
+            """
+        ),
+        "python/sglang/srt/layers/users.py": textwrap.dedent(
+            """\
+            from sglang.srt.kernels.dequant import dequantize_cache
+
+
+            def load(cache):
+                return dequantize_cache(cache)
+            """
+        ),
+    }
+    reach = _site_reach(files)
+    callers = {e.caller for e in reach.index.callers("sglang.srt.kernels.dequant:dequantize_cache")}
+    # ``test_quant.dequantize_cache`` is a function of a module the tree does not hold.
+    assert callers == {"sglang.srt.layers.users:load"}

@@ -59,6 +59,11 @@ class RingStore:
         if item is None:
             raise ValueError("a ring store cannot hold None")
         self.slots.append(item)
+
+
+def store_all(store, items):
+    for item in items:
+        store.put(item)
 """
 
 

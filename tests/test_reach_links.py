@@ -177,6 +177,10 @@ FILES = {
             if use_fast_reduce is None:
                 use_fast_reduce = _FAST_REDUCE
             return Group(use_fast_reduce=use_fast_reduce)
+
+
+        def all_reduce(group, x):
+            return group.reducer.reduce(x)
     """,
     "python/sglang/srt/distributed/boot.py": """\
         from sglang.srt.distributed.state import make_group, set_fast_reduce
@@ -276,6 +280,10 @@ FILES = {
             def step(self, x):
                 if x is None:
                     raise ValueError("no draft input")
+
+
+        def draft_step(draft, x):
+            return draft.step(x)
     """,
     # A property typed by its return annotation is the receiver of a call.
     "python/sglang/srt/runner.py": """\

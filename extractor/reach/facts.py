@@ -35,7 +35,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 24
+FACTS_VERSION = 25
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 Atom = tuple[str, ...]
@@ -144,6 +144,9 @@ class FileFacts:
     abstract: list[str] = field(default_factory=list)
     """Methods declared ``@abstractmethod``, by qualname: their body runs only through an override's
     ``super()`` call."""
+    named: list[str] = field(default_factory=list)
+    """Attribute names looked up by string (``getattr(x, "name", None)``, ``hasattr``): a method of
+    that name may run though no call spells it."""
 
     def to_plain(self) -> dict[str, Any]:
         """JSON-ready lists and strings; :meth:`from_plain` rebuilds the same facts."""
@@ -194,6 +197,7 @@ class FileFacts:
             "forced": [list(f) for f in self.forced],
             "tests": [list(t) for t in self.tests],
             "abstract": list(self.abstract),
+            "named": list(self.named),
         }
 
     @classmethod
@@ -233,6 +237,7 @@ class FileFacts:
                 forced=[tuple(str(x) for x in f) for f in data["forced"]],
                 tests=[tuple(str(x) for x in t) for t in data["tests"]],
                 abstract=[str(q) for q in data["abstract"]],
+                named=[str(n) for n in data["named"]],
             )
         except (KeyError, TypeError, ValueError, AttributeError):
             return None

@@ -715,6 +715,15 @@ class _Builder:
                 func = here.func
                 callee = self.raw_dotted(func)
                 action = None
+                if (
+                    isinstance(func, ast.Name)
+                    and func.id in ("getattr", "hasattr")
+                    and len(here.args) >= 2
+                    and isinstance(here.args[1], ast.Constant)
+                    and isinstance(here.args[1].value, str)
+                    and here.args[1].value not in self.facts.named
+                ):
+                    self.facts.named.append(here.args[1].value)
                 if here.keywords:
                     self._custom_op(here)
                     action = self._argparse_action(here, qual, gs)
@@ -889,6 +898,6 @@ class _Builder:
             head, _, last = dotted.partition(".")
             if not last or (head in ("self", "cls") and "." in last):
                 return
-            if head not in ("self", "cls") and head not in self.facts.imports:
+            if head not in ("self", "cls") and head not in self.facts.imports and head not in self._def_names:
                 return
         self._calls.append(Call(qual, dotted, node.lineno, list(gs), None, recv="", ref=True))

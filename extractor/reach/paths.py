@@ -500,6 +500,11 @@ class ReachFinder:
             # Building the class runs its constructor: every way the class is built is one in (the
             # ``super().__init__()`` of a subclass is one of those ways already).
             return [*cls, *(calls or [])]
+        if calls is None and not self._named_anywhere(name) and self._others_named(owner, name):
+            # No call, reference or lookup of this name anywhere in the target, while its class's
+            # other methods are called: nothing of sglang runs it, so its class's ways in are none
+            # of its own (and it leads nowhere).
+            return None
         if calls is None:
             return list(cls) if cls is not None else None
         if calls == list(_FREE):
@@ -507,6 +512,26 @@ class ReachFinder:
         if cls is None or cls == _FREE:
             return calls
         return [a | b for a in calls for b in cls]
+
+    def _named_anywhere(self, name: str) -> bool:
+        """Whether any call, reference or ``getattr`` lookup in the target (tests aside) names
+        ``name``; a dunder or ``forward`` (run by Python or by torch's ``module(x)``) counts too."""
+        return (
+            name.startswith("__")
+            or name in _RUN_BY_FRAMEWORK
+            or name in self.index.named
+            or bool(self.index.calls_named(name))
+        )
+
+    def _others_named(self, owner: str, name: str) -> bool:
+        """Whether a method of class ``owner`` other than ``name`` is called, referenced or looked
+        up by its name: the class is used through its methods, and ``name`` is not among them."""
+        return any(
+            other != name
+            and not other.startswith("__")
+            and (other in self.index.named or bool(self.index.calls_named(other)))
+            for other in self.index.methods.get(owner, {})
+        )
 
     def _class_ways_for(self, cls: str, name: str, depth: int) -> Reach | None:
         """The ways into class ``cls`` whose instances run its own method ``name``: those of the
@@ -569,6 +594,10 @@ class ReachFinder:
 
     def _made_somehow(self, cls: str) -> bool:
         return bool(self.index.callers(cls) or self._registered.get(cls) or self.index.subclasses.get(cls))
+
+
+_RUN_BY_FRAMEWORK = frozenset({"forward", "extra_repr"})
+"""Methods torch calls itself (``module(x)`` runs ``forward``)."""
 
 
 def _value_tests(index: TargetIndex) -> dict[tuple[str, str], tuple[str, ...]]:

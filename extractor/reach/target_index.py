@@ -52,6 +52,8 @@ class TargetIndex:
     attrs: dict[str, dict[str, str]] = field(default_factory=dict)
     """class node -> attribute -> type expression of what its methods store there."""
     _calls_by_name: dict[str, list[tuple[FileFacts, list[Any]]]] = field(default_factory=dict)
+    named: set[str] = field(default_factory=set)
+    """Attribute names some file looks up by string (``getattr(x, "name")``), outside tests."""
     _callers: dict[str, list[Edge]] = field(default_factory=dict)
     _resolved: set[str] = field(default_factory=set)
     _receivers: ReceiverTypes | None = None
@@ -108,6 +110,7 @@ class TargetIndex:
                 continue  # a test's call is not a way a user gets there
             for name, calls in f.calls.items():
                 index._calls_by_name.setdefault(name, []).append((f, calls))
+            index.named.update(f.named)
         return index
 
     def callers(self, node: str) -> list[Edge]:
@@ -264,6 +267,10 @@ class TargetIndex:
             found = self.resolve_dotted(call.callee, f, call.caller)
             if found is not None:
                 return [found], True
+            if len(parts) >= 2 and self._absent(parts, module):
+                # ``mod.f()`` through an import of a module of the target's own package that the
+                # tree does not hold: another function that happens to share the name is not it.
+                return [], False
         name = parts[-1]
         if name.startswith("__") or (len(parts) == 1 and head in f.imports):
             return [], False
@@ -271,6 +278,26 @@ class TargetIndex:
         if len(candidates) == 1:
             return candidates, False
         return self._family(name, candidates), False
+
+    def _absent(self, parts: list[str], module: str) -> bool:
+        """Whether dotted ``parts`` (imports applied) name, below the target's own top package, a
+        module or name no file of the tree defines: the nearest module that exists neither defines
+        nor imports the next part (nor star-imports anything)."""
+        if parts[0] != module.partition(".")[0]:
+            return False
+        for cut in range(len(parts) - 1, 0, -1):
+            target = self.files.get(".".join(parts[:cut]))
+            if target is None:
+                continue
+            first = parts[cut]
+            return not (
+                f"{target.module}:{first}" in self.defs
+                or first in target.imports
+                or any(k.startswith("*") for k in target.imports)
+            )
+        # No module on the path exists: absent, unless it is a folder of modules (no ``__init__``).
+        below = ".".join(parts[:-1]) + "."
+        return not any(m.startswith(below) for m in self.files)
 
     def _autograd_function(self, cls: str) -> bool:
         d = self.defs[cls]
