@@ -1974,15 +1974,19 @@ def test_a_shared_kernel_reached_from_another_package_is_offered_that_packages_b
     assert offered and offered[0].endswith("e.g. `--attention-backend torch_sdpa`")
 
 
-def test_a_value_no_package_registers_gets_no_other_value() -> None:
-    reach = (frozenset({("flag", "--attention-backend", ("fa",))}),)
-    run = RunReach(
+def _kernel_run(value: str) -> RunReach:
+    reach = (frozenset({("flag", "--attention-backend", (value,))}),)
+    return RunReach(
         {"python/sglang/jit_kernel/k.py": {"k": reach}},
         {"--attention-backend": ("flex", "paged")},
         scoped={"python/sglang/srt/": {"--attention-backend": ("flex", "paged")}},
         namespaces={"python/sglang/jit_kernel/k.py": "python/sglang/srt/"},
         declared={"python/sglang/srt/": {"--attention-backend": ("flex", "paged", "sparse")}},
     )
+
+
+def test_a_value_no_package_registers_gets_no_other_value() -> None:
+    run = _kernel_run("fa")
     partial = {
         "id": "k\x1ff\x1fValueError\x1fbad\x1f\x000",
         "documentation": "D.",
@@ -1995,9 +1999,7 @@ def test_a_value_no_package_registers_gets_no_other_value() -> None:
     assert "only with `--attention-backend fa`" in got["documentation"]
     assert not any("use another one" in s for s in got["solutions"])
     # A value the site's own package declares keeps that package's offer.
-    declared = (frozenset({("flag", "--attention-backend", ("sparse",))}),)
-    run.table["python/sglang/jit_kernel/k.py"] = {"k": declared}
-    got = run.apply("python/sglang/jit_kernel/k.py", partial)
+    got = _kernel_run("sparse").apply("python/sglang/jit_kernel/k.py", partial)
     assert any(s.endswith("e.g. `--attention-backend flex`") for s in got["solutions"])
 
 
