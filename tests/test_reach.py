@@ -2336,3 +2336,32 @@ def test_a_call_through_a_module_the_tree_lacks_is_not_tied_to_a_namesake() -> N
     callers = {e.caller for e in reach.index.callers("sglang.srt.kernels.dequant:dequantize_cache")}
     # ``test_quant.dequantize_cache`` is a function of a module the tree does not hold.
     assert callers == {"sglang.srt.layers.users:load"}
+
+
+def test_a_value_the_launch_code_never_picks_needs_the_flag_given() -> None:
+    args = SERVER_ARGS.replace(
+        "    tp_size: int = 1\n",
+        "    tp_size: int = 1\n\n"
+        "    def pick_backend(self):\n"
+        "        if self.attention_backend is None:\n"
+        "            self.attention_backend = self._default_backend()\n"
+        "        if self.tp_size > 8:\n"
+        '            overrides = {}\n            overrides["attention_backend"] = "sparse"\n'
+        "            return overrides\n\n"
+        "    def _default_backend(self):\n"
+        '        return "flex" if self.tp_size > 1 else "paged"\n',
+    )
+    knowledge = build_knowledge({ARGS: args.encode()})
+    # Returned by a helper, or written into the table of overrides: the values sglang picks.
+    assert knowledge.picked["--attention-backend"] == ("flex", "paged", "sparse")
+    defaults = {"--attention-backend": ""}
+    picked = dict(knowledge.picked)
+    flex = (frozenset({("flag", "--attention-backend", ("flex",))}),)
+    assert reach_phrase(flex, defaults, picked=picked) == (
+        "with `--attention-backend flex` (given, or picked by sglang when `--attention-backend` is left out)"
+    )
+    # Never picked by the launch code: only a user who gives it gets there.
+    old = (frozenset({("flag", "--attention-backend", ("sparse_old",))}),)
+    assert reach_phrase(old, defaults, picked=picked) == "with `--attention-backend sparse_old`"
+    # Where the launch code is never seen picking a value, nothing is ruled out.
+    assert reach_phrase(old, defaults).endswith("is left out)")

@@ -245,6 +245,7 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
     filled: dict[str, set[str]] = {}
     mentions: dict[str, dict[str, int]] = {}
     assigned: dict[str, set[str]] = {}
+    returned: set[str] = set()
     launched: set[str] = set()
     turns_on: set[tuple[str, str, bool]] = set()
     for path in sorted(files):
@@ -266,6 +267,7 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
             fields.setdefault(ns, set()).update(ff.fields)
             _count_mentions(tree, mentions)
             _assigned_values(tree, assigned)
+            returned.update(_returned_words(tree))
             launched.update(_env_turned_on(tree))
             turns_on.update(_turned_on(tree))
             filled.setdefault(ns, set()).update(filled_when_unset(tree))
@@ -327,7 +329,7 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
             }
         ),
         implied=_frozen(_implied(turns_on, merged)),
-        picked=_frozen(_picked(assigned, merged)),
+        picked=_frozen(_picked(assigned, returned, merged)),
         env_launched=frozenset(launched),
     )
 
@@ -401,13 +403,19 @@ def _implied(
 
 
 def _assigned_values(tree: ast.Module, assigned: dict[str, set[str]]) -> None:
-    """Add each string the code sets a name to: ``x.dest = "v"``, ``dest = "v"``, ``{"dest": "v"}``
-    and ``f(..., dest="v")``."""
+    """Add each string the code sets a name to: ``x.dest = "v"``, ``dest = "v"``, ``{"dest": "v"}``,
+    ``table["dest"] = "v"`` and ``f(..., dest="v")``."""
     for node in ast.walk(tree):
         pairs: list[tuple[str, ast.expr]] = []
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+                if (
+                    isinstance(target, ast.Subscript)
+                    and isinstance(target.slice, ast.Constant)
+                    and isinstance(target.slice.value, str)
+                ):
+                    name = target.slice.value  # ``overrides["dest"] = "v"``
                 if name:
                     pairs.append((name, node.value))
         elif isinstance(node, ast.Dict):
@@ -470,17 +478,45 @@ def _dotted_name(node: ast.expr) -> str:
     return ".".join([node.id, *reversed(parts)])
 
 
-def _picked(assigned: Mapping[str, set[str]], flags: Mapping[str, FlagInfo]) -> dict[str, tuple[str, ...]]:
-    """flag -> its declared choices the launch code assigns, other than its default (a flag whose
-    default is unset says "picked by sglang when left out" already)."""
-    out: dict[str, tuple[str, ...]] = {}
-    for dest, values in sorted(assigned.items()):
-        info = flags.get(dest)
-        if info is None or info.is_bool or not info.choices or not info.default:
+def _returned_words(tree: ast.Module) -> set[str]:
+    """One-word strings a function returns (``return "fa3"``, ``return "a" if x else "b"``): the
+    values a helper that picks a setting may hand back."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Return) and node.value is not None):
             continue
-        found = tuple(sorted(v for v in values if v in info.choices and v != info.default))
-        if found:
-            out[info.flag] = found
+        values = [node.value]
+        while values:
+            value = values.pop()
+            if isinstance(value, ast.IfExp):
+                values.extend((value.body, value.orelse))
+            elif isinstance(value, ast.Constant) and isinstance(value.value, str) and _WORD.match(value.value):
+                out.add(value.value)
+    return out
+
+
+def _picked(
+    assigned: Mapping[str, set[str]], returned: set[str], flags: Mapping[str, FlagInfo]
+) -> dict[str, tuple[str, ...]]:
+    """flag -> its declared choices the launch code may set it to itself.
+
+    For a flag with a default, the choices assigned to it, other than the default. For a valued
+    flag left unset by default (the launch code picks its value), also every choice some function
+    of the launch code returns: when the launch code is seen picking some values, one it never
+    picks is reached only by giving it."""
+    out: dict[str, tuple[str, ...]] = {}
+    for dest, info in sorted(flags.items()):
+        if info.is_bool or not info.choices or info.is_list:
+            continue
+        given = assigned.get(dest, set())
+        if info.default:
+            found = tuple(sorted(v for v in given if v in info.choices and v != info.default))
+            if found:
+                out[info.flag] = found
+        elif not info.optional:
+            found = tuple(sorted(v for v in given | returned if v in info.choices))
+            if found:
+                out[info.flag] = found
     return out
 
 

@@ -93,12 +93,16 @@ def _selector_words(sel: Selector, terms: _Terms = _NO_TERMS) -> str:
             # The checkpoint's config names the value itself; the flag only has to agree with it.
             return f"{said} (given, or declared by the checkpoint's config)"
         default = terms.defaults.get(name)
-        if default == "":
+        pickable = terms.picked.get(name)
+        if default == "" and (not pickable or set(values) & set(pickable)):
             # Left out, the flag gets a value the launch code picks (for the model and hardware).
             return f"{said} (given, or picked by sglang when `{name}` is left out)"
+        if default == "":
+            # The launch code picks among some values, never this one: only giving it leads here.
+            return said
         if default is not None and default in values:
             return f"{said} (its default)"
-        if set(values) & set(terms.picked.get(name, ())):
+        if set(values) & set(pickable or ()):
             # The launch code sets the value itself for some setups (``auto`` resolved).
             return f"{said} (given, or set by sglang itself for some models or hardware)"
         return said
