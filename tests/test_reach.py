@@ -1000,6 +1000,16 @@ def test_a_switch_another_flag_turns_on_is_left_only_without_both() -> None:
     )
     back = RunReach.from_plain(orjson.loads(orjson.dumps(run.to_plain())))
     assert back is not None and back.implied == {"--enable-adapters": ("--adapter-paths",)}
+    # Turned on by either of two flags: both must be left out.
+    both = RunReach(
+        {"a.py": {"run": reach}},
+        {},
+        switches={"--enable-adapters"},
+        implied={"--enable-adapters": ("--adapter-paths", "--tp-size")},
+    )
+    assert both.apply("a.py", partial)["solutions"][-1].endswith(
+        "launch without `--enable-adapters` and without `--adapter-paths` or `--tp-size`, which turn it on"
+    )
 
 
 # --------------------------------------------------------------------------- model selectors

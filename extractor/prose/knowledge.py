@@ -490,7 +490,9 @@ def _returned_words(tree: ast.Module) -> set[str]:
             value = values.pop()
             if isinstance(value, ast.IfExp):
                 values.extend((value.body, value.orelse))
-            elif isinstance(value, ast.Constant) and isinstance(value.value, str) and _WORD.match(value.value):
+            elif (
+                isinstance(value, ast.Constant) and isinstance(value.value, str) and _WORD.match(value.value)
+            ):
                 out.add(value.value)
     return out
 

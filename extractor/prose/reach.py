@@ -77,9 +77,12 @@ def _either(flags: Sequence[str]) -> str:
     return " or ".join(f"`{f}`" for f in flags)
 
 
-def _sets(name: str, switches: AbstractSet[str]) -> str:
-    """How a flag that another one implies is set by it: a switch is turned on, a value filled in."""
-    return "which turns it on" if name in switches else "which sets it"
+def _sets(name: str, switches: AbstractSet[str], many: bool = False) -> str:
+    """How a flag that another one implies is set by it: a switch is turned on, a value filled in
+    (``many``: by each of several flags, all of which must be left out)."""
+    if name in switches:
+        return "which turn it on" if many else "which turns it on"
+    return "which set it" if many else "which sets it"
 
 
 def _selector_words(sel: Selector, terms: _Terms = _NO_TERMS) -> str:
@@ -258,7 +261,7 @@ def _workarounds(
             out.append(
                 f"This code runs only with `{name}`: if you can do without it, launch without `{name}`"
                 + (
-                    f" and without {_either(by)}, {_sets(name, switches)}"
+                    f" and without {_either(by)}, {_sets(name, switches, len(by) > 1)}"
                     if (by := (implied or {}).get(name))
                     else ""
                 )
