@@ -1646,8 +1646,8 @@ def test_a_value_the_code_forces_for_an_architecture_is_no_value_to_switch() -> 
     # Another backend is no way out for the checkpoints that get this one from the code.
     assert got["solutions"] == ["Report it as a bug"]
     said = (
-        "`ToySparseForCausalLM`, `ToySparseForConditionalGeneration` checkpoints always run with "
-        "`--attention-backend sparse`: the code sets it for them."
+        "only with `--attention-backend sparse` (which sglang sets for `ToySparseForCausalLM`, "
+        "`ToySparseForConditionalGeneration` checkpoints, whatever is given)."
     )
     assert got["documentation"].endswith(said) and got["triggerScenarios"].endswith(said)
     back = RunReach.from_plain(orjson.loads(orjson.dumps(run.to_plain())))

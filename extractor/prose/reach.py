@@ -66,11 +66,12 @@ class _Terms(NamedTuple):
     defaults: Mapping[str, str]
     agreed: AbstractSet[str]
     implied: Implied
-    switches: AbstractSet[str] = frozenset()
-    picked: Mapping[str, Sequence[str]] = {}
+    switches: AbstractSet[str]
+    picked: Mapping[str, Sequence[str]]
+    forced: Forced
 
 
-_NO_TERMS = _Terms({}, frozenset(), {})
+_NO_TERMS = _Terms({}, frozenset(), {}, frozenset(), {}, {})
 
 
 def _either(flags: Sequence[str]) -> str:
@@ -95,6 +96,13 @@ def _selector_words(sel: Selector, terms: _Terms = _NO_TERMS) -> str:
         if name in terms.agreed:
             # The checkpoint's config names the value itself; the flag only has to agree with it.
             return f"{said} (given, or declared by the checkpoint's config)"
+        archs = _forced_archs(name, values, terms.forced)
+        if archs:
+            # The code sets the value for those architectures over whatever the user gave.
+            shown = ", ".join(f"`{a}`" for a in archs[:_LISTED_ARCHS]) + (
+                ", ..." if len(archs) > _LISTED_ARCHS else ""
+            )
+            return f"{said} (which sglang sets for {shown} checkpoints, whatever is given)"
         default = terms.defaults.get(name)
         pickable = terms.picked.get(name)
         if default == "" and (not pickable or set(values) & set(pickable)):
@@ -154,15 +162,22 @@ def reach_phrase(
     implied: Implied | None = None,
     switches: AbstractSet[str] | None = None,
     picked: Mapping[str, Sequence[str]] | None = None,
+    forced: Forced | None = None,
 ) -> str:
     """``with `--attention-backend dsa` or `nsa`, for `X` checkpoints`` (empty when nothing narrows).
     ``defaults``: valued flags that always hold a value -> their default (empty: picked by the code);
     ``agreed``: flags whose value the checkpoint's config declares; ``implied``: the flags that turn
     a switch on (or fill in an optional value); ``switches``: the flags that are switches (all of
-    them when not given); ``picked``: values the launch code sets a flag to itself."""
+    them when not given); ``picked``: values the launch code sets a flag to itself; ``forced``: the
+    architectures the code sets each value for, whatever the command line says."""
     implied = implied or {}
     terms = _Terms(
-        defaults or {}, agreed, implied, frozenset(implied) if switches is None else switches, picked or {}
+        defaults or {},
+        agreed,
+        implied,
+        frozenset(implied) if switches is None else switches,
+        picked or {},
+        forced or {},
     )
     common = frozenset.intersection(*reach) if len(reach) > 1 else frozenset()
     rest = [c - common for c in reach]
@@ -374,8 +389,6 @@ class _Wording(NamedTuple):
     workarounds: list[str]
     args: list[str]
     valued: list[tuple[str, tuple[str, ...], list[str]]]
-    forced: str = ""
-    """Which checkpoints the code itself puts on the path (a sentence, or empty)."""
 
 
 def _wording(
@@ -389,7 +402,7 @@ def _wording(
     implied: Implied | None = None,
     picked: Mapping[str, Sequence[str]] | None = None,
 ) -> _Wording:
-    phrase = reach_phrase(reach, defaults, agreed, implied, switches, picked)
+    phrase = reach_phrase(reach, defaults, agreed, implied, switches, picked, forced)
     if not phrase:
         return _Wording("", [], [], [], [])
     return _Wording(
@@ -398,28 +411,7 @@ def _wording(
         _workarounds(reach, choices, switches, agreed, optional, forced, implied),
         _command_args(reach, switches),
         _other_values(reach, choices, forced),
-        _forced_sentence(reach, forced or {}),
     )
-
-
-def _forced_sentence(reach: Reach, forced: Forced) -> str:
-    """``XForCausalLM`` checkpoints get ``--x v`` from the code itself, for the flags of a single way in."""
-    if len(reach) != 1:
-        return ""
-    parts = []
-    for kind, name, values in sorted(reach[0]):
-        if kind != "flag":
-            continue
-        archs = _forced_archs(name, values, forced)
-        if not archs:
-            continue
-        shown = ", ".join(f"`{a}`" for a in archs[:_LISTED_ARCHS]) + (
-            ", ..." if len(archs) > _LISTED_ARCHS else ""
-        )
-        picked = [v for v in values if forced.get(name, {}).get(v)]
-        setting = f"`{name} {picked[0]}`" if picked else f"`{name}`"
-        parts.append(f"{shown} checkpoints always run with {setting}: the code sets it for them")
-    return ("; ".join(parts) + ".") if parts else ""
 
 
 def with_reach(
@@ -443,9 +435,6 @@ def with_reach(
     out = dict(partial)
     out["documentation"] = f"{partial['documentation']} This code runs only {phrase}."
     out["triggerScenarios"] = f"{partial['triggerScenarios']} It is reached only {phrase}."
-    if said.forced:
-        out["documentation"] += f" {said.forced}"
-        out["triggerScenarios"] += f" {said.forced}"
     tags = list(partial["tags"])
     for tag in said.tags:
         if tag not in tags and len(tags) < _MAX_TAGS:
