@@ -183,3 +183,15 @@ def called_name(node: ast.AST) -> str:
         if isinstance(func, ast.Name):
             return func.id
     return ""
+
+
+def dotted_name(node: ast.AST) -> str | None:
+    """Dotted text of a name or attribute chain (``os.environ``); None for anything else."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))

@@ -32,6 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from extractor.analysis.walk import dotted_name
 from extractor.prose.declarations import (
     ENV_NAME_RE,
     EnvInfo,
@@ -130,8 +131,9 @@ class Knowledge:
     ``os.environ["X"] = "1"``): unsetting one does not keep its path away there."""
     picked: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """flag -> the values of its choices the launch code sets it to itself (``self.x = "v"``,
-    ``return {"x": "v"}``, ``x = "v"``), other than its default: some launches get them without
-    giving them (``auto`` resolved for the model and hardware)."""
+    ``return {"x": "v"}``, ``x = "v"``; for a flag with no default also ``return "v"``), other than
+    its default: some launches get them without giving them (``auto`` resolved for the model and
+    hardware). See :func:`_picked`."""
 
     @classmethod
     def empty(cls) -> Knowledge:
@@ -449,7 +451,7 @@ def _env_turned_on(tree: ast.Module) -> set[str]:
             target = node.targets[0]
             if (
                 isinstance(target, ast.Subscript)
-                and _dotted_name(target.value).endswith("environ")
+                and (dotted_name(target.value) or "").endswith("environ")
                 and isinstance(target.slice, ast.Constant)
                 and isinstance(target.slice.value, str)
                 and ENV_NAME_RE.match(target.slice.value)
@@ -465,17 +467,6 @@ def _turns_on(node: ast.expr) -> bool:
     if isinstance(value, str):
         return value.strip().lower() in ("1", "true", "yes", "on")
     return value is True or (type(value) is int and value != 0)
-
-
-def _dotted_name(node: ast.expr) -> str:
-    """Dotted text of a name or attribute chain (``os.environ``); ``""`` for anything else."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return ""
-    return ".".join([node.id, *reversed(parts)])
 
 
 def _returned_words(tree: ast.Module) -> set[str]:

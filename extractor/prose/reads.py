@@ -29,7 +29,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from extractor.analysis.facts import GuardAtom, Site
-from extractor.analysis.walk import called_name
+from extractor.analysis.walk import called_name, dotted_name
 from extractor.prose.knowledge import ENV_NAME_RE, FlagInfo, Knowledge
 
 _ARGS_NAMES = frozenset({"args", "cli_args", "parsed_args", "cmd_args"})
@@ -165,7 +165,7 @@ def flag_of_node(node: ast.AST, ctx: ReadContext) -> FlagInfo | None:
         and isinstance(node.func, ast.Attribute)
         and node.func.attr == "get"
         and node.args
-        and "server_args" in (_dotted(node.func.value) or "")
+        and "server_args" in (dotted_name(node.func.value) or "")
     ):
         # global_server_args_dict.get("x", default)
         key = _str_value(node.args[0], ctx)
@@ -239,17 +239,6 @@ class Reads:
     def add_env(self, name: str) -> None:
         if name not in self.envs:
             self.envs.append(name)
-
-
-def _dotted(node: ast.expr) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
 
 
 # Builtins whose result is computed from their arguments alone: ``min(server_args.x, 8)`` still
@@ -327,7 +316,7 @@ def _collect(
                 _collect(ctx.module_values[node.id], ctx, out, depth + 1, seen | {node.id}, strict=True)
             continue
         if isinstance(node, ast.Attribute) and ctx.attr_bindings and depth < BINDING_DEPTH:
-            key = _dotted(node)
+            key = dotted_name(node)
             if key is not None and key in ctx.attr_bindings and key not in seen:
                 for value in ctx.attr_bindings[key]:
                     _collect(value, ctx, out, depth + 1, seen | {key}, strict=True)

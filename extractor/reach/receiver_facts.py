@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 
-from extractor.analysis.walk import inner_nodes
+from extractor.analysis.walk import dotted_name, inner_nodes
 
 __all__ = [
     "MAX_ALTERNATIVES",
@@ -40,17 +40,6 @@ _WRAPPERS = frozenset({"Optional", "Union", "Annotated", "Final", "ClassVar"})
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
-def _dotted(node: ast.expr) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
-
-
 def annotation_types(node: ast.expr | None) -> set[str]:
     """The classes an annotation allows (``Optional[A]``, ``A | None``, ``"A"``); empty for the rest."""
     if node is None:
@@ -64,14 +53,14 @@ def annotation_types(node: ast.expr | None) -> set[str]:
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
         return annotation_types(node.left) | annotation_types(node.right)
     if isinstance(node, ast.Subscript):
-        head = _dotted(node.value)
+        head = dotted_name(node.value)
         if head is None or head.rpartition(".")[2] not in _WRAPPERS:
             return set()  # ``list[A]``, ``type[A]``: not an instance of A
         items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         if head.endswith("Annotated"):
             items = items[:1]
         return {t for i in items for t in annotation_types(i)}
-    name = _dotted(node) if isinstance(node, ast.Name | ast.Attribute) else None
+    name = dotted_name(node) if isinstance(node, ast.Name | ast.Attribute) else None
     if name is None or name == "None" or not name.rpartition(".")[2][:1].isupper():
         return set()  # builtins and typing names (``int``, ``dict``) are lower case or not ours
     return {name}
