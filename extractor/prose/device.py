@@ -86,7 +86,7 @@ def _tensor_test(node: ast.expr) -> tuple[str, ...] | None:
 def tensor_platforms(deciding: Sequence[AtomView]) -> tuple[str, ...] | None:
     """The platforms where the deciding hardware tests, all of them tensor device tests, can pass."""
     hardware = [v for v in deciding if v.hardware]
-    if not hardware or any(v.expr is None for v in hardware):
+    if not hardware:
         return None
     found: set[str] = set()
     for v in hardware:

@@ -26,7 +26,7 @@ from extractor.prose.constraints import AtomView, atom_view
 from extractor.prose.device import DEVICE_RULE, device_spec, tensor_platforms
 from extractor.prose.dtype import model_dtype
 from extractor.prose.fixes import OtherCheck
-from extractor.prose.imports import guard_package, own_distribution
+from extractor.prose.imports import guard_package, names_distribution, own_distribution
 from extractor.prose.knowledge import Knowledge
 from extractor.prose.origins import constant_values, refine
 from extractor.prose.passed import pending_spec
@@ -199,7 +199,7 @@ def _enrich(
                 cause = Cause("dependency", (package,), cause.rule)
             elif own is not None:
                 cause = Cause("dependency", (own,), "own-extension")
-        if own is not None and any(_same_distribution(n, own) for n in cause.names):
+        if own is not None and any(names_distribution(n, own) for n in cause.names):
             # The package named is the one this code belongs to: it is installed (its code runs),
             # and what failed is its own compiled part.
             cause = Cause("dependency", (own,), "own-extension")
@@ -259,12 +259,6 @@ def _enrich(
         spec = device_spec(dataclasses.asdict(prose), dataclasses.asdict(internal), platforms)
         prose = dataclasses.replace(prose, device=spec)
     return prose
-
-
-def _same_distribution(name: str, dist: str) -> bool:
-    """``sgl_kernel`` or ``sgl_kernel.flashmla_ops`` names the distribution ``sgl-kernel``."""
-    head = name.split(".", 1)[0]
-    return head.lower().replace("_", "-") == dist.lower().replace("_", "-")
 
 
 def validation_code(site: Site, views: list[AtomView]) -> str:

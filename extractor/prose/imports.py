@@ -115,3 +115,10 @@ def own_distribution(path: str) -> str | None:
     reinstall. The main package (``python/sglang``) is never one."""
     m = _OWN_DIST_RE.match(path)
     return m.group(1) if m is not None and m.group(2) != "sglang" else None
+
+
+def names_distribution(name: str, dist: str) -> bool:
+    """Whether an import name names distribution ``dist``: ``sgl_kernel`` or
+    ``sgl_kernel.flashmla_ops`` names ``sgl-kernel``."""
+    head = name.split(".", 1)[0]
+    return head.lower().replace("_", "-") == dist.lower().replace("_", "-")

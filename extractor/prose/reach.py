@@ -49,9 +49,9 @@ _PLATFORM_TAGS = {"hip": "rocm", "cuda": "cuda"}
 _COMMAND = re.compile(r"sglang\.launch_server|sglang serve|python3? -m sglang")
 _MAX_TAGS = 10
 _ON_BY_DEFAULT = ("on",)
+"""The values of an ``env`` selector whose variable is a boolean that defaults to true."""
 _LAUNCHED = ("launch",)
 """The values of an ``env`` selector whose variable the launch code also turns on itself."""
-"""The values of an ``env`` selector whose variable is a boolean that defaults to true."""
 _LISTED_ARCHS = 4
 
 
@@ -86,13 +86,18 @@ def _sets(name: str, switches: AbstractSet[str], many: bool = False) -> str:
     return "which set it" if many else "which sets it"
 
 
+def _values_words(head: str, values: Sequence[str]) -> str:
+    """```--x a` or `b``` (head ``"--x "``), ```X=a` or `b``` (head ``"X="``)."""
+    return " or ".join([f"`{head}{values[0]}`", *(f"`{v}`" for v in values[1:])])
+
+
 def _selector_words(sel: Selector, terms: _Terms = _NO_TERMS) -> str:
     kind, name, values = sel
     if kind == "flag":
         if not values:
             by = terms.implied.get(name, ())
             return f"`{name}` (or {_either(by)}, {_sets(name, terms.switches)})" if by else f"`{name}`"
-        said = " or ".join([f"`{name} {values[0]}`", *(f"`{v}`" for v in values[1:])])
+        said = _values_words(f"{name} ", values)
         if name in terms.agreed:
             # The checkpoint's config names the value itself; the flag only has to agree with it.
             return f"{said} (given, or declared by the checkpoint's config)"
@@ -123,7 +128,7 @@ def _selector_words(sel: Selector, terms: _Terms = _NO_TERMS) -> str:
         if values == _LAUNCHED:
             return f"`{name}` set (by you, or by sglang itself for some models or hardware)"
         if values:
-            return " or ".join([f"`{name}={values[0]}`", *(f"`{v}`" for v in values[1:])])
+            return _values_words(f"{name}=", values)
         return f"`{name}` set"
     if kind == "platform":
         return _PLATFORM_WORDS.get(name, name)
@@ -500,10 +505,10 @@ class RunReach:
         self.implied = implied or {}
         """Switches -> the flags that turn them on: leaving the path needs those left out too."""
         self.declared = declared or {}
+        """namespace -> flag -> the choices its server args declare (see :meth:`_choices_for`)."""
         self.picked = picked or {}
         """flag -> values the launch code sets it to itself: a path they select is not only for
         those who give them."""
-        """namespace -> flag -> the choices its server args declare (see :meth:`_choices_for`)."""
         self._wordings: dict[tuple[str, Reach], _Wording] = {}
 
     def apply(self, path: str, partial: Mapping[str, Any]) -> dict[str, Any]:

@@ -162,10 +162,8 @@ def _config_key_set(node: ast.expr) -> str | None:
     key = node.args[1]
     if not (isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.isidentifier()):
         return None
-    name = called_name(node)
-    if name in ("getattr", "hasattr") or "attr" in name.lower():
-        return key.value
-    return None
+    # ``getattr``, ``hasattr``, or a helper that reads an attribute (``_hf_attr``).
+    return key.value if "attr" in called_name(node).lower() else None
 
 
 def _arch_names_returned(body: Sequence[ast.stmt]) -> list[str] | None:

@@ -516,20 +516,13 @@ class ReachFinder:
     def _named_anywhere(self, name: str) -> bool:
         """Whether any call, reference or ``getattr`` lookup in the target (tests aside) names
         ``name``; a dunder or ``forward`` (run by Python or by torch's ``module(x)``) counts too."""
-        return (
-            name.startswith("__")
-            or name in _RUN_BY_FRAMEWORK
-            or name in self.index.named
-            or bool(self.index.calls_named(name))
-        )
+        return name.startswith("__") or name in _RUN_BY_FRAMEWORK or self.index.is_named(name)
 
     def _others_named(self, owner: str, name: str) -> bool:
         """Whether a method of class ``owner`` other than ``name`` is called, referenced or looked
         up by its name: the class is used through its methods, and ``name`` is not among them."""
         return any(
-            other != name
-            and not other.startswith("__")
-            and (other in self.index.named or bool(self.index.calls_named(other)))
+            other != name and not other.startswith("__") and self.index.is_named(other)
             for other in self.index.methods.get(owner, {})
         )
 

@@ -131,6 +131,10 @@ class TargetIndex:
         """Every file's calls filed under ``name`` (plain lists: ``Call._make`` reads one)."""
         return self._calls_by_name.get(name, [])
 
+    def is_named(self, name: str) -> bool:
+        """Whether a call, a reference or a ``getattr`` lookup outside tests names ``name``."""
+        return name in self.named or name in self._calls_by_name
+
     # ----------------------------------------------------------------- resolution
 
     def resolve_dotted(self, dotted: str, f: FileFacts, scope: str, hops: int = 0) -> str | None:
