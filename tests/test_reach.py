@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -229,6 +230,20 @@ FILES = {
             return False
         """,
 }
+
+
+def _partial(
+    scope: str, error: str = "ValueError", solutions: list[str] | None = None, fix: str = ""
+) -> dict[str, Any]:
+    """A worker's record of a site in ``scope`` with bare prose, for applying a run's reach to."""
+    return {
+        "id": f"{scope}\x1fraise\x1f{error}\x1f\x1f\x000",
+        "documentation": "d.",
+        "triggerScenarios": "t.",
+        "tags": [],
+        "solutions": ["Report it as a bug"] if solutions is None else solutions,
+        "exampleFix": fix,
+    }
 
 
 def _source(path: str) -> str:
@@ -940,14 +955,7 @@ def test_a_backend_flag_no_registry_is_keyed_by_offers_its_declared_default() ->
     assert reach.choices["--sampling-backend"] == ("plain",)
     assert "--moe-runner-backend" not in reach.choices and "--quantization" not in reach.choices
     fast = (frozenset({("flag", "--sampling-backend", ("fast",))}),)
-    partial = {
-        "id": "run\x1fraise\x1fValueError\x1f\x1f\x000",
-        "documentation": "d.",
-        "triggerScenarios": "t.",
-        "tags": [],
-        "solutions": ["Report it as a bug"],
-        "exampleFix": "",
-    }
+    partial = _partial("run")
     run = RunReach({"a.py": {"run": fast}}, reach.choices)
     assert run.apply("a.py", partial)["solutions"][-1] == (
         "This code runs only with `--sampling-backend fast`: if that sampling backend is not "
@@ -981,14 +989,7 @@ def test_a_switch_another_flag_turns_on_is_left_only_without_both() -> None:
     assert reach_phrase(reach, implied={"--enable-adapters": ("--adapter-paths",)}) == (
         "with `--enable-adapters` (or `--adapter-paths`, which turns it on)"
     )
-    partial = {
-        "id": "run\x1fraise\x1fValueError\x1f\x1f\x000",
-        "documentation": "d.",
-        "triggerScenarios": "t.",
-        "tags": [],
-        "solutions": ["Report it as a bug"],
-        "exampleFix": "",
-    }
+    partial = _partial("run")
     run = RunReach(
         {"a.py": {"run": reach}},
         {},
@@ -1327,14 +1328,7 @@ def test_turning_off_the_switch_or_env_var_that_selects_the_path_is_offered() ->
     from extractor.prose.reach import RunReach
 
     lora = (frozenset({("flag", "--enable-adapters", ())}),)
-    partial = {
-        "id": "Layer.apply\x1fraise\x1fAssertionError\x1f\x1f\x000",
-        "documentation": "d.",
-        "triggerScenarios": "t.",
-        "tags": [],
-        "solutions": ["Report it as a bug"],
-        "exampleFix": "",
-    }
+    partial = _partial("Layer.apply", "AssertionError")
     run = RunReach({"a.py": {"Layer.apply": lora}}, {}, switches={"--enable-adapters"})
     got = run.apply("a.py", partial)
     assert got["solutions"] == [
@@ -1354,14 +1348,7 @@ def test_a_selecting_flag_goes_on_the_command_line_only_in_a_form_that_parses() 
     from extractor.prose.reach import RunReach
 
     launch = "python -m sglang.launch_server --model-path <model>"
-    partial = {
-        "id": "Layer.apply\x1fraise\x1fValueError\x1f\x1f\x000",
-        "documentation": "d.",
-        "triggerScenarios": "t.",
-        "tags": [],
-        "solutions": ["s"],
-        "exampleFix": f"# before\n{launch}\n# after\n{launch}",
-    }
+    partial = _partial("Layer.apply", solutions=["s"], fix=f"# before\n{launch}\n# after\n{launch}")
     switch = (frozenset({("flag", "--enable-adapters", ())}),)
     got = RunReach({"a.py": {"Layer.apply": switch}}, {}, switches={"--enable-adapters"}).apply(
         "a.py", partial
@@ -1451,14 +1438,11 @@ def test_leaving_out_a_valued_flag_that_is_off_unless_given_is_offered() -> None
     from extractor.prose.reach import RunReach
 
     spec = (frozenset({("flag", "--draft-algorithm", ())}),)
-    partial = {
-        "id": "Drafter.step\x1fraise\x1fAssertionError\x1f\x1f\x000",
-        "documentation": "d.",
-        "triggerScenarios": "t.",
-        "tags": [],
-        "solutions": ["Report it as a bug"],
-        "exampleFix": "# before\npython -m sglang.launch_server --model-path <model>\n# after\nx",
-    }
+    partial = _partial(
+        "Drafter.step",
+        "AssertionError",
+        fix="# before\npython -m sglang.launch_server --model-path <model>\n# after\nx",
+    )
     run = RunReach({"a.py": {"Drafter.step": spec}}, {}, optional={"--draft-algorithm"})
     got = run.apply("a.py", partial)
     assert got["solutions"][-1] == (
@@ -1582,14 +1566,11 @@ def test_a_switch_the_check_already_says_to_drop_is_not_offered_twice() -> None:
     from extractor.prose.reach import RunReach
 
     lora = (frozenset({("flag", "--enable-adapters", ())}),)
-    partial = {
-        "id": "Layer.apply\x1fraise\x1fAssertionError\x1f\x1f\x000",
-        "documentation": "d.",
-        "triggerScenarios": "t.",
-        "tags": [],
-        "solutions": ["Or launch without `--enable-adapters`: this check only runs when it is given"],
-        "exampleFix": "",
-    }
+    partial = _partial(
+        "Layer.apply",
+        "AssertionError",
+        solutions=["Or launch without `--enable-adapters`: this check only runs when it is given"],
+    )
     run = RunReach({"a.py": {"Layer.apply": lora}}, {}, switches={"--enable-adapters"})
     # The reach's "launch without" says what the check's own gate already said.
     assert run.apply("a.py", partial)["solutions"] == partial["solutions"]
@@ -1633,14 +1614,7 @@ def test_a_value_the_code_forces_for_an_architecture_is_no_value_to_switch() -> 
         "--quantization": {"fp8": ("ToyDenseForCausalLM",)},
     }
     spec = (frozenset({("flag", "--attention-backend", ("sparse",))}),)
-    partial = {
-        "id": "SparseBackend.step\x1fraise\x1fAssertionError\x1f\x1f\x000",
-        "documentation": "d.",
-        "triggerScenarios": "t.",
-        "tags": [],
-        "solutions": ["Report it as a bug"],
-        "exampleFix": "",
-    }
+    partial = _partial("SparseBackend.step", "AssertionError")
     run = RunReach({"a.py": {"SparseBackend.step": spec}}, reach.choices, forced=reach.forced)
     got = run.apply("a.py", partial)
     # Another backend is no way out for the checkpoints that get this one from the code.
@@ -1997,14 +1971,7 @@ def _kernel_run(value: str) -> RunReach:
 
 def test_a_value_no_package_registers_gets_no_other_value() -> None:
     run = _kernel_run("fa")
-    partial = {
-        "id": "k\x1ff\x1fValueError\x1fbad\x1f\x000",
-        "documentation": "D.",
-        "triggerScenarios": "T.",
-        "tags": [],
-        "solutions": [],
-        "exampleFix": "",
-    }
+    partial = _partial("k", solutions=[])
     got = run.apply("python/sglang/jit_kernel/k.py", partial)
     assert "only with `--attention-backend fa`" in got["documentation"]
     assert not any("use another one" in s for s in got["solutions"])
@@ -2094,14 +2061,7 @@ def test_an_optional_value_another_flag_fills_in_is_left_only_without_both() -> 
     assert reach_phrase(reach, implied=implied, switches=frozenset()) == (
         "with `--recorder-mode` (or `--enable-balancer`, which sets it)"
     )
-    partial = {
-        "id": "run\x1fraise\x1fValueError\x1f\x1f\x000",
-        "documentation": "d.",
-        "triggerScenarios": "t.",
-        "tags": [],
-        "solutions": ["Report it as a bug"],
-        "exampleFix": "",
-    }
+    partial = _partial("run")
     run = RunReach({"a.py": {"run": reach}}, {}, optional={"--recorder-mode"}, implied=implied)
     assert run.apply("a.py", partial)["solutions"][-1].endswith(
         "launch without `--recorder-mode` and without `--enable-balancer`, which sets it"
