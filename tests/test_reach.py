@@ -751,6 +751,110 @@ def test_a_method_the_base_dispatches_to_under_a_platform_gate_runs_only_on_that
     )
 
 
+def test_a_base_method_that_forwards_to_an_override_counts_only_where_it_runs() -> None:
+    files = {
+        ARGS: SERVER_ARGS,
+        "python/sglang/srt/layers/custom_op.py": textwrap.dedent(
+            """\
+            from sglang.srt.utils import is_cuda, is_hip, is_musa
+
+            _is_cuda = is_cuda()
+            _is_hip = is_hip()
+            _is_musa = is_musa()
+
+
+            class CustomOp:
+                def __init__(self):
+                    self._forward = self.dispatch_forward()
+
+                def forward(self, x):
+                    return self._forward(x)
+
+                def forward_native(self, x):
+                    raise NotImplementedError
+
+                def forward_cuda(self, x):
+                    raise NotImplementedError
+
+                def forward_hip(self, x):
+                    return self.forward_cuda(x)
+
+                def forward_musa(self, x):
+                    return self.forward_cuda(x)
+
+                def forward_cpu(self, x):
+                    return self.forward_cuda(x)
+
+                def dispatch_forward(self):
+                    if _is_cuda:
+                        return self.forward_cuda
+                    if _is_hip:
+                        return self.forward_hip
+                    if _is_musa:
+                        return self.forward_musa
+                    return self.forward_native
+            """
+        ),
+        "python/sglang/srt/layers/cpu_op.py": textwrap.dedent(
+            """\
+            class CpuOp:
+                def forward_cpu(self, x):
+                    return x
+
+                def forward(self, x):
+                    return self.forward_cpu(x)
+            """
+        ),
+        "python/sglang/srt/layers/norm.py": textwrap.dedent(
+            """\
+            from sglang.srt.layers.custom_op import CustomOp
+
+
+            class Norm(CustomOp):
+                def forward_native(self, x):
+                    return x
+
+                def forward_cuda(self, x):
+                    if x.dim() != 2:
+                        raise ValueError("the fused norm wants a 2-d input")
+                    return x
+
+                def forward_hip(self, x):
+                    return self.forward_native(x)
+
+
+            class Scale(CustomOp):
+                def forward_native(self, x):
+                    return x
+
+                def forward_cuda(self, x):
+                    if x.dim() != 2:
+                        raise ValueError("the fused scale wants a 2-d input")
+                    return x
+
+
+            def build(server_args):
+                if server_args.enable_adapters:
+                    return Norm(), Scale()
+            """
+        ),
+    }
+    reach = _site_reach(files)
+    # Norm overrides forward_hip, so the base's forward_hip never runs its forward_cuda; the base's
+    # forward_musa does, on MUSA only; the base's forward_cpu is never called (the one call of
+    # that name runs another class's method).
+    assert reach.of("python/sglang/srt/layers/norm.py", "Norm.forward_cuda") == (
+        frozenset({("flag", "--enable-adapters", ()), ("platform", "cuda", ())}),
+        frozenset({("flag", "--enable-adapters", ()), ("platform", "musa", ())}),
+    )
+    # Scale keeps the base's forward_hip: ROCm runs its CUDA path too.
+    assert reach.of("python/sglang/srt/layers/norm.py", "Scale.forward_cuda") == (
+        frozenset({("flag", "--enable-adapters", ()), ("platform", "cuda", ())}),
+        frozenset({("flag", "--enable-adapters", ()), ("platform", "hip", ())}),
+        frozenset({("flag", "--enable-adapters", ()), ("platform", "musa", ())}),
+    )
+
+
 def test_a_predicate_on_the_checkpoints_architecture_selects_those_architectures() -> None:
     files = {
         ARGS: SERVER_ARGS,

@@ -423,20 +423,26 @@ class ReachFinder:
         self._cut = self._cut or outer_cut
         return result
 
-    def _via_edges(self, edges: list[Edge], depth: int) -> list[Conj] | None:
+    def _via_edges(self, edges: list[Edge], depth: int, target: str = "") -> list[Conj] | None:
         sure = [e for e in edges if e.confident]
-        found = self._via(sure, depth) if sure else None
+        found = self._via(sure, depth, target) if sure else None
         if found is None and len(sure) < len(edges):
             # Calls tied by name alone count only where no call with a known receiver leads in.
-            found = self._via([e for e in edges if not e.confident], depth)
+            found = self._via([e for e in edges if not e.confident], depth, target)
         return found
 
-    def _via(self, use: list[Edge], depth: int) -> list[Conj] | None:
+    def _via(self, use: list[Edge], depth: int, target: str = "") -> list[Conj] | None:
         alts: list[Conj] = []
         reached = False
         for edge in use:
-            # The class of an override already narrows it; the base's caller adds only its guards.
-            up = _FREE if edge.down else self.reach(edge.caller, depth + 1)
+            if edge.down:
+                if target and self._overridden_for(edge.caller, target):
+                    continue
+                # The class of an override already narrows it; the base's caller adds what leads
+                # to that caller (``if _is_musa: return self.forward_musa``), not its class's ways.
+                up: Reach | list[Conj] | None = self._calls_of(edge.caller, depth + 1, target)
+            else:
+                up = self.reach(edge.caller, depth + 1)
             if up is None and any(g[0] == "k" for g in edge.guards):
                 up = self._class_uses(edge.caller, depth)
             if up is None:
@@ -451,6 +457,70 @@ class ReachFinder:
             if any(not c for c in alts):
                 return list(_FREE)
         return alts if reached else None
+
+    def _platform_gates(self, node: str, depth: int) -> list[frozenset[Selector]]:
+        """The platforms each live call of method ``node`` is made on (empty: any), a base's call
+        through ``self`` counting its own calls' platforms; calls that never run on ``node``'s
+        instances are left out."""
+        out: list[frozenset[Selector]] = []
+        for e in self.index.callers(node):
+            gate = {s for s in self.guard_selectors(e.guards, e.path, e.caller) if s[0] == "platform"}
+            if e.down:
+                if self._overridden_for(e.caller, node):
+                    continue
+                up = self._calls_of(e.caller, depth + 1, node)
+                if up is None:
+                    continue
+                gate |= frozenset.intersection(*(frozenset(s for s in c if s[0] == "platform") for c in up))
+            out.append(frozenset(gate))
+        return sorted(set(out), key=sorted)
+
+    def _overridden_for(self, caller: str, target: str) -> bool:
+        """Whether base method ``caller``, which calls the override ``target`` through ``self``,
+        never runs on an instance of ``target``'s class: that class (or one between) overrides
+        ``caller`` too, and the override does not call it back through ``super()``."""
+        module, _, qual = target.partition(":")
+        cls = self.index.owner_class(module, qual)
+        name = caller.rpartition(".")[2]
+        found = self.index.lookup_method(cls, name) if cls is not None else None
+        if found is None or found == caller:
+            return False
+        return not any(e.caller == found for e in self.index.callers(caller))
+
+    def _calls_of(self, node: str, depth: int, target: str = "") -> list[Conj] | None:
+        """What leads into base method ``node`` when it runs on an instance of ``target``'s class:
+        the guards of its calls (``if _is_musa: return self.forward_musa``), one level up, since
+        the callers' own ways in hold for other classes' instances too. Free for a constructor
+        (building the class runs it) and when no call is seen (Python, torch or an unknown receiver
+        may run it); none when every call of its name runs another definition."""
+        name = node.rpartition(".")[2]
+        if name in _CONSTRUCTORS:
+            return list(_FREE)
+        edges = self.index.callers(node)
+        if target:
+            # A method of a sibling class (its ``super().m()``, its ``self.m()``) runs on that
+            # sibling's instances, not on these.
+            module, _, qual = target.partition(":")
+            cls = self.index.owner_class(module, qual)
+            mine = ({cls} | self.index.ancestors(cls)) if cls is not None else set()
+            d = self.index.defs.get(node)
+            family = self.index.descendants(f"{node.partition(':')[0]}:{d.owner}") if d is not None else set()
+            edges = [e for e in edges if self._caller_class(e) not in family - mine]
+        own = self.own(node)
+        if edges:
+            sure = [e for e in edges if e.confident] or edges
+            return list(_simplify([self.guard_selectors(e.guards, e.path, e.caller) | own for e in sure]))
+        if (
+            name not in _RUN_BY_FRAMEWORK
+            and not self.index.callers(node)
+            and self.index.lands_elsewhere(node)
+        ):
+            return None
+        return [own]
+
+    def _caller_class(self, edge: Edge) -> str | None:
+        module, _, qual = edge.caller.partition(":")
+        return self.index.owner_class(module, qual)
 
     def _class_uses(self, node: str, depth: int) -> Reach | None:
         """The ways into a class nobody builds, for a table of choices in its body (``_kinds = {"x":
@@ -478,7 +548,7 @@ class ReachFinder:
             # An abstract body runs only when an override calls it (``super().m()``): the class's
             # ways in, or a caller that holds a concrete instance, never reach it.
             return self._via_edges(self._super_calls(node, owner), depth)
-        calls = self._via_edges(self.index.callers(node), depth)
+        calls = self._via_edges(self.index.callers(node), depth, node)
         if not d.owner:
             return calls
         name = node.rpartition(".")[2]
@@ -488,14 +558,13 @@ class ReachFinder:
         if cls is not None and self._only_from_its_family(node, owner):
             # A public method called only from the classes it derives from or that derive from it is
             # called from outside too, through receivers we cannot read: its class's ways in hold.
-            # A platform every such call is gated on still holds (``if _is_npu: return
-            # self.forward_npu`` in the base's dispatcher).
-            gates = [
-                frozenset(s for s in self.guard_selectors(e.guards, e.path, e.caller) if s[0] == "platform")
-                for e in self.index.callers(node)
-            ]
-            common = frozenset.intersection(*gates) if gates else frozenset()
-            return [c | common for c in cls]
+            # When every such call is gated on a platform (``if _is_npu: return self.forward_npu``
+            # in the base's dispatcher, or a base's ``forward_musa`` that the dispatcher picks on
+            # MUSA), one of those platforms still holds.
+            gates = self._platform_gates(node, depth)
+            if gates and all(gates):
+                return _simplify([c | g for c in cls for g in gates])
+            return list(cls)
         if cls is not None and name in _CONSTRUCTORS:
             # Building the class runs its constructor: every way the class is built is one in (the
             # ``super().__init__()`` of a subclass is one of those ways already).

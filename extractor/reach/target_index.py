@@ -135,6 +135,19 @@ class TargetIndex:
         """Whether a call, a reference or a ``getattr`` lookup outside tests names ``name``."""
         return name in self.named or name in self._calls_by_name
 
+    def lands_elsewhere(self, node: str) -> bool:
+        """Whether every call and reference that spells ``node``'s name resolves, receiver known,
+        to other definitions, and no ``getattr`` lookup names it: nothing of the target runs it."""
+        name = node.rpartition(":")[2].rpartition(".")[2]
+        if name.startswith("__") or name in self.named:
+            return False
+        for f, calls in self._calls_by_name.get(name, ()):
+            for raw in calls:
+                targets, confident = self._targets(f.module, f, Call._make(raw))
+                if not confident or node in targets:
+                    return False
+        return True
+
     # ----------------------------------------------------------------- resolution
 
     def resolve_dotted(self, dotted: str, f: FileFacts, scope: str, hops: int = 0) -> str | None:
