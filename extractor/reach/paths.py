@@ -563,7 +563,7 @@ class ReachFinder:
             # MUSA), one of those platforms still holds.
             gates = self._platform_gates(node, depth)
             if gates and all(gates):
-                return _simplify([c | g for c in cls for g in gates])
+                return list(_simplify([c | g for c in cls for g in gates]))
             return list(cls)
         if cls is not None and name in _CONSTRUCTORS:
             # Building the class runs its constructor: every way the class is built is one in (the
