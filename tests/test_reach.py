@@ -2439,3 +2439,72 @@ def test_a_value_the_launch_code_never_picks_needs_the_flag_given() -> None:
     assert reach_phrase(old, defaults, picked=picked) == "with `--attention-backend sparse_old`"
     # Where the launch code is never seen picking a value, nothing is ruled out.
     assert reach_phrase(old, defaults).endswith("is left out)")
+
+
+def test_a_deprecated_spelling_is_said_beside_the_flag_that_replaced_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
+    # Old spellings kept as deprecated aliases that land in their own fields; the launch code maps
+    # them onto the new flags.
+    args = SERVER_ARGS.replace(
+        "    tp_size: int = 1\n",
+        "    tp_size: int = 1\n    enable_split: bool = False\n    enable_old_split: bool = False\n"
+        '    split_mode: str = "rows"\n    old_split_mode: str = "row-major"\n',
+    ).replace(
+        '        parser.add_argument("--tp-size", type=int)\n',
+        '        parser.add_argument("--tp-size", type=int)\n'
+        '        parser.add_argument("--enable-split", action="store_true")\n'
+        '        parser.add_argument("--split-mode", type=str, choices=["rows", "cols"])\n'
+        "        parser.add_argument(\n"
+        '            "--enable-old-split",\n'
+        '            dest="enable_old_split",\n'
+        "            action=DeprecatedStoreTrueAction,\n"
+        '            new_flag="--enable-split",\n'
+        '            help="[Deprecated] Use --enable-split instead.",\n'
+        "        )\n"
+        "        parser.add_argument(\n"
+        '            "--old-split-mode",\n'
+        '            dest="old_split_mode",\n'
+        "            action=DeprecatedAliasStoreAction,\n"
+        '            new_flag="--split-mode",\n'
+        '            choices=["row-major", "col-major"],\n'
+        '            help="[Deprecated] Use --split-mode instead.",\n'
+        "        )\n",
+    )
+    kernel = textwrap.dedent(
+        """\
+        def split_rows(x):
+            if x.dim() != 2:
+                raise ValueError("the split kernel wants a 2-d input")
+            return x
+
+
+        def split_cols(x):
+            if x.shape[0] % 2:
+                raise ValueError("the column split wants an even row count")
+            return x
+
+
+        def split(server_args, x):
+            if server_args.enable_old_split:
+                x = split_rows(x)
+            if server_args.old_split_mode == "col-major":
+                x = split_cols(x)
+            return x
+        """
+    )
+    files = {ARGS: args.encode(), "python/sglang/srt/layers/split.py": kernel.encode()}
+    info = build_knowledge(files).flag_info
+    assert info["enable_old_split"].replaced_by == "--enable-split"
+    assert info["old_split_mode"].replaced_by == "--split-mode"
+    # A flag declared for itself replaces nothing.
+    assert info["enable_split"].replaced_by == ""
+    repo, shas = make_repo(tmp_path / "repo", [files])
+    records = {r.errorMessage: r for r in _run(repo, shas[0], tmp_path / "cache").records}
+    switch = records["the split kernel wants a 2-d input"]
+    # The switch is turned on by its replacement too: leaving the path needs both left out.
+    assert "only with `--enable-old-split` (or `--enable-split`, which turns it on)" in switch.documentation
+    assert any(s.endswith("and without `--enable-split`, which turns it on") for s in switch.solutions)
+    valued = records["the column split wants an even row count"]
+    assert "`--old-split-mode col-major` (deprecated in favour of `--split-mode`)" in valued.documentation

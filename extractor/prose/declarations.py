@@ -62,6 +62,9 @@ class FlagInfo:
     via_group: bool = False
     """Found as the size of a process group the flag sizes (``get_tp_world_size()``), not as the
     flag's own value (see :mod:`extractor.prose.world_size`)."""
+    replaced_by: str = ""
+    """The flag a deprecated spelling stands in for (``new_flag="--x"`` of its deprecation
+    action), when the declaration names one: what the user is told to give today."""
     default: str = ""
     """A literal default as the command line would spell it (``"triton"``, ``"8"``); empty for
     ``None`` (or no literal), which for a valued flag that is not ``optional`` means the launch
@@ -346,10 +349,13 @@ def _add_argument_flag(
     is_bool = False
     is_list = False
     deprecated = False
+    replaced_by = ""
     # argparse's own default is None.
     optional = True
     default = ""
     for kw in call.keywords:
+        if kw.arg == "new_flag":
+            replaced_by = _const_str(kw.value) or ""
         if kw.arg == "default":
             optional = _is_none(kw.value)
             default = _literal_default(kw.value)
@@ -394,6 +400,7 @@ def _add_argument_flag(
         is_list=is_list,
         optional=optional and not is_bool,
         default=default,
+        replaced_by=replaced_by if deprecated and replaced_by.startswith("--") else "",
     )
     return info, deprecated
 

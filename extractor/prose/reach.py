@@ -69,9 +69,10 @@ class _Terms(NamedTuple):
     switches: AbstractSet[str]
     picked: Mapping[str, Sequence[str]]
     forced: Forced
+    replaced: Mapping[str, str]
 
 
-_NO_TERMS = _Terms({}, frozenset(), {}, frozenset(), {}, {})
+_NO_TERMS = _Terms({}, frozenset(), {}, frozenset(), {}, {}, {})
 
 
 def _either(flags: Sequence[str]) -> str:
@@ -92,6 +93,18 @@ def _values_words(head: str, values: Sequence[str]) -> str:
 
 
 def _selector_words(sel: Selector, terms: _Terms = _NO_TERMS) -> str:
+    words = _plain_selector_words(sel, terms)
+    new = terms.replaced.get(sel[1]) if sel[0] == "flag" else None
+    if new:
+        # A deprecated spelling still parses, but the user's command line (and the docs) now
+        # give its replacement: say both.
+        note = f"deprecated in favour of `{new}`"
+        if f"`{new}`" not in words:
+            words = f"{words[:-1]}; {note})" if words.endswith(")") else f"{words} ({note})"
+    return words
+
+
+def _plain_selector_words(sel: Selector, terms: _Terms) -> str:
     kind, name, values = sel
     if kind == "flag":
         if not values:
@@ -168,13 +181,15 @@ def reach_phrase(
     switches: AbstractSet[str] | None = None,
     picked: Mapping[str, Sequence[str]] | None = None,
     forced: Forced | None = None,
+    replaced: Mapping[str, str] | None = None,
 ) -> str:
     """``with `--attention-backend dsa` or `nsa`, for `X` checkpoints`` (empty when nothing narrows).
     ``defaults``: valued flags that always hold a value -> their default (empty: picked by the code);
     ``agreed``: flags whose value the checkpoint's config declares; ``implied``: the flags that turn
     a switch on (or fill in an optional value); ``switches``: the flags that are switches (all of
     them when not given); ``picked``: values the launch code sets a flag to itself; ``forced``: the
-    architectures the code sets each value for, whatever the command line says."""
+    architectures the code sets each value for, whatever the command line says; ``replaced``:
+    deprecated spellings -> the flag each stands in for."""
     implied = implied or {}
     terms = _Terms(
         defaults or {},
@@ -183,6 +198,7 @@ def reach_phrase(
         frozenset(implied) if switches is None else switches,
         picked or {},
         forced or {},
+        replaced or {},
     )
     common = frozenset.intersection(*reach) if len(reach) > 1 else frozenset()
     rest = [c - common for c in reach]
@@ -406,8 +422,9 @@ def _wording(
     defaults: Mapping[str, str] | None = None,
     implied: Implied | None = None,
     picked: Mapping[str, Sequence[str]] | None = None,
+    replaced: Mapping[str, str] | None = None,
 ) -> _Wording:
-    phrase = reach_phrase(reach, defaults, agreed, implied, switches, picked, forced)
+    phrase = reach_phrase(reach, defaults, agreed, implied, switches, picked, forced, replaced)
     if not phrase:
         return _Wording("", [], [], [], [])
     return _Wording(
@@ -480,6 +497,7 @@ class RunReach:
         implied: Implied | None = None,
         declared: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
         picked: Mapping[str, Sequence[str]] | None = None,
+        replaced: Mapping[str, str] | None = None,
     ) -> None:
         # path -> qualname (the callers' reach) or whole site key (a site whose own guard
         # narrows it further) -> reach.
@@ -509,6 +527,8 @@ class RunReach:
         self.picked = picked or {}
         """flag -> values the launch code sets it to itself: a path they select is not only for
         those who give them."""
+        self.replaced = replaced or {}
+        """Deprecated spellings -> the flag each stands in for (said beside them)."""
         self._wordings: dict[tuple[str, Reach], _Wording] = {}
 
     def apply(self, path: str, partial: Mapping[str, Any]) -> dict[str, Any]:
@@ -544,6 +564,7 @@ class RunReach:
                 self.defaults,
                 self.implied,
                 self.picked,
+                self.replaced,
             )
         return with_reach(partial, reach, choices, self.switches, self.agreed, self.optional, wording)
 
@@ -718,6 +739,18 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
             # A valued flag that is never off: left out, it holds its default or the code's pick.
             if not (info.is_bool or info.optional or info.is_list) and info.flag not in sites.agreed:
                 defaults.setdefault(info.flag, info.default)
+    replaced = {
+        i.flag: i.replaced_by
+        for flags in sorted(knowledge.scoped.values(), key=len)
+        for i in flags.values()
+        if i.replaced_by
+    }
+    # A deprecated switch is turned on by the flag that replaced it too (the launch code maps
+    # one onto the other): leaving the path means leaving out both.
+    implied = {k: tuple(v) for k, v in knowledge.implied.items()}
+    for old, new in sorted(replaced.items()):
+        if old in switches and new in switches and new not in implied.get(old, ()):
+            implied[old] = (*implied.get(old, ()), new)
     return RunReach(
         table,
         sites.choices,
@@ -729,12 +762,13 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
         sites.scoped_choices,
         namespaces,
         dict(sorted(defaults.items())),
-        knowledge.implied,
+        implied,
         {
             ns: {i.flag: i.choices for i in flags.values() if i.choices}
             for ns, flags in sorted(knowledge.scoped.items())
         },
         knowledge.picked,
+        replaced,
     )
 
 
