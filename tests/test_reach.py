@@ -1587,6 +1587,95 @@ def test_a_way_in_with_narrower_values_of_another_adds_nothing() -> None:
         frozenset({other, rocm}),
     )
 
+    # A narrower way of the same size sorts first and is still absorbed by the wider one.
+    mode = ("flag", "--serve-mode", ("decode",))
+    modes = ("flag", "--serve-mode", ("decode", "prefill"))
+    assert _simplify([frozenset({mode, narrow}), frozenset({modes, narrow})]) == (frozenset({modes, narrow}),)
+
+
+def test_ways_in_that_differ_in_the_values_of_one_flag_are_merged_step_by_step() -> None:
+    from extractor.reach.paths import _simplify
+
+    def way(mode: tuple[str, ...], link: tuple[str, ...]) -> frozenset[tuple[str, str, tuple[str, ...]]]:
+        return frozenset({("flag", "--serve-mode", mode), ("flag", "--link", link)})
+
+    # (decode, tcp) or (prefill, tcp) or (decode|prefill, rdma): one flag's values at a time, then
+    # the other's, end as one way.
+    merged = _simplify(
+        [way(("decode",), ("tcp",)), way(("prefill",), ("tcp",)), way(("decode", "prefill"), ("rdma",))]
+    )
+    assert merged == (way(("decode", "prefill"), ("rdma", "tcp")),)
+    # Two flags that both differ are two ways.
+    apart = _simplify([way(("decode",), ("tcp",)), way(("prefill",), ("rdma",))])
+    assert set(apart) == {way(("decode",), ("tcp",)), way(("prefill",), ("rdma",))}
+    # Variables keep their marks (on by default, set at launch) apart: no list joins them.
+    on = frozenset({("env", "SGLANG_FAST", ("on",))})
+    launched = frozenset({("env", "SGLANG_FAST", ("launch",))})
+    assert set(_simplify([on, launched])) == {launched, on}
+
+
+def test_a_chain_that_needs_two_values_of_one_flag_is_no_way_in() -> None:
+    """A base-typed attribute's call resolved to every subclass: the subclass one backend builds is
+    not reached from the code another backend runs."""
+    files = {
+        "python/sglang/srt/moe/base.py": """\
+            class Engine:
+                def push(self, data):
+                    raise NotImplementedError
+
+
+            class Sender:
+                engine: Engine
+
+                def send(self, data):
+                    self.engine.push(data)
+            """,
+        "python/sglang/srt/moe/engines.py": """\
+            from sglang.srt.moe.base import Engine, Sender
+
+
+            class GroupedEngine(Engine):
+                def push(self, data):
+                    if not data:
+                        raise ValueError("grouped engine: nothing to push")
+
+
+            class TiledEngine(Engine):
+                def push(self, data):
+                    if not data:
+                        raise ValueError("tiled engine: nothing to push")
+
+
+            class GroupedSender(Sender):
+                def __init__(self):
+                    self.engine = GroupedEngine()
+
+
+            class TiledSender(Sender):
+                def __init__(self):
+                    self.engine = TiledEngine()
+
+
+            def start(server_args):
+                if server_args.moe_runner_backend == "grouped":
+                    engine = GroupedEngine()
+                    if server_args.enable_adapters:
+                        engine.push(b"x")
+                elif server_args.moe_runner_backend == "tiled":
+                    TiledSender().send(b"x")
+            """,
+    }
+    reach = _site_reach(
+        {**{p: _source(p) for p in FILES}, **{p: textwrap.dedent(s) for p, s in files.items()}}
+    )
+    path = "python/sglang/srt/moe/engines.py"
+    # ``Sender.send``'s ``self.engine`` may be either engine, but only the tiled backend sends: the
+    # chain "tiled sender, grouped engine" needs two values of one flag and is no way in, while the
+    # grouped backend's own call of its engine (with adapters) still is.
+    grouped = ("flag", "--moe-runner-backend", ("grouped",))
+    assert reach.of(path, "GroupedEngine.push") == (frozenset({grouped, ("flag", "--enable-adapters", ())}),)
+    assert reach.of(path, "TiledEngine.push") == (frozenset({("flag", "--moe-runner-backend", ("tiled",))}),)
+
 
 DRAFT_FILES = {
     ARGS: SERVER_ARGS.replace(

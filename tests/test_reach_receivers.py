@@ -234,6 +234,110 @@ def test_an_unguarded_typed_caller_still_means_nothing_narrows_the_path() -> Non
     assert _site_reach(files).of(f"{PKG}/host.py", "HostPool.load") == ()
 
 
+def _with(extra: dict[str, str]) -> SiteReach:
+    files = {p: _source(p) for p in FILES}
+    files.update({p: textwrap.dedent(src) for p, src in extra.items()})
+    return _site_reach(files)
+
+
+def test_an_attribute_built_by_calling_the_base_itself_runs_the_bases_method() -> None:
+    # ``Optional[Cache]`` would allow a subclass, but the attribute is built as ``Cache(...)``: its
+    # call runs ``Cache.evict``, never the override of ``TieredCache`` (built only for ``tiered``).
+    reach = _with(
+        {
+            f"{PKG}/cache.py": """\
+                from typing import Optional
+
+
+                class Cache:
+                    def evict(self, n):
+                        return n
+
+
+                class TieredCache(Cache):
+                    def evict(self, n):
+                        if n < 0:
+                            raise ValueError("cannot evict a negative count")
+                        return n
+
+
+                class Owner:
+                    def __init__(self, server_args):
+                        self.cache: Optional[Cache] = None
+                        if server_args.kv_backend == "tiered":
+                            self.tiered = TieredCache()
+                        self.cache = Cache()
+
+                    def trim(self):
+                        self.cache.evict(1)
+
+
+                def serve(server_args):
+                    owner = Owner(server_args)
+                    if server_args.enable_probe:
+                        owner.trim()
+                """,
+        }
+    )
+    # (Tied to the override, the probe's call would add ``--enable-probe`` to its way in.)
+    assert reach.of(f"{PKG}/cache.py", "TieredCache.evict") == _flag("--kv-backend", "tiered")
+
+
+def test_a_call_on_an_object_of_another_package_runs_none_of_the_targets_methods() -> None:
+    # ``self.engine`` holds an outside library's engine; the one method of the target named
+    # ``write_batch`` must not be tied to that unguarded call by its name, which would leave only the
+    # streaming call (itself tied by name, on an untyped receiver) as a way in.
+    reach = _with(
+        {
+            f"{PKG}/link.py": """\
+                from remote_io import IoEngine
+
+
+                class Link:
+                    def __init__(self):
+                        self.engine = self._make()
+
+                    def _make(self) -> IoEngine:
+                        return IoEngine()
+
+                    def flush(self, batch):
+                        self.engine.write_batch(batch)
+
+
+                def serve():
+                    Link().flush([])
+                """,
+            f"{PKG}/spool.py": """\
+                class Spool:
+                    def write_batch(self, batch):
+                        if not batch:
+                            raise ValueError("nothing to write")
+
+
+                def stream(server_args, spool):
+                    if server_args.enable_streaming:
+                        spool.write_batch([1])
+                """,
+        }
+    )
+    assert reach.of(f"{PKG}/spool.py", "Spool.write_batch") == _flag("--enable-streaming")
+
+
+def test_a_method_no_known_caller_reaches_still_runs_only_on_its_folders_platform() -> None:
+    reach = _with(
+        {
+            "python/sglang/srt/hardware_backend/npu/pool.py": """\
+                class NpuPool:
+                    def translate(self, loc):
+                        raise RuntimeError("ring addressing is not supported on this device")
+                """,
+        }
+    )
+    assert reach.of("python/sglang/srt/hardware_backend/npu/pool.py", "NpuPool.translate") == (
+        frozenset({("platform", "npu", ())}),
+    )
+
+
 def test_test_files_are_recognised_by_their_folder_or_name() -> None:
     assert is_test_path("python/sglang/test/test_host.py")
     assert is_test_path("python/sglang/srt/mem_cache/storage/x/unit_test.py")

@@ -349,7 +349,12 @@ class ReachFinder:
         if node not in self.index.defs:
             node = f"{module}:<module>"
         found = self.reach(node, 0)
-        if found is None or found == _FREE:
+        if found is None:
+            # No known way in: what holds wherever the code runs (its folder's platform, the gates
+            # it is defined under) still narrows it.
+            own = frozenset(s for s in self.own(node) if not self._every_value(s))
+            return (own,) if own else ()
+        if found == _FREE:
             return ()
         out = []
         for conj in found:
@@ -456,7 +461,7 @@ class ReachFinder:
                 alts.append(c | here)
             if any(not c for c in alts):
                 return list(_FREE)
-        return alts if reached else None
+        return _possible(alts) if reached else None
 
     def _platform_gates(self, node: str, depth: int) -> list[frozenset[Selector]]:
         """The platforms each live call of method ``node`` is made on (empty: any), a base's call
@@ -580,7 +585,7 @@ class ReachFinder:
             return list(cls) if cls is not None else calls
         if cls is None or cls == _FREE:
             return calls
-        return [a | b for a in calls for b in cls]
+        return _possible([a | b for a in calls for b in cls])
 
     def _named_anywhere(self, name: str) -> bool:
         """Whether any call, reference or ``getattr`` lookup in the target (tests aside) names
@@ -702,6 +707,28 @@ def _broadest_first(values: tuple[str, ...], mentions: Mapping[str, int]) -> tup
     return tuple(sorted(values, key=lambda v: -mentions.get(v, 0)))
 
 
+def _possible(alts: list[Conj]) -> list[Conj]:
+    """The ways in that can hold: a chain that needs two values of one flag, two platforms or two
+    unrelated checkpoints joins a call with a receiver it never has on that chain (a base-typed
+    attribute resolved to every subclass). When none can hold, a way in was missed: all are kept,
+    and the wording says nothing sure of them."""
+    kept = [c for c in alts if _can_hold(c)]
+    return kept if kept else alts
+
+
+def _can_hold(conj: Conj) -> bool:
+    values: dict[str, set[str]] = {}
+    for kind, name, vals in conj:
+        if kind == "flag" and vals:
+            if name in values:
+                values[name] &= set(vals)
+            else:
+                values[name] = set(vals)
+    if any(not v for v in values.values()):
+        return False
+    return len({s[1] for s in conj if s[0] == "platform"}) <= 1 and not disjoint_archs(conj)
+
+
 def _simplify(alts: list[Conj]) -> Reach:
     """Alternatives without duplicates or absorbed ones, values of one flag merged, kept small."""
     if not alts or any(not c for c in alts):
@@ -724,11 +751,19 @@ def _simplify(alts: list[Conj]) -> Reach:
 def _unabsorbed(alts: set[Conj]) -> list[Conj]:
     """The alternatives no other one absorbs: a way in that needs all another needs, or narrower
     values of it (``A and --x v`` beside ``--x v or w``), adds nothing."""
+    order = sorted(alts, key=lambda c: (len(c), sorted(c)))
     kept: list[Conj] = []
-    for c in sorted(alts, key=lambda c: (len(c), sorted(c))):
-        if not any(all(any(_implies(s, t) for s in c) for t in k) for k in kept):
+    for i, c in enumerate(order):
+        # Checked against every other one, not only those kept so far: a narrower alternative of
+        # the same size (``--x a`` beside ``--x a or b``) can sort first.
+        if not any(_absorbs(k, c) and (not _absorbs(c, k) or j < i) for j, k in enumerate(order) if j != i):
             kept.append(c)
     return kept
+
+
+def _absorbs(k: Conj, c: Conj) -> bool:
+    """Whether the way in ``c`` needs all that ``k`` needs (so ``k`` holding is the wider case)."""
+    return all(any(_implies(s, t) for s in c) for t in k)
 
 
 def _implies(s: Selector, t: Selector) -> bool:
@@ -780,38 +815,42 @@ def _one_value_per_flag(conj: Conj) -> Conj:
 
 
 def _merge_values(alts: list[Conj]) -> list[Conj]:
-    """``{A=x, B}`` and ``{A=y, B}`` become ``{A in (x, y), B}``; ``{arch X}`` and ``{arch Y}`` one set."""
-    groups: dict[tuple[frozenset[Selector], str, str], set[str]] = {}
-    order: list[tuple[frozenset[Selector], str, str]] = []
-    rest: list[Conj] = []
-    for c in alts:
-        valued = [s for s in c if s[0] == "flag" and s[2]]
-        archs = [s for s in c if s[0] == "arch"]
-        if len(valued) == 1:
-            one = valued[0]
-            key = (c - {one}, "flag", one[1])
-            found = set(one[2])
-        elif not valued and len(archs) == 1:
-            one = archs[0]
-            key = (c - {one}, "arch", "")
-            found = set(one[2]) | ({one[1]} if one[1] else set())
-        else:
-            rest.append(c)
-            continue
-        if key not in groups:
-            groups[key] = set()
-            order.append(key)
-        groups[key].update(found)
-    out = list(rest)
-    for key in order:
-        base, kind, name = key
-        values = tuple(sorted(groups[key]))
-        if kind == "arch":
-            sel: Selector = ("arch", values[0], ()) if len(values) == 1 else ("arch", "", values)
-        else:
-            sel = ("flag", name, values)
-        out.append(base | {sel})
+    """Two ways in that differ only in the values of one choice are one way with both values:
+    ``{A=x, B}`` and ``{A=y, B}`` become ``{A in (x, y), B}``, ``{arch X}`` and ``{arch Y}`` one set;
+    repeated, so ``{A=x, C=u}``, ``{A=y, C=u}`` and ``{A in (x, y), C=v}`` end as one."""
+    out = list(dict.fromkeys(alts))
+    merged = True
+    while merged:
+        merged = False
+        for i, a in enumerate(out):
+            for j in range(i + 1, len(out)):
+                one = _merged_pair(a, out[j])
+                if one is not None:
+                    out[i] = one
+                    del out[j]
+                    out = list(dict.fromkeys(out))
+                    merged = True
+                    break
+            if merged:
+                break
     return out
+
+
+def _merged_pair(a: Conj, b: Conj) -> Conj | None:
+    """``a`` or ``b`` as one way in, when they differ only in the values of one choice."""
+    only_a, only_b = a - b, b - a
+    if len(only_a) != 1 or len(only_b) != 1:
+        return None
+    (s,), (t,) = only_a, only_b
+    if s[0] == t[0] == "arch":
+        values = tuple(sorted(arch_names(s) | arch_names(t)))
+        sel: Selector = ("arch", values[0], ()) if len(values) == 1 else ("arch", "", values)
+    elif s[0] == t[0] == "flag" and s[1] == t[1] and s[2] and t[2]:
+        # Not variables: their values include marks ("on" by default, set at launch) no list joins.
+        sel = ("flag", s[1], tuple(sorted(set(s[2]) | set(t[2]))))
+    else:
+        return None
+    return (a & b) | {sel}
 
 
 def _common(alts: list[Conj]) -> Conj:

@@ -20,7 +20,13 @@ __all__ = ["MAX_DEPTH", "ReceiverTypes"]
 MAX_DEPTH = 6
 
 Value = tuple[str, str]
-"""``("inst", class node)``: an instance; ``("def", node)``: the definition itself."""
+"""``("inst", class node)``: an instance of it or of a class derived from it; ``("new", class
+node)``: an instance built by calling that very class; ``("def", node)``: the definition itself;
+``("ext", dotted name)``: an instance of a class of another package that no class of the target
+derives from (none of its methods is the target's)."""
+
+_OPEN_MODULES = frozenset({"typing", "typing_extensions", "collections", "abc", "builtins", "types"})
+"""Modules whose names say nothing of the class an object has (``typing.Any``, a protocol)."""
 
 
 class ReceiverTypes:
@@ -28,13 +34,26 @@ class ReceiverTypes:
 
     def __init__(self, index: TargetIndex) -> None:
         self.index = index
-        self._memo: dict[tuple[str, str, str], frozenset[str]] = {}
+        self._memo: dict[tuple[str, str, str], frozenset[Value]] = {}
         self._busy: set[tuple[str, str, str]] = set()
+        self._tops = frozenset(m.partition(".")[0] for m in index.files)
+        # An outside class a target class derives from (``torch.nn.Module``) may hold the target's
+        # own instances; only its last name is compared, as bases are spelled many ways.
+        self._derived_from = frozenset(
+            b.rpartition(".")[2] for d in index.defs.values() if d.kind == "c" for b in d.bases
+        )
 
     def classes(
         self, expr: str, module: str, scope: str, self_cls: str = "", depth: int = 0
     ) -> frozenset[str]:
         """Class nodes whose instances ``expr`` (written in ``scope`` of ``module``) may hold."""
+        return frozenset(n for k, n in self.instances(expr, module, scope, self_cls, depth) if k != "ext")
+
+    def instances(
+        self, expr: str, module: str, scope: str, self_cls: str = "", depth: int = 0
+    ) -> frozenset[Value]:
+        """What ``expr`` may hold, as ``("inst", class)`` (that class or one derived from it) or
+        ``("new", class)`` (built by calling that very class)."""
         key = (expr, module, self_cls or scope)
         found = self._memo.get(key)
         if found is not None:
@@ -43,16 +62,21 @@ class ReceiverTypes:
             return frozenset()
         self._busy.add(key)
         try:
-            out: set[str] = set()
+            out: set[Value] = set()
             for alt in expr.split("|"):
                 if alt:
                     out |= self._alternative(alt.split("."), module, scope, self_cls, depth)
         finally:
             self._busy.discard(key)
+        # ``self.x: Optional[X] = None`` then ``self.x = X(...)``: the declared type is the very
+        # class that is built, not a promise of a class derived from it.
+        out -= {("inst", n) for k, n in out if k == "new"}
         self._memo[key] = frozenset(out)
         return self._memo[key]
 
-    def _alternative(self, parts: list[str], module: str, scope: str, self_cls: str, depth: int) -> set[str]:
+    def _alternative(
+        self, parts: list[str], module: str, scope: str, self_cls: str, depth: int
+    ) -> set[Value]:
         values, start = self._head(parts, module, scope, self_cls, depth)
         for part in parts[start:]:
             if not values:
@@ -62,7 +86,7 @@ class ReceiverTypes:
             if part.endswith("()"):
                 values = self._call(values, depth)
         defs = self.index.defs
-        return {n for k, n in values if k == "inst" or defs[n].kind == "c"}
+        return {(k, n) if k != "def" else ("inst", n) for k, n in values if k != "def" or defs[n].kind == "c"}
 
     def _head(
         self, parts: list[str], module: str, scope: str, self_cls: str, depth: int
@@ -85,12 +109,27 @@ class ReceiverTypes:
             if parts[cut - 1].endswith("()"):
                 values = self._call(values, depth)
             return values, cut
-        return set(), len(parts)
+        outside = self._outside(parts)
+        return ({("ext", outside)} if outside else set()), len(parts)
+
+    def _outside(self, parts: list[str]) -> str:
+        """The dotted name when ``parts`` name a class of another package (``mori.io.IOEngine``, or
+        a call of it) that no target class derives from; else ``""``."""
+        if any(p.endswith("()") for p in parts[:-1]):
+            return ""
+        names = [p.removesuffix("()") for p in parts]
+        if len(names) < 2 or names[0] in self._tops or names[0] in _OPEN_MODULES:
+            return ""
+        if not names[-1][:1].isupper() or names[-1] in self._derived_from:
+            return ""
+        return ".".join(names)
 
     def _step(self, values: set[Value], name: str, depth: int) -> set[Value]:
         index = self.index
         out: set[Value] = set()
         for kind, node in values:
+            if kind == "ext":
+                continue  # what another package's object holds is not read
             d = index.defs[node]
             if d.kind != "c":
                 continue
@@ -106,7 +145,7 @@ class ReceiverTypes:
             # Otherwise a class named without a call is an annotation: an instance of it.
             for owner, expr in self._attribute(node, name):
                 module, _, qual = owner.partition(":")
-                out.update(("inst", c) for c in self.classes(expr, module, qual, owner, depth + 1))
+                out.update(self.instances(expr, module, qual, owner, depth + 1))
         return out
 
     def _attribute(self, cls: str, name: str) -> list[tuple[str, str]]:
@@ -131,8 +170,8 @@ class ReceiverTypes:
                 continue
             d = index.defs[node]
             if d.kind == "c":
-                out.add(("inst", node))
+                out.add(("new", node))
             elif d.returns:
                 module, _, qual = node.partition(":")
-                out.update(("inst", c) for c in self.classes(d.returns, module, qual, "", depth + 1))
+                out.update(self.instances(d.returns, module, qual, "", depth + 1))
         return out

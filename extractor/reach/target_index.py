@@ -245,10 +245,23 @@ class TargetIndex:
             exprs = [f"{alt}.{rest}" if rest else alt for alt in call.recv.split("|")]
         else:
             exprs = [".".join(parts[:-1])]
-        classes: set[str] = set()
+        held: set[tuple[str, str]] = set()
         for expr in exprs:
-            classes |= self._receivers.classes(expr, module, call.caller)
-        return self.methods_of(sorted(classes), parts[-1]) if classes else None
+            held |= self._receivers.instances(expr, module, call.caller)
+        if not held:
+            return None
+        # An object of another package's class runs none of the target's methods.
+        held = {v for v in held if v[0] != "ext"}
+        if not held:
+            return []
+        # An instance built by calling the class itself runs that class's method, never an
+        # override of a class derived from it.
+        out = set(self.methods_of(sorted(n for k, n in held if k != "new"), parts[-1]))
+        for cls in sorted(n for k, n in held if k == "new"):
+            found = self.lookup_method(cls, parts[-1])
+            if found is not None:
+                out.add(found)
+        return sorted(out)
 
     def _targets(self, module: str, f: FileFacts, call: Call) -> tuple[list[str], bool]:
         parts = call.callee.split(".")
