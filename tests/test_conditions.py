@@ -183,6 +183,29 @@ def test_an_assert_decides_by_its_own_test_and_the_if_around_it_is_a_gate() -> N
     assert ("self.mode == 'strict'", "deciding") in got[1]
 
 
+def test_an_early_exit_decides_a_bare_raise_but_only_selects_the_path_to_an_assert() -> None:
+    got = roles(
+        """
+        def fused(rows, index):
+            if rows > 64 or not index.is_cuda:
+                return None
+            assert index.stride(0) == 1
+
+
+        def device():
+            if is_cuda():
+                return "cuda"
+            raise RuntimeError("no accelerator")
+        """
+    )
+    # On CUDA the fused path runs and the stride decides; the device test is not why it failed.
+    assert got[0] == [
+        ("not (rows > 64 or not index.is_cuda)", "gate"),
+        ("not index.stride(0) == 1", "deciding"),
+    ]
+    assert got[1] == [("not is_cuda()", "deciding")]
+
+
 def test_match_cases_become_comparisons() -> None:
     got = atoms(
         """

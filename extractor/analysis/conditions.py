@@ -418,7 +418,9 @@ def _with_roles(site: RawSite, tagged: list[tuple[GuardAtom, str, int]]) -> list
             # An elif after a branch that raised: ``not a`` only says that check passed.
             raised = atom.negated and isinstance(earlier, ast.If) and _raises(earlier.body) and fi < inner
             role = "survivor" if raised else "deciding"
-        elif (source == "exit" and fi > inner) or (atom.kind == "except" and fi == handler):
+        elif (source == "exit" and fi > inner and not asserted) or (atom.kind == "except" and fi == handler):
+            # An early exit before a bare raise decides it (``if is_cuda(): return``, then
+            # ``raise``); before an assert it only selects the path the assert's own test decides.
             role = "deciding"
         out.append(dataclasses.replace(atom, role=role))
     return out
