@@ -992,6 +992,32 @@ def test_a_value_test_of_an_attribute_holding_the_flags_enum_selects_that_value(
     )
 
 
+def test_a_runs_reach_read_back_from_the_cache_holds_every_setting_it_was_built_with() -> None:
+    """A warm run reads the reach back from the cache: what it words records with must all be there."""
+    cuda = frozenset({("platform", "cuda", ())})
+    run = RunReach(
+        {"a.py": {"run": (cuda,)}},
+        {"--backend": ("fast", "slow")},
+        passed={"a.py": {"run": {"n:mode": [["--mode", "mode", "str", "", [], False]]}}},
+        switches={"--enable-old"},
+        agreed={"--quantization"},
+        optional={"--draft"},
+        forced={"--backend": {"fast": ("OwlForCausalLM",)}},
+        scoped={"srt": {"--backend": ("fast",)}},
+        namespaces={"a.py": "srt"},
+        defaults={"--backend": "slow"},
+        implied={"--enable-old": ("--enable-new",)},
+        declared={"srt": {"--backend": ("fast", "slow")}},
+        picked={"--backend": ("fast",)},
+        replaced={"--old-mode": "--mode"},
+    )
+    back = RunReach.from_plain(orjson.loads(orjson.dumps(run.to_plain())))
+    assert back is not None
+    public = {k: v for k, v in vars(run).items() if not k.startswith("_")}
+    assert {k: v for k, v in vars(back).items() if not k.startswith("_")} == public
+    assert all(public.values())  # every setting was given: none compares equal by being empty
+
+
 def test_ways_in_that_differ_in_one_flag_are_said_once_with_what_they_share() -> None:
     decode = ("flag", "--decode-backend", ("fast",))
     prefill = ("flag", "--prefill-backend", ("fast",))
@@ -1004,6 +1030,12 @@ def test_ways_in_that_differ_in_one_flag_are_said_once_with_what_they_share() ->
     # Ways that differ in more than one choice stay apart.
     apart = (frozenset({decode, ("platform", "cuda", ())}), frozenset({prefill, ("platform", "hip", ())}))
     assert "; or " in reach_phrase(apart)
+    # Ways that need only a platform are one list; a way with more beside them stays its own.
+    cuda, hip, musa = (frozenset({("platform", p, ())}) for p in ("cuda", "hip", "musa"))
+    assert reach_phrase((cuda, hip, musa)) == "on CUDA (NVIDIA GPUs), ROCm (AMD GPUs) or MUSA GPUs"
+    assert reach_phrase((frozenset({decode}), cuda, hip)) == (
+        "with `--decode-backend fast`; or on CUDA (NVIDIA GPUs) or ROCm (AMD GPUs)"
+    )
 
 
 def test_a_flag_read_through_its_accessor_and_handed_on_as_a_local_selects_its_value() -> None:

@@ -338,6 +338,71 @@ def test_a_method_no_known_caller_reaches_still_runs_only_on_its_folders_platfor
     )
 
 
+def test_a_registered_class_built_only_where_the_factory_tests_its_key_keeps_the_factorys_way_in() -> None:
+    # The factory reads its registry only for an attached host cache; the branch that builds the
+    # paged store tests the key the controller passes on from ``--kv-backend`` (positionally, though
+    # another ``create`` takes something else first). The registration is that same way in, not a
+    # second one that any launch with ``--kv-backend paged`` takes.
+    files = {
+        f"{PKG}/factory.py": """\
+            class Factory:
+                _registry = {}
+
+                @classmethod
+                def register(cls, name, module_path, class_name):
+                    cls._registry[name] = (module_path, class_name)
+
+                @classmethod
+                def create(cls, backend_name, config):
+                    backend_class = load(cls._registry[backend_name])
+                    return cls._build(backend_name, backend_class, config)
+
+                @classmethod
+                def _build(cls, backend_name, backend_class, config):
+                    if backend_name == "paged":
+                        return backend_class.from_config(config)
+                    return backend_class(config)
+
+
+            Factory.register("paged", "sglang.srt.engine.paged_store", "PagedStore")
+            Factory.register("tiered", "sglang.srt.engine.tiered_store", "TieredStore")
+            """,
+        f"{PKG}/selector.py": """\
+            class Selector:
+                def create(self, agent):
+                    return agent
+            """,
+        f"{PKG}/controller.py": """\
+            from sglang.srt.engine.factory import Factory
+
+
+            class Controller:
+                def attach(self, kv_backend):
+                    self.store = Factory.create(kv_backend, {})
+
+
+            def serve(server_args):
+                if server_args.enable_host_cache:
+                    Controller().attach(server_args.kv_backend)
+            """,
+        f"{PKG}/paged_store.py": """\
+            class PagedStore:
+                @classmethod
+                def from_config(cls, config):
+                    return PagedStore(config)
+
+                def __init__(self, config):
+                    if not config:
+                        raise ValueError("the paged store needs a config")
+            """,
+    }
+    reach = _with(files)
+    flags = reach.passed_flags(f"{PKG}/factory.py", "Factory.create", "n:backend_name")
+    assert [f.flag for f in flags] == ["--kv-backend"]
+    both = (frozenset({("flag", "--enable-host-cache", ()), ("flag", "--kv-backend", ("paged",))}),)
+    assert reach.of(f"{PKG}/paged_store.py", "PagedStore.__init__") == both
+
+
 def test_test_files_are_recognised_by_their_folder_or_name() -> None:
     assert is_test_path("python/sglang/test/test_host.py")
     assert is_test_path("python/sglang/srt/mem_cache/storage/x/unit_test.py")

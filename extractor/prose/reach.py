@@ -210,7 +210,19 @@ def reach_phrase(
         if shared.startswith("with "):
             return f"with {either}, and {shared}"
         return f"with {either}, {shared}"
-    return "; or ".join(w for w in (_conj_words(c, terms) for c in reach) if w)
+    # Ways that need only a platform read as one: "on CUDA (NVIDIA GPUs) or ROCm (AMD GPUs)".
+    alone = [c for c in reach if len(c) == 1 and next(iter(c))[0] == "platform"]
+    ways: list[str] = []
+    for c in reach:
+        if len(alone) < 2 or c not in alone:
+            ways.append(_conj_words(c, terms))
+        elif c == alone[0]:
+            ways.append("on " + _or_list([_selector_words(next(iter(p))) for p in alone]))
+    return "; or ".join(w for w in ways if w)
+
+
+def _or_list(words: Sequence[str]) -> str:
+    return ", ".join(words[:-1]) + f" or {words[-1]}" if len(words) > 1 else words[0]
 
 
 def _tags(reach: Reach) -> list[str]:
@@ -619,6 +631,7 @@ class RunReach:
             "defaults": dict(sorted(self.defaults.items())),
             "implied": {f: list(by) for f, by in sorted(self.implied.items())},
             "picked": {f: list(v) for f, v in sorted(self.picked.items())},
+            "replaced": dict(sorted(self.replaced.items())),
             "declared": {
                 ns: {f: list(v) for f, v in sorted(by_f.items())}
                 for ns, by_f in sorted(self.declared.items())
@@ -665,6 +678,7 @@ class RunReach:
             defaults = {str(f): str(d) for f, d in data["defaults"].items()}
             implied = {str(f): tuple(str(b) for b in by) for f, by in data["implied"].items()}
             picked = {str(f): tuple(str(v) for v in vs) for f, vs in data["picked"].items()}
+            replaced = {str(f): str(new) for f, new in data["replaced"].items()}
             declared = {
                 str(ns): {str(f): tuple(str(x) for x in v) for f, v in by_f.items()}
                 for ns, by_f in data["declared"].items()
@@ -685,6 +699,7 @@ class RunReach:
             implied,
             declared,
             picked,
+            replaced,
         )
 
 

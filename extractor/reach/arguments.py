@@ -215,8 +215,11 @@ class PassedFlags:
         for cf, call in self._calls(callee_name):
             if not self._may_call(cf, call, target, callee_name):
                 continue
+            # A call that resolves to this very definition fills its positions whatever other
+            # definitions of the name take there.
+            positional = pos >= 0 and (same_slot or self.index.pins(cf, call, target))
             for slot, kind, value in call.args:
-                if slot == f"={name}" or (same_slot and pos >= 0 and slot == str(pos)):
+                if slot == f"={name}" or (positional and slot == str(pos)):
                     out.extend(self._source(cf.module, call.caller, kind, value, depth + 1))
         return out
 

@@ -405,8 +405,14 @@ class ReachFinder:
         self._hits = outer_hits | self._hits
         # A registered definition is also reached through its registry (its key picks it).
         registered = self._registered.get(node)
-        if registered:
-            # Each registration is a way in of its own (two dicts, or a dict and an EntryClass).
+        # Each registration is a way in of its own (two dicts, or a dict and an EntryClass),
+        # unless every call that builds it already needs its key (``elif name == "x":
+        # cls.build()`` in the factory that reads the registry): the registry is read on those
+        # chains, and its key alone is no further way in.
+        keyed = bool(alts) and all(
+            any(_implies(s, r) for s in c for r in registered or ()) for c in alts or ()
+        )
+        if registered and not keyed:
             alts = [*(alts or []), *(frozenset({r}) for r in sorted(registered))]
         elif alts is None:
             d = self.index.defs.get(node)

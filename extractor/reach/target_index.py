@@ -150,6 +150,11 @@ class TargetIndex:
 
     # ----------------------------------------------------------------- resolution
 
+    def pins(self, f: FileFacts, call: Call, node: str) -> bool:
+        """Whether ``call`` (made in file ``f``) runs ``node`` and nothing else, its receiver known."""
+        targets, confident = self._targets(f.module, f, call)
+        return confident and targets == [node]
+
     def resolve_dotted(self, dotted: str, f: FileFacts, scope: str, hops: int = 0) -> str | None:
         """The definition a dotted name means in file ``f`` inside ``scope``, if it is in the target."""
         module = f.module
