@@ -102,6 +102,23 @@ def test_env_registry(knowledge: Knowledge) -> None:
     assert knowledge.env_info["SGLANG_SPEC_BUDGET"].default == "8"
 
 
+def test_an_env_field_variant_keeps_its_base_type() -> None:
+    from extractor.prose.declarations import read_env_registry
+
+    found = read_env_registry(
+        ast.parse(
+            "class Envs:\n"
+            "    SGLANG_FUSE = EnvBoolWithAlias(True, deprecated_name='SGLANG_OLD_FUSE')\n"
+            "    SGLANG_LIMITS = EnvJSON(None)\n"
+            "    SGLANG_CHUNK = EnvIntWithAlias(64, deprecated_name='SGLANG_OLD_CHUNK')\n"
+        )
+    )
+    # A boolean under another name is still on unless turned off.
+    assert found["SGLANG_FUSE"].kind == "bool" and found["SGLANG_FUSE"].on_by_default
+    assert found["SGLANG_LIMITS"].kind == "json"
+    assert (found["SGLANG_CHUNK"].kind, found["SGLANG_CHUNK"].default) == ("int", "64")
+
+
 def test_older_layout_with_only_add_argument() -> None:
     k = build_knowledge({SRT_ARGS: fixture("old_server_args.py")})
     assert dict(k.flags) == {

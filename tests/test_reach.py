@@ -267,6 +267,31 @@ def test_module_names_follow_the_python_folder() -> None:
     assert module_name("sgl-kernel/python/sgl_kernel/elementwise.py") == "sgl_kernel.elementwise"
 
 
+def test_an_early_return_unless_a_variable_is_on_leaves_the_calls_after_it_under_that_variable() -> None:
+    source = textwrap.dedent(
+        """\
+        from sglang.srt.environ import envs
+
+
+        def broadcast(x):
+            if x is None or not envs.SGLANG_TOPK_BROADCAST.get():
+                return x
+            send(x)
+
+
+        def check(x):
+            if not x.is_ready():
+                return x
+            send(x)
+        """
+    )
+    facts = file_facts("python/sglang/srt/layers/topk.py", ast.parse(source))
+    guards = {raw[0]: [facts.atoms[int(i)] for i in raw[3]] for raw in facts.calls["send"]}
+    assert ("e", "SGLANG_TOPK_BROADCAST") in guards["broadcast"]
+    # A method's value test failing says nothing sure of its subject.
+    assert guards["check"] == []
+
+
 def test_facts_survive_a_json_round_trip_and_refuse_other_versions() -> None:
     path = "python/sglang/srt/layers/moe/runner.py"
     facts = file_facts(path, ast.parse(_source(path)))

@@ -463,7 +463,8 @@ def read_flags(path: str, tree: ast.Module) -> _FileFlags:
     return out
 
 
-_ENV_CLASS_RE = re.compile(r"^Env([A-Z][A-Za-z]*)$")
+# ``EnvBool``, ``EnvJSON``; a variant (``EnvBoolWithAlias``) keeps its base type's name.
+_ENV_CLASS_RE = re.compile(r"^Env([A-Z][a-z]+|[A-Z]+(?![a-z]))[A-Za-z]*$")
 
 
 def _env_kind_from_call(value: ast.expr | None) -> tuple[str, str] | None:

@@ -173,7 +173,9 @@ class GuardReader:
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             operand = node.operand
             if isinstance(operand, ast.Call) and isinstance(operand.func, ast.Attribute):
-                return []  # ``not x.is_y()``: a value test, whose subject may be unset otherwise
+                # ``not x.is_y()``: a value test, whose subject may be unset otherwise; but an
+                # environment read (``not envs.SGLANG_X.get()``) failing means the variable is on.
+                return [a for a in self.atoms_of(operand, local, aliases) if a[0] == "e"]
             return self.atoms_of(operand, local, aliases)
         if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
             return []
