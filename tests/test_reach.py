@@ -1043,6 +1043,19 @@ def test_a_runs_reach_read_back_from_the_cache_holds_every_setting_it_was_built_
     assert all(public.values())  # every setting was given: none compares equal by being empty
 
 
+def test_a_choice_every_way_in_needs_is_offered_as_the_way_out() -> None:
+    store = ("flag", "--attention-backend", ("sparse",))
+    reach = (
+        frozenset({store, ("flag", "--enable-adapters", ())}),
+        frozenset({store, ("flag", "--tp-size", ())}),
+    )
+    run = RunReach({"a.py": {"run": reach}}, {"--attention-backend": ("flex", "sparse")})
+    solutions = run.apply("a.py", _partial("run"))["solutions"]
+    # Whichever way the launch took, another backend leaves the path; neither other flag does alone.
+    assert any("use another one, e.g. `--attention-backend flex`" in s for s in solutions)
+    assert not any("--enable-adapters" in s or "--tp-size" in s for s in solutions)
+
+
 def test_ways_in_that_differ_in_one_flag_are_said_once_with_what_they_share() -> None:
     decode = ("flag", "--decode-backend", ("fast",))
     prefill = ("flag", "--prefill-backend", ("fast",))

@@ -403,6 +403,53 @@ def test_a_registered_class_built_only_where_the_factory_tests_its_key_keeps_the
     assert reach.of(f"{PKG}/paged_store.py", "PagedStore.__init__") == both
 
 
+def test_a_function_stored_in_an_attribute_runs_where_the_attribute_is_called() -> None:
+    # ``self.fetch_fn`` holds the paged fetch only for ``--kv-backend paged``, and is called only
+    # when streaming: both hold where the fetch runs (the assignment alone would drop the second).
+    reach = _with(
+        {
+            f"{PKG}/loader.py": """\
+                from sglang.srt.engine.remote import fetch_remote
+
+
+                class Loader:
+                    def __init__(self, server_args):
+                        self.server_args = server_args
+                        self.fetch_fn = self._fetch_plain
+                        if server_args.kv_backend == "paged":
+                            self.fetch_fn = self._fetch_paged
+                        self.push_fn = fetch_remote
+
+                    def step(self):
+                        if self.server_args.enable_streaming:
+                            self.fetch_fn(1)
+                        if self.server_args.enable_probe:
+                            self.push_fn(2)
+
+                    def _fetch_plain(self, n):
+                        return n
+
+                    def _fetch_paged(self, n):
+                        if n < 0:
+                            raise ValueError("cannot fetch a negative page")
+                        return n
+
+
+                def serve(server_args):
+                    Loader(server_args).step()
+                """,
+            f"{PKG}/remote.py": """\
+                def fetch_remote(n):
+                    if n < 0:
+                        raise ValueError("cannot push a negative page")
+                """,
+        }
+    )
+    paged = (frozenset({("flag", "--kv-backend", ("paged",)), ("flag", "--enable-streaming", ())}),)
+    assert reach.of(f"{PKG}/loader.py", "Loader._fetch_paged") == paged
+    assert reach.of(f"{PKG}/remote.py", "fetch_remote") == _flag("--enable-probe")
+
+
 def test_test_files_are_recognised_by_their_folder_or_name() -> None:
     assert is_test_path("python/sglang/test/test_host.py")
     assert is_test_path("python/sglang/srt/mem_cache/storage/x/unit_test.py")

@@ -439,12 +439,15 @@ def _wording(
     phrase = reach_phrase(reach, defaults, agreed, implied, switches, picked, forced, replaced)
     if not phrase:
         return _Wording("", [], [], [], [])
+    # What every way in needs is left by leaving it, whichever way the launch took.
+    shared = frozenset.intersection(*reach) if len(reach) > 1 else frozenset()
+    core: Reach = reach if len(reach) == 1 else ((shared,) if shared else ())
     return _Wording(
         phrase,
         _tags(reach),
-        _workarounds(reach, choices, switches, agreed, optional, forced, implied),
+        _workarounds(core, choices, switches, agreed, optional, forced, implied),
         _command_args(reach, switches),
-        _other_values(reach, choices, forced),
+        _other_values(core, choices, forced),
     )
 
 

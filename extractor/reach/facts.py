@@ -35,7 +35,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 25
+FACTS_VERSION = 26
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 Atom = tuple[str, ...]
@@ -84,6 +84,9 @@ class Call(NamedTuple):
     ref: bool = False
     """A definition named as a value (``{"k": Foo}``, ``return Foo``, ``target=self.loop``), not called:
     whoever holds it may call it later, so it counts as a way in, but never as a caught call."""
+    stored: str = ""
+    """For a reference assigned to ``self.x`` (``self.get_fn = self._get_v2``): ``x``. Its ways in
+    are the calls of ``self.x(...)``, under the assignment's guards too."""
 
 
 @dataclass(frozen=True)
@@ -180,6 +183,7 @@ class FileFacts:
                         [list(a) for a in c[5]],
                         c[6],
                         c[7],
+                        c[8],
                     ]
                     for c in calls
                 ]

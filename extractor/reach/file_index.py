@@ -571,7 +571,9 @@ class _Builder:
                     self._field_action(stmt, qual, guards)
                     if stmt.value is not None:
                         self._class_list(owner, stmt.target, stmt.value)
+                before = len(self._calls)
                 self._expr(stmt, qual, guards, catches, local, aliases)
+                self._mark_stored(stmt, before)
 
     def _test_facts(self, func: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> None:
         """What a module-level function's (or a method's) true value says, when its body says it plainly."""
@@ -873,6 +875,24 @@ class _Builder:
         else:
             return ""
         return "|".join(sorted(found)) if found else ""
+
+    def _mark_stored(self, stmt: ast.stmt, since: int) -> None:
+        """``self.x = self.m`` (or a name): the reference kept since call ``since`` is stored in ``x``."""
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+            return
+        target, value = stmt.targets[0], stmt.value
+        if not (
+            isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and target.value.id == "self"
+            and isinstance(value, ast.Name | ast.Attribute)
+        ):
+            return
+        dotted = self.raw_dotted(value)
+        for i in range(since, len(self._calls)):
+            call = self._calls[i]
+            if call.ref and call.callee == dotted and call.line == value.lineno:
+                self._calls[i] = call._replace(stored=target.attr)
 
     def _reference(self, node: ast.Name | ast.Attribute, qual: str, gs: list[int], types: Types) -> None:
         """Keep a definition named as a value: a class (``CamelCase``) or an imported or ``self`` name."""

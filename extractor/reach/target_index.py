@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from extractor.reach.facts import Call, Def, FileFacts
+from extractor.reach.facts import Atom, Call, Def, FileFacts
 from extractor.reach.receiver_types import ReceiverTypes
 
 __all__ = ["Edge", "TargetIndex"]
@@ -58,6 +58,7 @@ class TargetIndex:
     _resolved: set[str] = field(default_factory=set)
     _receivers: ReceiverTypes | None = None
     _families: dict[str, list[str]] = field(default_factory=dict)
+    _stored: dict[tuple[str, str], list[tuple[str, tuple[Atom, ...]]]] = field(default_factory=dict)
     ops: dict[str, list[str]] = field(default_factory=dict)
     """Custom op name -> the functions registered under it (``torch.ops.<namespace>.<name>``)."""
     op_names: dict[str, list[str]] = field(default_factory=dict)
@@ -119,12 +120,19 @@ class TargetIndex:
         short = node.rpartition(":")[2].rpartition(".")[2]
         # ``Fn.apply(...)`` of a ``torch.autograd.Function`` runs its ``forward``.
         also = ("apply",) if short == "forward" else ()
-        for name in (short, *also, *self.op_names.get(node, ())):
-            if name not in self._resolved:
-                self._resolved.add(name)
-                for f, calls in self._calls_by_name.get(name, ()):
-                    for call in calls:
-                        self._add_call(f.module, f, Call._make(call))
+        todo = [short, *also, *self.op_names.get(node, ())]
+        while todo:
+            name = todo.pop(0)
+            if name in self._resolved:
+                continue
+            self._resolved.add(name)
+            for f, calls in self._calls_by_name.get(name, ()):
+                for raw in calls:
+                    call = Call._make(raw)
+                    self._add_call(f.module, f, call)
+                    if call.stored:
+                        # ``self.x = f``: the calls of ``self.x(...)`` call it too.
+                        todo.append(call.stored)
         return self._callers.get(node, [])
 
     def calls_named(self, name: str) -> list[tuple[FileFacts, list[Any]]]:
@@ -289,6 +297,9 @@ class TargetIndex:
             if cls is not None:
                 found = self.lookup_method(cls, parts[1])
                 out = [found] if found is not None else []
+                if not out and not call.ref:
+                    # ``self.get_fn(...)`` where a method stored ``self.get_fn = self._get_v2``.
+                    out = sorted({target for target, _ in self._stored_refs(cls, parts[1])})
                 return out + self.overrides(cls, parts[1]), True
             return [], True
         if head == "super()" and len(parts) == 2:
@@ -393,11 +404,74 @@ class TargetIndex:
         found = self.resolve_dotted(call.callee, f, call.caller)
         return [found] if found is not None and found != f"{module}:{call.caller}" else []
 
+    def _stored_refs(self, cls: str, name: str) -> list[tuple[str, tuple[Atom, ...]]]:
+        """What the classes of ``cls``'s lineage store in ``self.name`` (``self.name = self.m``, or
+        a function), each with the guards of one assignment."""
+        key = (cls, name)
+        found = self._stored.get(key)
+        if found is not None:
+            return found
+        lineage = {cls} | self.ancestors(cls) | self.descendants(cls)
+        shorts = {
+            alt.rpartition(".")[2]
+            for here in sorted(lineage)
+            for alt in self.attrs.get(here, {}).get(name, "").split("|")
+            if alt and all(p.isidentifier() for p in alt.split("."))
+        }
+        out: list[tuple[str, tuple[Atom, ...]]] = []
+        for short in sorted(shorts):
+            for f, calls in self._calls_by_name.get(short, ()):
+                for raw in calls:
+                    ref = Call._make(raw)
+                    if not (
+                        ref.ref and ref.stored == name and self.owner_class(f.module, ref.caller) in lineage
+                    ):
+                        continue
+                    guards = tuple(f.atoms[i] for i in ref.guards)
+                    targets = self._referenced(f.module, f, ref, ref.callee.split("."))
+                    out.extend((target, guards) for target in targets)
+        self._stored[key] = out
+        return out
+
+    def _stored_called(self, module: str, call: Call) -> bool:
+        """Whether the attribute reference ``call`` is stored in is called (``self.x(...)``) by its
+        class's lineage: then those calls, not the assignment, are its ways in."""
+        cls = self.owner_class(module, call.caller)
+        if cls is None:
+            return False
+        lineage = {cls} | self.ancestors(cls) | self.descendants(cls)
+        for f, calls in self._calls_by_name.get(call.stored, ()):
+            for raw in calls:
+                use = Call._make(raw)
+                same = use.callee == f"self.{call.stored}" and not use.ref
+                if same and self.owner_class(f.module, use.caller) in lineage:
+                    return True
+        return False
+
     def _add_call(self, module: str, f: FileFacts, call: Call) -> None:
         targets, confident = self._targets(module, f, call)
         if not targets:
             return
+        if call.ref and call.stored and self._stored_called(module, call):
+            # Its ways in are the calls of the attribute (under this assignment's guards), when
+            # those calls are tied to it.
+            cls = self.owner_class(module, call.caller)
+            tied = {t for t, _ in self._stored_refs(cls, call.stored)} if cls is not None else set()
+            if set(targets) <= tied:
+                return
         guards = tuple(f.atoms[i] for i in call.guards)
+        parts = call.callee.split(".")
+        if not call.ref and parts[0] == "self" and len(parts) == 2:
+            cls = self.owner_class(module, call.caller)
+            stored = self._stored_refs(cls, parts[1]) if cls is not None else []
+            if stored and self.lookup_method(cls or "", parts[1]) is None:
+                # Each call of the attribute runs what an assignment stored there, under both guards.
+                catches = None if call.catches is None else tuple(call.catches)
+                for target, given in stored:
+                    self._callers.setdefault(target, []).append(
+                        Edge(f"{module}:{call.caller}", f.path, (*guards, *given), catches, True, False)
+                    )
+                return
         catches = None if call.catches is None or call.ref else tuple(call.catches)
         caller = f"{module}:{call.caller}"
         parts = call.callee.split(".")
