@@ -1035,6 +1035,7 @@ def test_a_runs_reach_read_back_from_the_cache_holds_every_setting_it_was_built_
         declared={"srt": {"--backend": ("fast", "slow")}},
         picked={"--backend": ("fast",)},
         replaced={"--old-mode": "--mode"},
+        phased={"srt": {"--backend": ("--prefill-backend",)}},
     )
     back = RunReach.from_plain(orjson.loads(orjson.dumps(run.to_plain())))
     assert back is not None
@@ -1054,6 +1055,38 @@ def test_a_choice_every_way_in_needs_is_offered_as_the_way_out() -> None:
     # Whichever way the launch took, another backend leaves the path; neither other flag does alone.
     assert any("use another one, e.g. `--attention-backend flex`" in s for s in solutions)
     assert not any("--enable-adapters" in s or "--tp-size" in s for s in solutions)
+
+
+def test_a_flag_that_picks_from_the_same_choices_for_one_phase_is_said_beside_it() -> None:
+    sparse = (frozenset({("flag", "--attention-backend", ("sparse",))}),)
+    run = RunReach(
+        {"python/sglang/srt/a.py": {"run": sparse}, "python/sglang/kernels/b.py": {"run": sparse}},
+        {"--attention-backend": ("flex", "sparse")},
+        namespaces={"python/sglang/srt/a.py": "srt", "python/sglang/kernels/b.py": "srt"},
+        declared={"srt": {"--attention-backend": ("flex", "sparse")}},
+        phased={
+            "srt": {"--attention-backend": ("--decode-attention-backend", "--prefill-attention-backend")}
+        },
+    )
+    out = run.apply("python/sglang/srt/a.py", _partial("run"))
+    assert "This code runs only with `--attention-backend sparse` (or that value for " in out["documentation"]
+    assert any(
+        "e.g. `--attention-backend flex` (and leave out `--decode-attention-backend` and "
+        "`--prefill-attention-backend`, or give them another one too)" in s
+        for s in out["solutions"]
+    )
+    # A value the package does not declare was read in another package's code: no phases there.
+    other = RunReach(
+        {"python/sglang/kernels/b.py": {"run": (frozenset({("flag", "--attention-backend", ("fa",))}),)}},
+        {"--attention-backend": ("flex", "sparse")},
+        namespaces={"python/sglang/kernels/b.py": "srt"},
+        declared={"srt": {"--attention-backend": ("flex", "sparse")}},
+        phased={"srt": {"--attention-backend": ("--prefill-attention-backend",)}},
+    )
+    assert (
+        "--prefill-attention-backend"
+        not in other.apply("python/sglang/kernels/b.py", _partial("run"))["documentation"]
+    )
 
 
 def test_ways_in_that_differ_in_one_flag_are_said_once_with_what_they_share() -> None:
@@ -2103,6 +2136,26 @@ def test_a_variable_on_by_default_is_turned_off_not_unset(
     # A variable off by default is still left by unsetting it.
     slow = records["slow gate needs a positive width"]
     assert any(s.endswith("unset `SGLANG_SLOW_GATE`") for s in slow.solutions)
+
+
+def test_the_per_phase_flags_the_server_args_declare_with_the_same_choices_are_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
+    args = SERVER_ARGS.replace(
+        "    tp_size: int = 1\n", "    tp_size: int = 1\n    prefill_attention_backend: str = None\n"
+    ).replace(
+        '        parser.add_argument("--tp-size", type=int)\n',
+        '        parser.add_argument("--tp-size", type=int)\n'
+        '        parser.add_argument("--prefill-attention-backend", type=str, choices=BACKEND_CHOICES)\n',
+    )
+    files = {p: (args if p == ARGS else _source(p)).encode() for p in FILES}
+    repo, shas = make_repo(tmp_path / "repo", [files])
+    result = _run(repo, shas[0], tmp_path / "cache")
+    phased = [
+        r for r in result.records if "(or that value for `--prefill-attention-backend`)" in r.documentation
+    ]
+    assert phased and all("--attention-backend" in r.documentation for r in phased)
 
 
 DIFFUSION_ARGS = """\

@@ -70,6 +70,7 @@ class _Terms(NamedTuple):
     picked: Mapping[str, Sequence[str]]
     forced: Forced
     replaced: Mapping[str, str]
+    phased: Mapping[str, Sequence[str]] = {}
 
 
 _NO_TERMS = _Terms({}, frozenset(), {}, frozenset(), {}, {}, {})
@@ -95,6 +96,11 @@ def _values_words(head: str, values: Sequence[str]) -> str:
 def _selector_words(sel: Selector, terms: _Terms = _NO_TERMS) -> str:
     words = _plain_selector_words(sel, terms)
     new = terms.replaced.get(sel[1]) if sel[0] == "flag" else None
+    phases = terms.phased.get(sel[1], ()) if sel[0] == "flag" and sel[2] else ()
+    if phases:
+        # ``--prefill-attention-backend x`` picks from the same choices for one phase of the run.
+        also = f"or that value for {' / '.join(f'`{p}`' for p in phases)}"
+        words = f"{words[:-1]}; {also})" if words.endswith(")") else f"{words} ({also})"
     if new:
         # A deprecated spelling still parses, but the user's command line (and the docs) now
         # give its replacement: say both.
@@ -182,6 +188,7 @@ def reach_phrase(
     picked: Mapping[str, Sequence[str]] | None = None,
     forced: Forced | None = None,
     replaced: Mapping[str, str] | None = None,
+    phased: Mapping[str, Sequence[str]] | None = None,
 ) -> str:
     """``with `--attention-backend dsa` or `nsa`, for `X` checkpoints`` (empty when nothing narrows).
     ``defaults``: valued flags that always hold a value -> their default (empty: picked by the code);
@@ -199,6 +206,7 @@ def reach_phrase(
         picked or {},
         forced or {},
         replaced or {},
+        phased or {},
     )
     common = frozenset.intersection(*reach) if len(reach) > 1 else frozenset()
     rest = [c - common for c in reach]
@@ -280,6 +288,7 @@ def _workarounds(
     optional: AbstractSet[str] = frozenset(),
     forced: Forced | None = None,
     implied: Implied | None = None,
+    phased: Mapping[str, Sequence[str]] | None = None,
 ) -> list[str]:
     if len(reach) != 1:
         return []
@@ -297,9 +306,15 @@ def _workarounds(
                 f"is not required, use a checkpoint made without it and do not ask for it at launch"
             )
             continue
+        phases = (phased or {}).get(name, ())
         out.append(
             f"This code runs only with `{name} {shown}`: if that {what} is not required, "
             f"use another one, e.g. `{name} {others[0]}`"
+            + (
+                f" (and leave out {' and '.join(f'`{p}`' for p in phases)}, or give them another one too)"
+                if phases
+                else ""
+            )
         )
     for kind, name, values in sorted(reach[0]):
         # Turning off the optional feature that selects the path avoids the site.
@@ -435,8 +450,9 @@ def _wording(
     implied: Implied | None = None,
     picked: Mapping[str, Sequence[str]] | None = None,
     replaced: Mapping[str, str] | None = None,
+    phased: Mapping[str, Sequence[str]] | None = None,
 ) -> _Wording:
-    phrase = reach_phrase(reach, defaults, agreed, implied, switches, picked, forced, replaced)
+    phrase = reach_phrase(reach, defaults, agreed, implied, switches, picked, forced, replaced, phased)
     if not phrase:
         return _Wording("", [], [], [], [])
     # What every way in needs is left by leaving it, whichever way the launch took.
@@ -445,7 +461,7 @@ def _wording(
     return _Wording(
         phrase,
         _tags(reach),
-        _workarounds(core, choices, switches, agreed, optional, forced, implied),
+        _workarounds(core, choices, switches, agreed, optional, forced, implied, phased),
         _command_args(reach, switches),
         _other_values(core, choices, forced),
     )
@@ -513,6 +529,7 @@ class RunReach:
         declared: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
         picked: Mapping[str, Sequence[str]] | None = None,
         replaced: Mapping[str, str] | None = None,
+        phased: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
     ) -> None:
         # path -> qualname (the callers' reach) or whole site key (a site whose own guard
         # narrows it further) -> reach.
@@ -544,6 +561,9 @@ class RunReach:
         those who give them."""
         self.replaced = replaced or {}
         """Deprecated spellings -> the flag each stands in for (said beside them)."""
+        self.phased = phased or {}
+        """namespace -> valued flags -> the flags that pick from the same choices for one phase of the run
+        (``--attention-backend`` -> ``--prefill-attention-backend``, ``--decode-attention-backend``)."""
         self._wordings: dict[tuple[str, Reach], _Wording] = {}
 
     def apply(self, path: str, partial: Mapping[str, Any]) -> dict[str, Any]:
@@ -580,8 +600,24 @@ class RunReach:
                 self.implied,
                 self.picked,
                 self.replaced,
+                self._phased_for(ns, reach),
             )
         return with_reach(partial, reach, choices, self.switches, self.agreed, self.optional, wording)
+
+    def _phased_for(self, ns: str | None, reach: Reach) -> Mapping[str, Sequence[str]]:
+        """The per-phase flags of package ``ns`` for the flags whose selecting values it declares
+        (a value read in another package's code is that package's flag's, which has none)."""
+        declared = self.declared.get(ns or "", {})
+        return {
+            flag: phases
+            for flag, phases in self.phased.get(ns or "", {}).items()
+            if all(
+                set(v) <= set(declared.get(flag, ()))
+                for c in reach
+                for k, n, v in c
+                if k == "flag" and n == flag
+            )
+        }
 
     def _choices_for(self, ns: str | None, reach: Reach) -> Mapping[str, Sequence[str]]:
         """The choices offered to a site of namespace ``ns``: its own package's, except for a flag
@@ -635,6 +671,9 @@ class RunReach:
             "implied": {f: list(by) for f, by in sorted(self.implied.items())},
             "picked": {f: list(v) for f, v in sorted(self.picked.items())},
             "replaced": dict(sorted(self.replaced.items())),
+            "phased": {
+                ns: {f: list(v) for f, v in sorted(by_f.items())} for ns, by_f in sorted(self.phased.items())
+            },
             "declared": {
                 ns: {f: list(v) for f, v in sorted(by_f.items())}
                 for ns, by_f in sorted(self.declared.items())
@@ -682,6 +721,10 @@ class RunReach:
             implied = {str(f): tuple(str(b) for b in by) for f, by in data["implied"].items()}
             picked = {str(f): tuple(str(v) for v in vs) for f, vs in data["picked"].items()}
             replaced = {str(f): str(new) for f, new in data["replaced"].items()}
+            phased = {
+                str(ns): {str(f): tuple(str(p) for p in v) for f, v in by_f.items()}
+                for ns, by_f in data["phased"].items()
+            }
             declared = {
                 str(ns): {str(f): tuple(str(x) for x in v) for f, v in by_f.items()}
                 for ns, by_f in data["declared"].items()
@@ -703,6 +746,7 @@ class RunReach:
             declared,
             picked,
             replaced,
+            phased,
         )
 
 
@@ -769,6 +813,20 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
     for old, new in sorted(replaced.items()):
         if old in switches and new in switches and new not in implied.get(old, ()):
             implied[old] = (*implied.get(old, ()), new)
+    # ``--prefill-attention-backend``: one phase's own pick among ``--attention-backend``'s
+    # choices; the code that a value selects runs for it as well.
+    phased: dict[str, dict[str, tuple[str, ...]]] = {}
+    for ns, flags in sorted(knowledge.scoped.items()):
+        for info in flags.values():
+            if info.is_bool or len(info.choices) < 2:
+                continue
+            phases = sorted(
+                other.flag
+                for other in flags.values()
+                if other.dest.endswith(f"_{info.dest}") and other.choices == info.choices
+            )
+            if phases:
+                phased.setdefault(ns, {})[info.flag] = tuple(phases)
     return RunReach(
         table,
         sites.choices,
@@ -787,6 +845,7 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
         },
         knowledge.picked,
         replaced,
+        phased,
     )
 
 
