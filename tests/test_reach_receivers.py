@@ -450,6 +450,42 @@ def test_a_function_stored_in_an_attribute_runs_where_the_attribute_is_called() 
     assert reach.of(f"{PKG}/remote.py", "fetch_remote") == _flag("--enable-probe")
 
 
+def test_a_second_name_of_a_function_leads_to_it_like_its_own() -> None:
+    # ``decode_gated = decode_plain`` in the kernel module, and ``import ... as`` in a caller:
+    # the calls under either name are calls of the one function.
+    reach = _with(
+        {
+            f"{PKG}/kernel.py": """\
+                def decode_plain(x):
+                    if x < 0:
+                        raise ValueError("cannot decode a negative length")
+
+
+                decode_gated = decode_plain
+                """,
+            f"{PKG}/users.py": """\
+                from sglang.srt.engine.kernel import decode_gated
+                from sglang.srt.engine.kernel import decode_plain as decode_fast
+
+
+                def stream(server_args):
+                    if server_args.enable_streaming:
+                        decode_gated(1)
+
+
+                def probe(server_args):
+                    if server_args.enable_probe:
+                        decode_fast(1)
+                """,
+        }
+    )
+    both = (
+        frozenset({("flag", "--enable-probe", ())}),
+        frozenset({("flag", "--enable-streaming", ())}),
+    )
+    assert reach.of(f"{PKG}/kernel.py", "decode_plain") == both
+
+
 def test_test_files_are_recognised_by_their_folder_or_name() -> None:
     assert is_test_path("python/sglang/test/test_host.py")
     assert is_test_path("python/sglang/srt/mem_cache/storage/x/unit_test.py")

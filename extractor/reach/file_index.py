@@ -261,6 +261,7 @@ class _Builder:
 
     def run(self) -> None:
         self._collect_imports(s for s in flat(self.tree.body) if isinstance(s, ast.Import | ast.ImportFrom))
+        self._module_aliases(self.tree.body)
         self._module_level(self.tree.body)
         self._block(self.tree.body, "<module>", "", "", [], None, {}, {})
         for getter, dest in holder_getters(self.tree, self.guards):
@@ -328,6 +329,30 @@ class _Builder:
                     # Alternatives (``try``/``if``) bind one name: the target's own module is
                     # the one whose code can be followed.
                     imports[name] = target
+
+    def _module_aliases(self, body: list[ast.stmt]) -> None:
+        """``other_name = some_function`` at module level: a second name of a definition (of this
+        module, or imported), followed like an import. A name bound more than once is left out."""
+        bound: dict[str, int] = {}
+        found: dict[str, str] = {}
+        for stmt in flat(body):
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+                continue
+            target, value = stmt.targets[0], stmt.value
+            if not isinstance(target, ast.Name):
+                continue
+            bound[target.id] = bound.get(target.id, 0) + 1
+            dotted = self.raw_dotted(value) if isinstance(value, ast.Name | ast.Attribute) else None
+            if not dotted or dotted.startswith(("?", "self.", "cls.")):
+                continue
+            head, dot, rest = dotted.partition(".")
+            if head in self.facts.imports:
+                found[target.id] = f"{self.facts.imports[head]}{dot}{rest}"
+            elif head in self._def_names and not rest:
+                found[target.id] = f"{self.facts.module}.{head}"
+        for name, full in found.items():
+            if bound[name] == 1 and name not in self._def_names:
+                self.facts.imports.setdefault(name, full)
 
     def _bindings(self, node: ast.AST) -> list[tuple[str, str, bool]]:
         """``(name, dotted target, plain import)`` for each name an import statement binds."""

@@ -58,6 +58,8 @@ class TargetIndex:
     _resolved: set[str] = field(default_factory=set)
     _receivers: ReceiverTypes | None = None
     _families: dict[str, list[str]] = field(default_factory=dict)
+    _aliases: dict[str, set[str]] = field(default_factory=dict)
+    """A definition's short name -> the other names files import or bind it under."""
     _stored: dict[tuple[str, str], list[tuple[str, tuple[Atom, ...]]]] = field(default_factory=dict)
     ops: dict[str, list[str]] = field(default_factory=dict)
     """Custom op name -> the functions registered under it (``torch.ops.<namespace>.<name>``)."""
@@ -112,6 +114,11 @@ class TargetIndex:
             for name, calls in f.calls.items():
                 index._calls_by_name.setdefault(name, []).append((f, calls))
             index.named.update(f.named)
+            for local, target in f.imports.items():
+                short = target.rpartition(".")[2]
+                if short != local and not local.startswith("*"):
+                    # ``from m import f as g`` (or ``g = f``): calls of ``g`` are filed under ``g``.
+                    index._aliases.setdefault(short, set()).add(local)
         return index
 
     def callers(self, node: str) -> list[Edge]:
@@ -126,6 +133,7 @@ class TargetIndex:
             if name in self._resolved:
                 continue
             self._resolved.add(name)
+            todo.extend(sorted(self._aliases.get(name, ())))
             for f, calls in self._calls_by_name.get(name, ()):
                 for raw in calls:
                     call = Call._make(raw)
