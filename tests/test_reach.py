@@ -1335,6 +1335,55 @@ def test_the_sites_own_guard_selects_flags_and_an_or_of_flags_gives_alternatives
     assert both == (frozenset({("flag", "--attention-backend", ("flex", "paged"))}),)
 
 
+def test_the_sites_own_guard_reads_variables_and_accessor_value_tests_as_callers_guards_are(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
+    files = {
+        ARGS: SERVER_ARGS.encode(),
+        "python/sglang/srt/environ.py": ENV_REGISTRY.encode(),
+        "python/sglang/srt/layers/moe/backend.py": textwrap.dedent(
+            """\
+            from enum import Enum
+
+
+            class MoeRunnerBackend(Enum):
+                AUTO = "auto"
+                GROUPED = "grouped"
+                TILED = "tiled"
+
+                def is_grouped(self):
+                    return self == MoeRunnerBackend.GROUPED
+
+
+            def get_moe_runner_backend() -> MoeRunnerBackend:
+                return MoeRunnerBackend.AUTO
+            """
+        ).encode(),
+        "python/sglang/srt/layers/moe/apply.py": textwrap.dedent(
+            """\
+            from sglang.srt.environ import envs
+            from sglang.srt.layers.moe.backend import get_moe_runner_backend
+
+
+            def apply(x):
+                if get_moe_runner_backend().is_grouped():
+                    if x.ndim != 2:
+                        raise ValueError("grouped runner needs a 2-D input")
+                if envs.SGLANG_SLOW_GATE.get():
+                    if x.ndim > 3:
+                        raise ValueError("slow gate takes at most 3 dimensions")
+            """
+        ).encode(),
+    }
+    repo, shas = make_repo(tmp_path / "repo", [files])
+    records = {r.errorMessage: r for r in _run(repo, shas[0], tmp_path / "cache").records}
+    grouped = records["grouped runner needs a 2-D input"]
+    assert "This code runs only with `--moe-runner-backend grouped`" in grouped.documentation
+    slow = records["slow gate takes at most 3 dimensions"]
+    assert "This code runs only with `SGLANG_SLOW_GATE` set" in slow.documentation
+
+
 def test_the_sites_own_guard_on_an_attribute_filled_from_a_flag_selects_that_flag() -> None:
     from extractor.reach.gates import gate_alternatives
 

@@ -786,7 +786,11 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
                 by_q[qualname] = _env_defaults(tidy(user_ways(sites.of(f.path, qualname))), on, launched)
             key = str(partial.get("id", ""))
             gates = gate_alternatives(
-                _guard(key), f.path, knowledge, functools.partial(sites.passed_selector, f.path, qualname)
+                _guard(key),
+                f.path,
+                knowledge,
+                functools.partial(sites.passed_selector, f.path, qualname),
+                functools.partial(sites.test_selector, f.path, qualname),
             )
             joined = _env_defaults(tidy(with_gates(by_q[qualname], gates)), on, launched)
             if joined != by_q[qualname]:

@@ -8,6 +8,7 @@ object the pipeline builds per run.
 
 from __future__ import annotations
 
+import ast
 import functools
 from collections.abc import Iterable
 from typing import Any
@@ -16,6 +17,7 @@ from extractor.prose.knowledge import FlagInfo, Knowledge
 from extractor.reach.arguments import PassedFlags
 from extractor.reach.facts import FileFacts
 from extractor.reach.file_index import module_name
+from extractor.reach.guard_atoms import GuardReader
 from extractor.reach.paths import Reach, ReachFinder
 from extractor.reach.selectors import Selector, arch_names
 from extractor.reach.target_index import TargetIndex
@@ -31,6 +33,7 @@ class SiteReach:
         self.index = TargetIndex.build(facts)
         self.passed = PassedFlags(self.index, knowledge)
         self.finder = ReachFinder(self.index, knowledge, self.passed)
+        self._readers: dict[str, GuardReader] = {}
         self.agreed = frozenset(
             info.flag
             for f in self.index.files.values()
@@ -104,6 +107,22 @@ class SiteReach:
         """The selector of a test of a parameter or ``self`` attribute (``atom``) read in ``qualname``
         of ``path``, when its callers fill it from one flag."""
         return self.finder.passed_selector(atom, path, f"{module_name(path)}:{qualname}")
+
+    def test_selector(self, path: str, qualname: str, test: ast.expr) -> Selector | None:
+        """The one selector a test in ``qualname`` of ``path`` means, read as a caller's guard is
+        (``envs.SGLANG_X.get()``, ``get_x_backend().is_y()``); None when it names none or several."""
+        module = module_name(path)
+        f = self.index.files.get(module)
+        if f is None:
+            return None
+        reader = self._readers.get(module)
+        if reader is None:
+            reader = self._readers[module] = GuardReader(dict(f.imports))
+        atoms = reader.atoms_of(test, {}, {})
+        if len(atoms) != 1:
+            return None
+        found = self.finder.guard_selectors(atoms, path, f"{module}:{qualname}")
+        return next(iter(found)) if len(found) == 1 else None
 
     def passed_flags(self, path: str, qualname: str, token: str) -> tuple[FlagInfo, ...]:
         """The flags the callers fill value ``token`` (``n:param``, ``s:attr``) of ``qualname`` from."""

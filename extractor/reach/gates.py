@@ -29,9 +29,13 @@ _MAX_EXPRESSION = 4000
 Resolve = Callable[[Atom], "Selector | None"]
 """The selector of an atom the flags alone do not name (``self.x`` filled from a flag), or None."""
 
+Read = Callable[[ast.expr], "Selector | None"]
+"""The selector of a test this module's own reading does not know (an environment read, a value
+test of a flag's accessor ``get_x_backend().is_y()``), read as the callers' guards are; or None."""
+
 
 def gate_alternatives(
-    expression: str, path: str, knowledge: Knowledge, resolve: Resolve | None = None
+    expression: str, path: str, knowledge: Knowledge, resolve: Resolve | None = None, read: Read | None = None
 ) -> tuple[frozenset[Selector], ...]:
     """Alternatives of selectors the guard ``expression`` requires (``()``: none)."""
     if not expression or expression == "True" or len(expression) > _MAX_EXPRESSION:
@@ -43,7 +47,7 @@ def gate_alternatives(
     flags = knowledge.flags_for(path)
     alts: list[frozenset[Selector]] = [frozenset()]
     for conjunct in _conjuncts(tree.body):
-        options = _options(conjunct, flags, knowledge, resolve)
+        options = _options(conjunct, flags, knowledge, resolve, read)
         if not options:
             continue
         grown = [a | o for a in alts for o in options]
@@ -61,13 +65,17 @@ def _conjuncts(node: ast.expr) -> list[ast.expr]:
 
 
 def _options(
-    node: ast.expr, flags: Mapping[str, FlagInfo], knowledge: Knowledge, resolve: Resolve | None = None
+    node: ast.expr,
+    flags: Mapping[str, FlagInfo],
+    knowledge: Knowledge,
+    resolve: Resolve | None = None,
+    read: Read | None = None,
 ) -> list[frozenset[Selector]]:
     """One selector set per way the conjunct can hold; ``[]`` when it says nothing sure."""
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
         out: list[frozenset[Selector]] = []
         for value in node.values:
-            one = _options(value, flags, knowledge, resolve)
+            one = _options(value, flags, knowledge, resolve, read)
             if not one:
                 return []  # a way through that selects nothing: the ``or`` requires nothing
             out.extend(one)
@@ -75,7 +83,8 @@ def _options(
         return merged if len(merged) <= _MAX_ALTERNATIVES else []
     atom = _atom(node)
     if atom is None:
-        return []
+        found = read(node) if read is not None and not isinstance(node, ast.UnaryOp) else None
+        return [frozenset({found})] if found is not None else []
     sel = atom_selector(atom, flags, knowledge)
     if sel is None and resolve is not None:
         sel = resolve(atom)
