@@ -1384,6 +1384,50 @@ def test_the_sites_own_guard_reads_variables_and_accessor_value_tests_as_callers
     assert "This code runs only with `SGLANG_SLOW_GATE` set" in slow.documentation
 
 
+def test_a_value_the_callers_read_from_a_variable_selects_that_variables_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
+    registry = ENV_REGISTRY.replace(
+        "    SGLANG_SLOW_GATE = EnvBool(False)\n",
+        "    SGLANG_SLOW_GATE = EnvBool(False)\n    SGLANG_DECODE_IMPL = EnvStr('kernel')\n",
+    ).replace("class Envs:", "class EnvStr(EnvBool):\n    pass\n\n\nclass Envs:")
+    files = {
+        ARGS: SERVER_ARGS.encode(),
+        "python/sglang/srt/environ.py": registry.encode(),
+        "python/sglang/srt/layers/decode.py": textwrap.dedent(
+            """\
+            import os
+
+            from sglang.srt.environ import envs
+
+
+            def decode_entry(x, impl):
+                if impl == "torch":
+                    if x.ndim != 3:
+                        raise ValueError("the torch decode needs a 3-D input")
+
+
+            def page_entry(x, layout):
+                if layout == "paged":
+                    if x.ndim != 4:
+                        raise ValueError("the paged layout needs a 4-D input")
+
+
+            def run(x):
+                decode_entry(x, impl=envs.SGLANG_DECODE_IMPL.get())
+                page_entry(x, os.getenv("SGLANG_PAGE_LAYOUT", "flat"))
+            """
+        ).encode(),
+    }
+    repo, shas = make_repo(tmp_path / "repo", [files])
+    records = {r.errorMessage: r for r in _run(repo, shas[0], tmp_path / "cache").records}
+    torch = records["the torch decode needs a 3-D input"]
+    assert "This code runs only with `SGLANG_DECODE_IMPL=torch`" in torch.documentation
+    paged = records["the paged layout needs a 4-D input"]
+    assert "This code runs only with `SGLANG_PAGE_LAYOUT=paged`" in paged.documentation
+
+
 def test_the_sites_own_guard_on_an_attribute_filled_from_a_flag_selects_that_flag() -> None:
     from extractor.reach.gates import gate_alternatives
 

@@ -54,8 +54,36 @@ def _args_receiver(node: ast.expr) -> bool:
     return False
 
 
+ENV_SOURCE = "env"
+"""The namespace of the :class:`FlagInfo` a value read from an environment variable stands for
+(its ``flag`` is the variable's name): :meth:`PassedFlags.of` leaves those out, and
+:meth:`PassedFlags.env_of` gives their names."""
+
+
+def _env_read(node: ast.expr) -> str | None:
+    """``envs.SGLANG_X.get()``, ``os.getenv("X")``, ``os.environ.get("X")``: the variable read."""
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+        return None
+    func = node.func
+    if func.attr == "get" and not node.args and isinstance(func.value, ast.Attribute):
+        name = func.value.attr
+        return name if name.isupper() and name.startswith("SGL") else None
+    first = node.args[0] if node.args else None
+    if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
+        return None
+    head = func.value
+    if func.attr == "getenv" and isinstance(head, ast.Name) and head.id == "os":
+        return first.value
+    if func.attr == "get" and isinstance(head, ast.Attribute) and head.attr == "environ":
+        return first.value
+    return None
+
+
 def value_source(node: ast.expr) -> tuple[str, str] | None:
     """What ``node`` carries, when it may be a flag's value unchanged."""
+    env = _env_read(node)
+    if env is not None:
+        return ("e", env)
     group = group_of(node) if isinstance(node, ast.Call | ast.Attribute) else None
     if group is not None:
         return ("w", group)
@@ -160,7 +188,16 @@ class PassedFlags:
         kind, _, name = token.partition(":")
         if kind not in ("n", "s") or not name:
             return ()
-        return self._source(module, qualname, kind, name, 0)
+        return tuple(i for i in self._source(module, qualname, kind, name, 0) if i.namespace != ENV_SOURCE)
+
+    def env_of(self, module: str, qualname: str, token: str) -> tuple[str, ...]:
+        """The environment variables behind ``token`` (as :meth:`of` has it), when no flag is."""
+        kind, _, name = token.partition(":")
+        if kind not in ("n", "s") or not name:
+            return ()
+        return tuple(
+            i.flag for i in self._source(module, qualname, kind, name, 0) if i.namespace == ENV_SOURCE
+        )
 
     def _source(self, module: str, qual: str, kind: str, name: str, depth: int) -> tuple[FlagInfo, ...]:
         f = self.index.files.get(module)
@@ -169,6 +206,8 @@ class PassedFlags:
         if kind == "f":
             info = self.knowledge.flags_for(f.path).get(name)
             return (info,) if info is not None else ()
+        if kind == "e":
+            return (FlagInfo(name, "", ENV_SOURCE),)
         if kind == "w":
             info = flag_for_group(name, self.knowledge.flags_for(f.path))
             return (dataclasses.replace(info, via_group=True),) if info is not None else ()

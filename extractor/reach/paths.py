@@ -307,7 +307,15 @@ class ReachFinder:
         if self.passed is None or atom[0] not in ("a", "v", "i") or atom[2] not in ("name", "self"):
             return None
         module, _, qual = scope.partition(":")
-        found = self.passed.of(module, qual, f"{'n' if atom[2] == 'name' else 's'}:{atom[1]}")
+        token = f"{'n' if atom[2] == 'name' else 's'}:{atom[1]}"
+        found = self.passed.of(module, qual, token)
+        if not found and atom[0] in ("a", "v"):
+            # ``backend == "torch"`` on a value the callers read from one environment variable.
+            envs = self.passed.env_of(module, qual, token)
+            if len(envs) == 1:
+                return atom_selector(
+                    ("e", envs[0], *(atom[3:] if atom[0] == "v" else ())), flags, self.knowledge
+                )
         if len(found) != 1 or flags.get(found[0].dest) is not found[0]:
             return None  # several flags (or one of another namespace) say nothing sure
         return atom_selector((atom[0], found[0].dest, "args", *atom[3:]), flags, self.knowledge)
