@@ -226,3 +226,38 @@ def test_a_package_whose_own_extension_fails_to_load_is_reinstalled_not_installe
     # The message names the package this code belongs to: it is installed, its compiled part is not.
     assert "pip install --force-reinstall kernels-pkg" in _after(attention)
     assert not any(s.startswith("Install the missing package") for s in attention.solutions)
+
+
+def _by_message(name: str, path: str) -> dict[str, Prose]:
+    knowledge = build_knowledge(
+        {"python/sglang/srt/server_args.py": (FIXTURES / "server_args.py").read_bytes()}
+    )
+    parsed = parse_source(path, (FIXTURES / name).read_bytes())
+    assert isinstance(parsed, ParsedFile), parsed
+    constants = module_constants(parsed.tree, path)
+    got = {}
+    for site in analyse(parsed):
+        assert site.message is not None, site
+        got[site.message.template] = enrich(site, knowledge, constants)
+    return got
+
+
+MODEL_CAUSE = "Cause: the model (its checkpoint or config)"
+
+
+def test_a_layer_of_a_model_file_checking_what_it_is_built_with_is_about_the_checkpoint() -> None:
+    got = _by_message("built_layers.py", "python/sglang/srt/models/owl.py")
+    grouped = got["the group size must divide the number of heads"]
+    assert MODEL_CAUSE in grouped.documentation
+    assert "`group_size`" in grouped.documentation and "`num_heads`" in grouped.documentation
+
+
+def test_a_built_layer_check_on_a_parallel_size_or_a_tensor_or_outside_model_files_is_not() -> None:
+    got = _by_message("built_layers.py", "python/sglang/srt/models/owl.py")
+    # The launch's tensor-parallel size meets the config: not the checkpoint alone.
+    assert MODEL_CAUSE not in got["more tensor-parallel ranks than heads"].documentation
+    assert MODEL_CAUSE not in got["the gate weight has no dtype"].documentation
+    assert MODEL_CAUSE not in got["the input does not match the head count"].documentation
+    # The same layer in a kernel folder is no model's.
+    layer = _by_message("built_layers.py", "python/sglang/srt/layers/owl.py")
+    assert INTERNAL in layer["the group size must divide the number of heads"].documentation

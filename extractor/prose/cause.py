@@ -339,6 +339,46 @@ def _config_class(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] 
     return tuple(names) or ("config.json",)
 
 
+def _built_from_config(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
+    # A model's layer checks what it is built with in its constructor: the sizes and options the
+    # checkpoint's config gives it (no request, tensor or launch setting exists yet).
+    if "/models/" not in site.path or not site.in_class or site.qualname.rsplit(".", 1)[-1] != "__init__":
+        return None
+    if not roles.deciding:
+        return None
+    names: list[str] = []
+    for v in roles.deciding:
+        if v.expr is None:
+            return None
+        for node in ast.walk(v.expr):
+            if isinstance(node, ast.Attribute) and node.attr in ("shape", "dtype", "device", "data"):
+                return None  # a tensor's own property: the weights or a buffer, not the config
+            name = (
+                node.attr
+                if isinstance(node, ast.Attribute) and unparse(node.value) in ("self", "config")
+                else (node.id if isinstance(node, ast.Name) and node.id not in ("self", "config") else "")
+            )
+            if _PARALLEL_SIZE_RE.search(name):
+                return None  # the launch's parallel sizes meet the config here: not the config alone
+            if (
+                name
+                and name.islower()
+                and name.isidentifier()
+                and name not in names
+                and name not in _BUILTINS
+            ):
+                names.append(name)
+    return ("checkpoint", *names[:3])
+
+
+_PARALLEL_SIZE_RE = re.compile(r"(?:^|_)(?:tp|pp|ep|dp|cp)_(?:size|rank)$|world_size")
+
+
+_BUILTINS = frozenset(
+    {"len", "isinstance", "hasattr", "getattr", "int", "float", "str", "None", "tuple", "list"}
+)
+
+
 def _weights(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
     # A model class's ``load_weights`` checks the checkpoint's tensors against its parameters.
     if site.qualname.rsplit(".", 1)[-1] in ("load_weights", "load_weight") and site.in_class:
@@ -535,6 +575,12 @@ RULES: tuple[CauseRule, ...] = (
     ),
     CauseRule("request", "input", 'if request.n > 1: raise ValueError("...")', _input),
     CauseRule("resource", "resource", 'raise RuntimeError("Not enough memory ...")', _resource),
+    CauseRule(
+        "built-from-config",
+        "model",
+        "class FooMoE: def __init__(self, config): assert self.n_experts % self.groups == 0",
+        _built_from_config,
+    ),
 )
 
 
