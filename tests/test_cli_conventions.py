@@ -175,12 +175,15 @@ def test_every_command_has_short_help_quiet_verbose_and_color(command: list[str]
     assert not re.search(r"<(bool|int|str|list)|\[\'|list\[", short.stdout)
 
 
-def test_version_and_completion() -> None:
+def test_version_and_completion(monkeypatch: pytest.MonkeyPatch) -> None:
     for flag in ("-V", "--version"):
         result = run(flag)
         assert result.exit_code == 0 and re.fullmatch(r"sglang-errors \d+\.\d+\.\d+\n", result.stdout)
-    completion = run("--show-completion", "bash")
-    assert completion.exit_code == 0 and "_SGLANG_ERRORS_COMPLETE" in completion.stdout
+    # The shell is found from the process's ancestors, which a detached test run may not have.
+    monkeypatch.setattr("shellingham.detect_shell", lambda: ("bash", "/bin/bash"))
+    completion = run("--show-completion")
+    assert completion.exit_code == 0, (completion.output, completion.exc_info)
+    assert "_SGLANG_ERRORS_COMPLETE" in completion.stdout
 
 
 def test_usage_errors_and_bad_formats_exit_2(datasets: tuple[Path, Path]) -> None:
