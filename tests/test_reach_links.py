@@ -362,6 +362,67 @@ FILES = {
                 return HostWorker(rank)
             return DeviceWorker(rank)
     """,
+    # A module-level table of layer classes keyed by what the checkpoint's config lists: each one is
+    # built wherever the table is read, for the model that reads it.
+    "python/sglang/srt/models/toy_mixed.py": """\
+        class ToyMixerLayer:
+            def __init__(self, config, idx):
+                if config.num_heads % 2:
+                    raise ValueError("odd head count")
+
+
+        class ToyAttentionLayer:
+            def __init__(self, config, idx):
+                if not config.num_heads:
+                    raise ValueError("no heads")
+
+
+        class ToyUnlistedLayer:
+            def __init__(self, config, idx):
+                if not config.num_heads:
+                    raise ValueError("no heads")
+
+
+        LAYER_TYPES = {"mixer": ToyMixerLayer, "attention": ToyAttentionLayer}
+
+
+        class ToyMixedModel:
+            def __init__(self, config):
+                def make(idx):
+                    kind = LAYER_TYPES[config.layer_types[idx]]
+                    return kind(config, idx)
+
+                self.layers = [make(i) for i in range(config.num_layers)]
+
+
+        class ToyMixedForCausalLM:
+            def __init__(self, config):
+                self.model = ToyMixedModel(config)
+
+
+        EntryClass = ToyMixedForCausalLM
+    """,
+    # A module-level table keyed by a flag's choices, read under a switch.
+    "python/sglang/srt/layers/mixers.py": """\
+        class PlainMixer:
+            def __init__(self, width):
+                if width <= 0:
+                    raise ValueError("plain mixer width")
+
+
+        class BlockedMixer:
+            def __init__(self, width):
+                if width <= 0:
+                    raise ValueError("blocked mixer width")
+
+
+        MIXERS = {"plain": PlainMixer, "blocked": BlockedMixer}
+
+
+        def build_mixer(server_args, width):
+            if server_args.enable_adapters:
+                return MIXERS.get(server_args.mixer_backend)(width)
+    """,
 }
 
 
@@ -438,3 +499,16 @@ def test_a_constructor_runs_wherever_its_class_is_built(reach: SiteReach) -> Non
     assert reach.of("python/sglang/srt/workers/base.py", "DeviceWorker.__init__") == ()
     got = reach.of("python/sglang/srt/workers/base.py", "HostWorker.__init__")
     assert got == (frozenset({("platform", "cpu", ())}),)
+
+
+def test_a_module_level_table_of_layers_builds_each_entry_where_it_is_read(reach: SiteReach) -> None:
+    model = frozenset({("arch", "ToyMixedForCausalLM", ())})
+    assert reach.of("python/sglang/srt/models/toy_mixed.py", "ToyMixerLayer.__init__") == (model,)
+    assert reach.of("python/sglang/srt/models/toy_mixed.py", "ToyAttentionLayer.__init__") == (model,)
+    # A class of the same file that no table lists and nobody builds has no known way in.
+    assert reach.finder.reach("sglang.srt.models.toy_mixed:ToyUnlistedLayer.__init__", 0) is None
+
+
+def test_a_module_level_table_of_a_flags_choices_selects_its_entry_by_key(reach: SiteReach) -> None:
+    got = reach.of("python/sglang/srt/layers/mixers.py", "BlockedMixer.__init__")
+    assert got == (frozenset({("flag", "--mixer-backend", ("blocked",))}),)

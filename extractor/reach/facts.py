@@ -20,6 +20,8 @@ A guard *atom* is the raw, knowledge-free shape of one conjunct of a test that m
 * ``["p", word]``: a platform test (``is_hip()``, ``_is_npu``, ``torch.version.hip``);
 * ``["k", key, keys...]``: a value stored under ``key`` in a dict literal keyed by ``keys`` (the
   table runs the one entry its lookup picks);
+* ``["K", table, key, keys...]``: the same for a module-level table read in a function: such a
+  table is a registry of its own, judged by its name too;
 * ``["t", callee]``: a call's value taken as true or as not None (``if f(x):``, ``if f(x) is not
   None:``, ``if cfg := f(x):``): what it means is read from the called function's
   :attr:`FileFacts.tests`.
@@ -35,7 +37,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 26
+FACTS_VERSION = 27
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 Atom = tuple[str, ...]

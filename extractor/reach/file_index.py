@@ -235,6 +235,10 @@ def file_facts(path: str, tree: ast.Module) -> FileFacts:
     return builder.facts
 
 
+# Methods of a dict that hand out its values.
+_TABLE_READS = frozenset({"get", "values", "items", "__getitem__"})
+
+
 class _Builder:
     def __init__(self, path: str, tree: ast.Module) -> None:
         self.tree = tree
@@ -250,6 +254,8 @@ class _Builder:
         """Each function's own nodes, walked once for its types, its returns and its class's attributes."""
         self._bindable: dict[str, dict[str, str]] = {}
         self._import_guards: dict[str, dict[str, list[tuple[int, ...]]]] = {}
+        self._tables: dict[str, list[tuple[str, str]]] = {}
+        """Module-level dicts of definitions by string key: name -> (key, the definition's name)."""
         """name -> the target an import binds it to -> the guards of each such import."""
         """Per function: its parameters (``n``) and the globals it declares (``g``)."""
         # Names a value may refer to a definition by: the module's own, then nested ones as met.
@@ -470,15 +476,29 @@ class _Builder:
 
     def _dict_registry(self, name: str, value: ast.Dict) -> None:
         by_target: dict[str, list[str]] = {}
+        entries: list[tuple[str, str]] = []
         for key, item in zip(value.keys, value.values, strict=True):
-            if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
-                continue
             if isinstance(item, ast.Call):
                 item = item.func
-            if isinstance(item, ast.Name | ast.Attribute):
-                target = self.guards.dotted(item)
-                if not target.startswith("?"):
-                    by_target.setdefault(target, []).append(key.value)
+            if not isinstance(item, ast.Name | ast.Attribute):
+                continue
+            if isinstance(key, ast.Name):
+                # ``{ATTENTION: AttentionLayer}``: a constant of the config's vocabulary; its name
+                # stands for the key (no flag's choice is spelled so).
+                raw = self.raw_dotted(item)
+                if raw is not None:
+                    entries.append((key.id, raw))
+                continue
+            if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+                continue
+            target = self.guards.dotted(item)
+            if not target.startswith("?"):
+                by_target.setdefault(target, []).append(key.value)
+            raw = self.raw_dotted(item)
+            if raw is not None:
+                entries.append((key.value, raw))
+        if entries:
+            self._tables[name] = entries
         for target, keys in by_target.items():
             self.facts.registrations.append(Registration(target, name, tuple(keys)))
 
@@ -728,12 +748,16 @@ class _Builder:
                 assert isinstance(here, ast.Attribute)
                 if value:
                     self._reference(here, qual, gs, types)
-                stack.append((here.value, gs, False))
+                inner = here.value
+                if isinstance(inner, ast.Name) and here.attr in _TABLE_READS:
+                    self._table_use(inner, qual, gs, types)
+                stack.append((inner, gs, False))
                 continue
             if kind is ast.Name:
                 assert isinstance(here, ast.Name)
                 if value:
                     self._reference(here, qual, gs, types)
+                    self._table_use(here, qual, gs, types)
                 continue
             if kind is ast.Call:
                 assert isinstance(here, ast.Call)
@@ -819,6 +843,7 @@ class _Builder:
                     if isinstance(c, ast.Name):
                         if value:
                             self._reference(c, qual, gs, types)
+                            self._table_use(c, qual, gs, types)
                     elif isinstance(c, ast.AST) and type(c) not in LEAVES:
                         stack.append((c, gs, value))
 
@@ -918,6 +943,18 @@ class _Builder:
             call = self._calls[i]
             if call.ref and call.callee == dotted and call.line == value.lineno:
                 self._calls[i] = call._replace(stored=target.attr)
+
+    def _table_use(self, node: ast.Name, qual: str, gs: list[int], types: Types) -> None:
+        """A function that reads a module-level table of definitions (``LAYER_TYPES[kind](...)``)
+        hands out each entry under its key: the entries run where it runs, each one only for its
+        key (a flag's choice when the keys are that flag's, else a value no user picks)."""
+        entries = self._tables.get(node.id)
+        if entries is None or qual == "<module>" or node.id in types or not isinstance(node.ctx, ast.Load):
+            return
+        keys = sorted({k for k, _ in entries})
+        for key, dotted in entries:
+            guard = self._atom(("K", node.id, key, *keys))
+            self._calls.append(Call(qual, dotted, node.lineno, [*gs, guard], None, recv="", ref=True))
 
     def _reference(self, node: ast.Name | ast.Attribute, qual: str, gs: list[int], types: Types) -> None:
         """Keep a definition named as a value: a class (``CamelCase``) or an imported or ``self`` name."""

@@ -567,7 +567,7 @@ class ReachFinder:
             # An abstract body runs only when an override calls it (``super().m()``): the class's
             # ways in, or a caller that holds a concrete instance, never reach it.
             return self._via_edges(self._super_calls(node, owner), depth)
-        calls = self._via_edges(self.index.callers(node), depth, node)
+        calls = self._via_edges(self._callers(node), depth, node)
         if not d.owner:
             return calls
         name = node.rpartition(".")[2]
@@ -657,7 +657,7 @@ class ReachFinder:
     def _class_alternatives(self, node: str, depth: int, method: str = "") -> list[Conj] | None:
         """The ways the class is built, and those of its subclasses (only the ones that do not
         override ``method``, when given: theirs run their own)."""
-        made = self._via_edges(self.index.callers(node), depth)
+        made = self._via_edges(self._callers(node), depth)
         subs: list[Conj] = []
         any_sub = False
         for sub in sorted(self.index.subclasses.get(node, [])):
@@ -672,6 +672,20 @@ class ReachFinder:
         if made is None and not any_sub:
             return None  # neither built nor subclassed here: registered, declared, or unknown
         return (made or []) + subs
+
+    def _callers(self, node: str) -> list[Edge]:
+        """The calls that lead into ``node``, less the reads of a registry it is registered in by
+        a flag's value: the registration is that way in already, for whoever reads the registry
+        (one read seen, such as a platform's own subset, must not hide the others)."""
+        edges = self.index.callers(node)
+        registered = self._registered.get(node)
+        if not registered:
+            return edges
+        return [e for e in edges if not any(g[0] == "K" and self._is_flag_key(g, e.path) for g in e.guards)]
+
+    def _is_flag_key(self, atom: tuple[str, ...], path: str) -> bool:
+        sel = atom_selector(atom, self._flags(path), self.knowledge)
+        return sel is not None and sel[0] == "flag"
 
     def _made_somehow(self, cls: str) -> bool:
         return bool(self.index.callers(cls) or self._registered.get(cls) or self.index.subclasses.get(cls))

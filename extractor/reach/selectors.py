@@ -101,12 +101,13 @@ def atom_selector(atom: Atom, flags: Mapping[str, FlagInfo], knowledge: Knowledg
         return (SCRIPT, "__main__", ())
     if kind == "p":
         return ("platform", atom[1], ())
-    if kind == "k":
+    if kind == "k" or kind == "K":
         # An entry of a table of choices: the flag whose choices its keys are, set to its key.
-        info = registry_flag("", set(atom[2:]), flags)
-        if info is None or atom[1] not in info.choices or atom[1].lower() in _UNSET_WORDS:
+        table, key, keys = ("", atom[1], atom[2:]) if kind == "k" else (atom[1], atom[2], atom[3:])
+        info = registry_flag(table, set(keys), flags)
+        if info is None or key not in info.choices or key.lower() in _UNSET_WORDS:
             return None
-        return ("flag", info.flag, (atom[1],))
+        return ("flag", info.flag, (key,))
     if kind == "e":
         name = atom[1]
         if not (name in knowledge.env_vars or name.startswith("SGLANG_")):
