@@ -63,6 +63,9 @@ def _busy_module(n: int) -> bytes:
 def busy_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     files = {f"python/sglang/srt/busy/m{n:03}.py": _busy_module(n) for n in range(160)}
     files[ARGS] = SERVER_ARGS
+    files["python/pyproject.toml"] = (
+        b'[project]\nname = "sglang"\ndependencies = ["kernelpack_python==2.0"]\n'
+    )
     root, _ = make_repo(tmp_path_factory.mktemp("busy"), [files])
     return root
 
@@ -106,6 +109,8 @@ def test_knowledge_is_kept_as_plain_data_of_every_field(busy_repo: Path) -> None
     assert isinstance(orjson.loads(raw), dict)
     back = knowledge_from_plain(raw)
     assert built.flags_for(ARGS)["tp_size"].flag == "--tp-size"
+    # The package metadata is read from the commit too, and kept.
+    assert built.distribution_for("kernelpack") == "kernelpack_python==2.0"
     for f in dataclasses.fields(built):
         assert getattr(back, f.name) == getattr(built, f.name), f.name
 

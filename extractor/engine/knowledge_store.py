@@ -138,7 +138,7 @@ def load_knowledge(target: Target, cache_dir: Path | None = None) -> Knowledge:
     read from, so a run at a commit that did not touch them skips reading and parsing them.
     """
     try:
-        every = target.files(Scope(include=("**/*.py",), exclude=()))
+        every = target.files(Scope(include=("**/*.py", "python/pyproject*.toml"), exclude=()))
     except Exception:  # knowledge is an enrichment, never a reason to fail
         return Knowledge.empty()
     wanted = sorted((f.path, f.blob_sha) for f in every if is_knowledge_path(f.path))

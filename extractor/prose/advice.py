@@ -494,6 +494,9 @@ def advise(
         # A message that asks for a newer version needs -U: plain ``pip install`` keeps the old one.
         upgrade = bool(_UPGRADE_RE.search(msg))
         reinstall = cause.rule == "own-extension"
+        unknown: list[str] = []
+        if not reinstall:
+            pkgs, unknown = _distributions(pkgs, msg, knowledge)
         verb = (
             "pip install --force-reinstall "
             if reinstall
@@ -511,11 +514,26 @@ def advise(
             sols.append(f"Upgrade the package: `{line}`, then restart")
         elif pkgs:
             sols.append(f"Install the missing package: `{line}`, then restart")
-        else:
+        elif not unknown:
             sols.append(f"Install the package that {where} imports, then restart")
+        for name in unknown:
+            # Not among the target's declared requirements: the module's own name on PyPI may be
+            # an unrelated project, so no pip line is guessed.
+            sols.append(
+                f"{'Upgrade' if upgrade else 'Install'} the package that provides the `{name}` module "
+                f"(sglang's package metadata does not declare it, so `pip install {name}` may fetch "
+                "an unrelated project: install it from its own project's instructions), then restart"
+            )
         sols[:0] = advice
         base = launcher(site, knowledge)
-        fix = f"# before\n{base}\n# after\n{line if pkgs else 'pip install <package>'}\n{base}"
+        after = (
+            line
+            if pkgs
+            else f"# install the package providing `{unknown[0]}`"
+            if unknown
+            else "pip install <package>"
+        )
+        fix = f"# before\n{base}\n# after\n{after}\n{base}"
     elif kind == "input":
         fields = [n for n in cause.names if n != "request"]
         subject = ", ".join(f"`{f}`" for f in fields[:3]) or "the request"
@@ -815,6 +833,31 @@ _WHOLE_THINGS = frozenset({"draft model", "target model", "tokenizer", "checkpoi
 _AGAINST_RE = re.compile(
     r"disabl|remov|not (?:fully |yet )?supported|unsupported|incompatible|cannot be used", re.I
 )
+
+
+def _distributions(pkgs: Sequence[str], msg: str, knowledge: Knowledge) -> tuple[list[str], list[str]]:
+    """The pip names of ``pkgs`` (import or message names), and those no pip name is known for.
+
+    A ``pip install x`` the message spells is kept as is; otherwise a name is what the target's
+    package metadata declares for it (``flashinfer`` -> ``flashinfer_python==0.6.14``). A name the
+    metadata does not declare is kept only when the metadata is unknown: then nothing better is.
+    """
+    out: list[str] = []
+    unknown: list[str] = []
+    for p in pkgs:
+        bare = re.split(r"[<>=!~\[]", p, maxsplit=1)[0]
+        if re.search(rf"pip3? install (?:-U |--upgrade )?['\"]?{re.escape(bare)}\b", msg):
+            out.append(p)
+            continue
+        declared = knowledge.distribution_for(bare)
+        if declared is not None:
+            name = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", declared)
+            out.append(declared if bare == p or name is None else p.replace(bare, name.group(0), 1))
+        elif knowledge.distributions:
+            unknown.append(bare)
+        else:
+            out.append(p)
+    return list(dict.fromkeys(out)), list(dict.fromkeys(unknown))
 
 
 def _speaks_against(msg: str, flag: str) -> bool:

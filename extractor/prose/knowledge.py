@@ -28,6 +28,7 @@ import functools
 import hashlib
 import json
 import re
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -66,6 +67,8 @@ KNOWLEDGE_PATH_GLOBS: tuple[str, ...] = (
     "python/sglang/*arg_groups/*.py",
     "python/sglang/*environ.py",
     "python/sglang/*envs.py",
+    # The package metadata: which distribution provides a module the code imports.
+    "python/pyproject*.toml",
 )
 """Target files :func:`build_knowledge` reads, matched with :func:`fnmatch.fnmatchcase` against the
 repo-relative ``/`` path (so ``*`` also crosses ``/``); paths under a test folder are left out
@@ -134,6 +137,9 @@ class Knowledge:
     ``return {"x": "v"}``, ``x = "v"``; for a flag with no default also ``return "v"``), other than
     its default: some launches get them without giving them (``auto`` resolved for the model and
     hardware). See :func:`_picked`."""
+    distributions: tuple[str, ...] = ()
+    """The requirements the target's package metadata declares (its dependencies and extras, the
+    main ``pyproject.toml`` first), as written less extras and markers: ``flashinfer_python==0.6.14``."""
 
     @classmethod
     def empty(cls) -> Knowledge:
@@ -167,6 +173,27 @@ class Knowledge:
         """What the target's env registry declares about ``name`` (type and default), if anything."""
         return self.env_info.get(name)
 
+    def distribution_for(self, module: str) -> str | None:
+        """The declared requirement that provides import ``module``: the distribution of that
+        name, else the first one whose name holds it as whole words (``flashinfer`` in
+        ``flashinfer_python``, ``modelopt`` in ``nvidia-modelopt``); None when none does."""
+        want = _dist_key(module.split(".")[0])
+        if not want:
+            return None
+        fallback = None
+        for req in self.distributions:
+            have = _dist_key(_REQ_NAME_RE.match(req).group(0))  # type: ignore[union-attr]
+            if have == want:
+                return req
+            # A numbered name (``flash-attn-4``) is another major line, not the same package.
+            if (
+                fallback is None
+                and f"-{want}-" in f"-{have}-"
+                and not re.search(r"-\d", have.replace(want, ""))
+            ):
+                fallback = req
+        return fallback
+
     def fingerprint(self) -> str:
         """A stable hash of everything enrichment reads from here (part of cache keys). ``mentions``
         is left out: only reach reads it, and its cache key holds every file's blob already."""
@@ -186,6 +213,7 @@ class Knowledge:
             "env_vars": sorted(self.env_vars),
             "classes": sorted(list(c) for c in self.arg_classes),
             "default": self.default_namespace,
+            "distributions": list(self.distributions),
             "checks": {
                 ns: {d: [[op, list(v)] for op, v in cs] for d, cs in sorted(m.items())}
                 for ns, m in sorted(self.checks.items())
@@ -204,6 +232,43 @@ class Knowledge:
 # ---------------------------------------------------------------------------------------------
 # Building the whole base
 # ---------------------------------------------------------------------------------------------
+
+
+_REQ_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def _dist_key(name: str) -> str:
+    """A distribution name as pip compares them (PEP 503): ``Flashinfer_Python`` -> ``flashinfer-python``."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def declared_requirements(data: bytes) -> list[str]:
+    """The requirements of a ``pyproject.toml`` (dependencies, then each extra), each as
+    ``name`` plus its version specifier; nothing for a file that is not valid TOML."""
+    try:
+        doc = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return []
+    project = doc.get("project")
+    if not isinstance(project, dict):
+        return []
+    raw: list[object] = list(project.get("dependencies") or [])
+    extras = project.get("optional-dependencies")
+    if isinstance(extras, dict):
+        for group in extras.values():
+            raw.extend(group if isinstance(group, list) else [])
+    out = []
+    for item in raw:
+        if not isinstance(item, str):
+            continue
+        req = item.split(";", 1)[0].strip()
+        m = _REQ_NAME_RE.match(req)
+        if m is None:
+            continue
+        spec = re.sub(r"^\s*\[[^\]]*\]", "", req[m.end() :]).strip()
+        # A direct reference (``pkg @ git+https://...``) is no version a pip line can pin.
+        out.append(m.group(0) + ("" if spec.startswith("@") else spec.replace(" ", "")))
+    return out
 
 
 def _parse(data: bytes) -> ast.Module | None:
@@ -250,8 +315,14 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
     returned: set[str] = set()
     launched: set[str] = set()
     turns_on: set[tuple[str, str, bool]] = set()
+    requirements: dict[str, str] = {}
+    # The main metadata first: a platform's variant adds only what it alone declares.
+    for path in sorted(files, key=lambda p: (not p.endswith("/pyproject.toml"), p)):
+        if is_knowledge_path(path) and path.endswith(".toml"):
+            for req in declared_requirements(files[path]):
+                requirements.setdefault(_dist_key(_REQ_NAME_RE.match(req).group(0)), req)  # type: ignore[union-attr]
     for path in sorted(files):
-        if not is_knowledge_path(path):
+        if not is_knowledge_path(path) or path.endswith(".toml"):
             continue
         tree = _parse(files[path])
         if tree is None:
@@ -333,6 +404,7 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
         implied=_frozen(_implied(turns_on, merged)),
         picked=_frozen(_picked(assigned, returned, merged)),
         env_launched=frozenset(launched),
+        distributions=tuple(requirements.values()),
     )
 
 
