@@ -261,3 +261,18 @@ def test_a_built_layer_check_on_a_parallel_size_or_a_tensor_or_outside_model_fil
     # The same layer in a kernel folder is no model's.
     layer = _by_message("built_layers.py", "python/sglang/srt/layers/owl.py")
     assert INTERNAL in layer["the group size must divide the number of heads"].documentation
+
+
+def test_a_config_class_check_on_what_from_config_reads_is_about_the_checkpoints_keys() -> None:
+    path = "python/sglang/srt/layers/quantization/packed.py"
+    got = _by_message("quant_configs.py", path)
+    bits = got["only 4 or 8 bits are supported, got {self.weight_bits}"]
+    assert MODEL_CAUSE in bits.documentation
+    assert "`quantization_config`, `w_bit`, `bits`" in bits.documentation
+    assert any("`quantization_config` sets `w_bit` or `bits` to one of 4, 8" in s for s in bits.solutions)
+    assert INTERNAL not in bits.documentation
+    storage = got["the packed storage must be uint8"]
+    assert "`storage`" in storage.documentation and MODEL_CAUSE in storage.documentation
+    # A value the class derives itself, and a class no from_config builds, stay internal.
+    assert INTERNAL in got["the pack factor went non-positive"].documentation
+    assert INTERNAL in got["the helper got an unpacked width"].documentation

@@ -410,9 +410,17 @@ def advise(
             key = config_key_of(site, subject) or next(
                 (k for k in keys if k == key or k.endswith("." + key)), key
             )
-            sols.append(
-                f"Use a model whose `{key}` is one of {', '.join(values)}: only those are supported here"
-            )
+            if cause.rule == "from-config" and len(cause.names) > 1:
+                # The class is built from these keys of the checkpoint's config (any spelling).
+                held = " or ".join(f"`{k}`" for k in cause.names[1:4])
+                sols.append(
+                    f"Use a checkpoint whose `{cause.names[0]}` sets {held} to one of {', '.join(values)}: "
+                    "only those are supported here"
+                )
+            else:
+                sols.append(
+                    f"Use a model whose `{key}` is one of {', '.join(values)}: only those are supported here"
+                )
         elif keys:
             sols.append(
                 f"Use a checkpoint whose config.json sets {', '.join(f'`{k}`' for k in keys[:3])} so that `{avoid}`"

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from extractor.prose.argv import argv_flags
+from extractor.prose.config_fields import config_fields
 from extractor.prose.imports import guarded_imports
 
 __all__ = [
@@ -534,6 +535,9 @@ class ModuleConstants(dict[str, str]):
     guarded: dict[str, str]
     """Names bound by a module-level optional import -> its package
     (:func:`extractor.prose.imports.guarded_imports`)."""
+    config_fields: Mapping[str, Mapping[str, tuple[str, ...]]]
+    """Class -> parameter or ``self.`` attribute -> the config keys its ``from_config`` fills it
+    from (:func:`extractor.prose.config_fields.config_fields`)."""
     """Top-level class or function -> the flags it looks up in a raw argument list
     (:func:`extractor.prose.argv.argv_flags`)."""
 
@@ -544,12 +548,14 @@ class ModuleConstants(dict[str, str]):
         argv: Mapping[str, tuple[str, ...]] | None = None,
         guarded: Mapping[str, str] | None = None,
         script_flags: Mapping[str, FlagInfo] | None = None,
+        config_fields: Mapping[str, Mapping[str, tuple[str, ...]]] | None = None,
     ):
         super().__init__(strings or {})
         self.exprs = dict(values or {})
         self.argv = dict(argv or {})
         self.guarded = dict(guarded or {})
         self.script_flags = dict(script_flags or {})
+        self.config_fields = dict(config_fields or {})
 
 
 def module_constants(module: ast.Module, path: str = "", text: str | None = None) -> ModuleConstants:
@@ -595,4 +601,5 @@ def module_constants(module: ast.Module, path: str = "", text: str | None = None
                 own.setdefault(info.dest, dataclasses.replace(info, namespace=path))
         except (RecursionError, AttributeError, TypeError, ValueError):
             own = {}
-    return ModuleConstants(strings, values, argv, guarded_imports(module), own)
+    fields = config_fields(module) if text is None or "from_" in text else {}
+    return ModuleConstants(strings, values, argv, guarded_imports(module), own, fields)

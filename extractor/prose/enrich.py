@@ -22,6 +22,7 @@ from extractor.prose.advice import advise, condition_code
 from extractor.prose.argv import argv_flag
 from extractor.prose.cause import Cause, cause_of, split_roles
 from extractor.prose.classify import classify
+from extractor.prose.config_fields import config_keys, config_word
 from extractor.prose.constraints import AtomView, atom_view
 from extractor.prose.device import DEVICE_RULE, device_spec, tensor_platforms
 from extractor.prose.dtype import model_dtype
@@ -203,6 +204,10 @@ def _enrich(
             # The package named is the one this code belongs to: it is installed (its code runs),
             # and what failed is its own compiled part.
             cause = Cause("dependency", (own,), "own-extension")
+    if cause.kind == "internal":
+        keys = config_keys(site, roles.deciding, getattr(ctx.constants, "config_fields", {}))
+        if keys:
+            cause = Cause("model", (config_word(site), *keys), "from-config")
     # A path the class read from the raw command line is that flag's (``--config``), not any path.
     if cause.kind == "internal" or cause.rule == "missing-path":
         flag = argv_flag(site, ctx.flags, getattr(ctx.constants, "argv", {}))

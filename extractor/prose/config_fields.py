@@ -1,0 +1,155 @@
+"""Which constructor parameters of a class its ``from_config`` fills from keys of a config dict.
+
+A quantization (or other) config class is built from the checkpoint's config by a classmethod::
+
+    @classmethod
+    def from_config(cls, config):
+        weight_bits = cls.get_from_keys(config, ["w_bit", "bits"])
+        return cls(weight_bits, ...)
+
+so a check in that class on ``weight_bits`` (or on ``self.weight_bits``, which ``__init__`` copies
+it into) tests what the checkpoint declares under ``w_bit`` or ``bits``: the user's checkpoint, not
+sglang's internals. :func:`config_fields` reads that mapping off one module.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the declarations module imports this one; these are only annotations
+    from extractor.analysis.facts import Site
+    from extractor.prose.constraints import AtomView
+
+__all__ = ["config_fields", "config_keys", "config_word"]
+
+_BUILDERS = frozenset({"from_config", "from_dict", "from_hf_config", "from_json"})
+
+
+def _keys_read(value: ast.expr, source: str) -> tuple[str, ...]:
+    """The keys ``value`` reads from dict ``source``: ``get_from_keys(config, ["a", "b"])``,
+    ``config.get("a", d)``, ``config["a"]``; a helper handed ``config`` and a list of keys too."""
+    node = value
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == source:
+        key = node.slice
+        return (key.value,) if isinstance(key, ast.Constant) and isinstance(key.value, str) else ()
+    if not isinstance(node, ast.Call):
+        return ()
+    func = node.func
+    if (
+        isinstance(func, ast.Attribute)
+        and func.attr == "get"
+        and isinstance(func.value, ast.Name)
+        and func.value.id == source
+        and node.args
+    ):
+        first = node.args[0]
+        return (first.value,) if isinstance(first, ast.Constant) and isinstance(first.value, str) else ()
+    if not any(isinstance(a, ast.Name) and a.id == source for a in node.args):
+        return ()
+    for arg in node.args:
+        if isinstance(arg, ast.List | ast.Tuple) and arg.elts:
+            keys = [e.value for e in arg.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            if len(keys) == len(arg.elts):
+                return tuple(keys)
+    return ()
+
+
+def _params(func: ast.FunctionDef) -> list[str]:
+    return [a.arg for a in [*func.args.posonlyargs, *func.args.args][1:]]
+
+
+def _class_fields(cls: ast.ClassDef) -> dict[str, tuple[str, ...]]:
+    methods = {s.name: s for s in cls.body if isinstance(s, ast.FunctionDef)}
+    init = methods.get("__init__")
+    if init is None:
+        return {}
+    params = _params(init)
+    out: dict[str, tuple[str, ...]] = {}
+    for name in sorted(_BUILDERS & set(methods)):
+        builder = methods[name]
+        args = _params(builder)
+        if not args:
+            continue
+        source = args[0]
+        local: dict[str, tuple[str, ...]] = {}
+        for node in ast.walk(builder):
+            if (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+            ):
+                keys = _keys_read(node.value, source)
+                if keys:
+                    local[node.targets[0].id] = keys
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "cls"):
+                continue
+            passed = [(p, a) for p, a in zip(params, node.args, strict=False)]
+            passed += [(k.arg, k.value) for k in node.keywords if k.arg is not None]
+            for param, arg in passed:
+                keys = local.get(arg.id, ()) if isinstance(arg, ast.Name) else _keys_read(arg, source)
+                if keys:
+                    out.setdefault(param, keys)
+    if not out:
+        return out
+    # ``self.x = x`` in the constructor: the attribute holds the same value.
+    for node in ast.walk(init):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Attribute)
+            and isinstance(node.targets[0].value, ast.Name)
+            and node.targets[0].value.id == "self"
+            and isinstance(node.value, ast.Name)
+            and node.value.id in out
+        ):
+            out.setdefault(f"self.{node.targets[0].attr}", out[node.value.id])
+    return out
+
+
+def config_fields(module: ast.Module) -> Mapping[str, Mapping[str, tuple[str, ...]]]:
+    """Top-level class -> parameter (``bits``) or attribute (``self.bits``) -> the config keys its
+    ``from_config`` fills it from, for the classes that have such a builder. Never raises."""
+    out: dict[str, dict[str, tuple[str, ...]]] = {}
+    try:
+        for stmt in module.body:
+            if isinstance(stmt, ast.ClassDef):
+                found = _class_fields(stmt)
+                if found:
+                    out[stmt.name] = found
+    except (AttributeError, TypeError, RecursionError):
+        return {}
+    return out
+
+
+def config_keys(
+    site: Site, deciding: Sequence[AtomView], fields: Mapping[str, Mapping[str, tuple[str, ...]]]
+) -> tuple[str, ...]:
+    """The config keys the deciding tests of a site read, when its class is built by a
+    ``from_config`` that fills what they test from those keys; empty otherwise."""
+    by_name = fields.get(site.in_class or "")
+    if not by_name or not deciding:
+        return ()
+    keys: list[str] = []
+    for v in deciding:
+        if v.expr is None:
+            return ()
+        for node in ast.walk(v.expr):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "self"
+            ):
+                found = by_name.get(f"self.{node.attr}", ())
+            elif isinstance(node, ast.Name) and site.qualname.endswith(".__init__"):
+                found = by_name.get(node.id, ())  # a parameter is the value only in the constructor
+            else:
+                continue
+            keys.extend(k for k in found if k not in keys)
+    return tuple(keys)
+
+
+def config_word(site: Site) -> str:
+    """What the checkpoint calls the config such a class is built from."""
+    return "quantization_config" if "quant" in site.path.lower() else "config"
