@@ -1089,6 +1089,42 @@ def test_a_flag_that_picks_from_the_same_choices_for_one_phase_is_said_beside_it
     )
 
 
+def test_code_of_one_phase_of_the_run_is_not_said_to_follow_the_other_phases_flag() -> None:
+    sparse = (frozenset({("flag", "--attention-backend", ("sparse",))}),)
+    run = RunReach(
+        {
+            "python/sglang/srt/sparse_backend.py": {
+                "SparseBackend.forward_decode": sparse,
+                "SparseBackend.forward_extend": sparse,
+                "SparseBackend.init_buffers": sparse,
+            },
+            "python/sglang/kernels/prefill/sparse_kernel.py": {"run": sparse},
+        },
+        {"--attention-backend": ("flex", "sparse")},
+        namespaces={
+            "python/sglang/srt/sparse_backend.py": "srt",
+            "python/sglang/kernels/prefill/sparse_kernel.py": "srt",
+        },
+        declared={"srt": {"--attention-backend": ("flex", "sparse")}},
+        phased={
+            "srt": {"--attention-backend": ("--decode-attention-backend", "--prefill-attention-backend")}
+        },
+    )
+    decode = run.apply("python/sglang/srt/sparse_backend.py", _partial("SparseBackend.forward_decode"))
+    assert "that value for `--decode-attention-backend`" in decode["documentation"]
+    assert "--prefill-attention-backend" not in decode["documentation"] + " ".join(decode["solutions"])
+    # Code that serves both phases keeps both; so does extend and prefill code, which a speculative
+    # run's verify pass also takes with the decode phase's backend.
+    for path, scope in (
+        ("python/sglang/srt/sparse_backend.py", "SparseBackend.init_buffers"),
+        ("python/sglang/srt/sparse_backend.py", "SparseBackend.forward_extend"),
+        ("python/sglang/kernels/prefill/sparse_kernel.py", "run"),
+    ):
+        both = run.apply(path, _partial(scope))
+        assert "--decode-attention-backend" in both["documentation"], scope
+        assert "--prefill-attention-backend" in both["documentation"], scope
+
+
 def test_ways_in_that_differ_in_one_flag_are_said_once_with_what_they_share() -> None:
     decode = ("flag", "--decode-backend", ("fast",))
     prefill = ("flag", "--prefill-backend", ("fast",))

@@ -510,6 +510,24 @@ def with_reach(
     return out
 
 
+# Words of code that serves one phase alone. Extend code is left out: a speculative run's verify
+# and draft-extend passes go through it with the decode phase's backend too.
+_PHASE_WORDS = {"decode": "decode", "prefill": "prefill", "extend": ""}
+
+
+def phase_of(path: str, qualname: str) -> str:
+    """``decode`` when the names of the code (its function, class or file: ``forward_decode``,
+    ``decode_attention.py``) say it serves the decode phase alone; else ``""``."""
+    text = "/".join([*path.rsplit("/", 2)[-2:], qualname]).lower()
+    found = {p for w, p in _PHASE_WORDS.items() if re.search(rf"(?:^|[^a-z]){w}(?:$|[^a-z])", text)}
+    return "decode" if found == {"decode"} else ""
+
+
+def _other_phase(flag: str, phase: str) -> bool:
+    """Whether per-phase ``flag`` (``--prefill-attention-backend``) is for a phase other than ``phase``."""
+    return bool(phase) and any(f"--{p}-" in flag for p in ("decode", "prefill") if p != phase)
+
+
 class RunReach:
     """The reach of every site of one run (path -> qualname -> reach), applied as records are assembled."""
 
@@ -564,7 +582,7 @@ class RunReach:
         self.phased = phased or {}
         """namespace -> valued flags -> the flags that pick from the same choices for one phase of the run
         (``--attention-backend`` -> ``--prefill-attention-backend``, ``--decode-attention-backend``)."""
-        self._wordings: dict[tuple[str, Reach], _Wording] = {}
+        self._wordings: dict[tuple[str, Reach, str], _Wording] = {}
 
     def apply(self, path: str, partial: Mapping[str, Any]) -> dict[str, Any]:
         """``partial`` (a worker's record, its ``id`` still the site key) with its reach stated."""
@@ -586,10 +604,12 @@ class RunReach:
             partial = with_device({k: v for k, v in partial.items() if k != DEVICE_KEY}, device, reach)
         ns = self.namespaces.get(path)
         choices = self._choices_for(ns, reach)
-        # The sites of a scope share its reach: its wording is made once per run (and package).
-        wording = self._wordings.get((ns or "", reach))
+        # The sites of a scope share its reach: its wording is made once per run (and package, and
+        # phase of the run).
+        phase = phase_of(path, qualname)
+        wording = self._wordings.get((ns or "", reach, phase))
         if wording is None:
-            wording = self._wordings[(ns or "", reach)] = _wording(
+            wording = self._wordings[(ns or "", reach, phase)] = _wording(
                 reach,
                 choices,
                 self.switches,
@@ -600,17 +620,19 @@ class RunReach:
                 self.implied,
                 self.picked,
                 self.replaced,
-                self._phased_for(ns, reach),
+                self._phased_for(ns, reach, phase),
             )
         return with_reach(partial, reach, choices, self.switches, self.agreed, self.optional, wording)
 
-    def _phased_for(self, ns: str | None, reach: Reach) -> Mapping[str, Sequence[str]]:
+    def _phased_for(self, ns: str | None, reach: Reach, phase: str = "") -> Mapping[str, Sequence[str]]:
         """The per-phase flags of package ``ns`` for the flags whose selecting values it declares
-        (a value read in another package's code is that package's flag's, which has none)."""
+        (a value read in another package's code is that package's flag's, which has none); for
+        code of one ``phase`` of the run, the other phase's flag is left out."""
         declared = self.declared.get(ns or "", {})
         return {
-            flag: phases
+            flag: kept
             for flag, phases in self.phased.get(ns or "", {}).items()
+            if (kept := tuple(f for f in phases if not _other_phase(f, phase)))
             if all(
                 set(v) <= set(declared.get(flag, ()))
                 for c in reach
