@@ -423,6 +423,71 @@ FILES = {
             if server_args.enable_adapters:
                 return MIXERS.get(server_args.mixer_backend)(width)
     """,
+    # Module-level code runs where the module is imported: here only inside a factory picked by a
+    # flag's value, through a second module that imports it at its top.
+    "python/sglang/srt/mixing/factory.py": """\
+        from typing import TYPE_CHECKING
+
+        if TYPE_CHECKING:
+            from sglang.srt.mixing.typed_only import Hint
+
+
+        def make_mixer(server_args):
+            if server_args.mixer_backend == "blocked":
+                from sglang.srt.mixing.blocked_impl import BlockedImpl
+
+                return BlockedImpl()
+            import importlib
+
+            return importlib.import_module("sglang.srt.mixing.by_name")
+    """,
+    "python/sglang/srt/mixing/blocked_impl.py": """\
+        from sglang.srt.mixing.kernels import blocked_kernel
+
+
+        class BlockedImpl:
+            pass
+    """,
+    "python/sglang/srt/mixing/kernels.py": """\
+        import os
+
+        if os.cpu_count() is None:
+            raise RuntimeError("cannot size the blocked kernel")
+
+
+        def kernel_cache(fn):
+            return KernelCache(fn)
+
+
+        class KernelCache:
+            def __init__(self, fn):
+                if fn is None:
+                    raise ValueError("no kernel to cache")
+
+
+        @kernel_cache
+        def blocked_kernel(x):
+            return x
+    """,
+    "python/sglang/srt/mixing/typed_only.py": """\
+        class Hint:
+            pass
+
+
+        if Hint is None:
+            raise RuntimeError("typed only")
+    """,
+    "python/sglang/srt/mixing/by_name.py": """\
+        import os
+
+        if os.cpu_count() is None:
+            raise RuntimeError("imported by name")
+    """,
+    "python/sglang/srt/mixing/uses_by_name.py": """\
+        def use_it(server_args):
+            if server_args.enable_adapters:
+                import sglang.srt.mixing.by_name
+    """,
 }
 
 
@@ -512,3 +577,21 @@ def test_a_module_level_table_of_layers_builds_each_entry_where_it_is_read(reach
 def test_a_module_level_table_of_a_flags_choices_selects_its_entry_by_key(reach: SiteReach) -> None:
     got = reach.of("python/sglang/srt/layers/mixers.py", "BlockedMixer.__init__")
     assert got == (frozenset({("flag", "--mixer-backend", ("blocked",))}),)
+
+
+def test_module_level_code_runs_where_its_module_is_imported(reach: SiteReach) -> None:
+    blocked = (frozenset({("flag", "--mixer-backend", ("blocked",))}),)
+    # Imported at the top of a module that a factory imports under the flag's value; its
+    # decorator builds the cache class at import, so the constructor is reached the same way.
+    assert reach.of("python/sglang/srt/mixing/kernels.py", "<module>") == blocked
+    assert reach.of("python/sglang/srt/mixing/blocked_impl.py", "<module>") == blocked
+    assert reach.of("python/sglang/srt/mixing/kernels.py", "KernelCache.__init__") == blocked
+
+
+def test_a_module_imported_by_name_type_only_or_by_noone_runs_for_anyone(reach: SiteReach) -> None:
+    # Imported under a switch, but also by a string somewhere: anyone.
+    assert reach.of("python/sglang/srt/mixing/by_name.py", "<module>") == ()
+    # An import under ``if TYPE_CHECKING:`` never runs: no import statement runs the module.
+    assert reach.of("python/sglang/srt/mixing/typed_only.py", "<module>") == ()
+    # A module no statement imports is an entry point.
+    assert reach.of("python/sglang/srt/mixing/factory.py", "<module>") == ()

@@ -814,7 +814,9 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
                 functools.partial(sites.passed_selector, f.path, qualname),
                 functools.partial(sites.test_selector, f.path, qualname),
             )
-            joined = _env_defaults(tidy(with_gates(by_q[qualname], gates)), on, launched)
+            # A site under ``if __name__ == "__main__":`` runs when its file is run as a script,
+            # whatever imports the module elsewhere: nothing of the served path is said of it.
+            joined = _env_defaults(tidy(user_ways(with_gates(by_q[qualname], gates))), on, launched)
             if joined != by_q[qualname]:
                 by_q[key] = joined
     passed = passed_table([(f.path, o.records) for f, o in outcomes if isinstance(o, Parsed)], sites)

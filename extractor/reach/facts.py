@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 27
+FACTS_VERSION = 28
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 Atom = tuple[str, ...]
@@ -152,6 +152,13 @@ class FileFacts:
     named: list[str] = field(default_factory=list)
     """Attribute names looked up by string (``getattr(x, "name", None)``, ``hasattr``): a method of
     that name may run though no call spells it."""
+    imported: list[tuple[str, ...]] = field(default_factory=list)
+    """Import statements that run: ``(qualname or <module>, dotted module or name, guard atom
+    indexes...)``; one under ``if TYPE_CHECKING:`` is left out."""
+    dynamic: list[str] = field(default_factory=list)
+    """Module names (or name prefixes ending in ``.``) a call spells as a string
+    (``import_module("sglang.x")``, ``register("k", "sglang.x", "C")``): imported where no import
+    statement shows it."""
 
     def to_plain(self) -> dict[str, Any]:
         """JSON-ready lists and strings; :meth:`from_plain` rebuilds the same facts."""
@@ -204,6 +211,8 @@ class FileFacts:
             "tests": [list(t) for t in self.tests],
             "abstract": list(self.abstract),
             "named": list(self.named),
+            "imported": [list(i) for i in self.imported],
+            "dynamic": list(self.dynamic),
         }
 
     @classmethod
@@ -244,6 +253,8 @@ class FileFacts:
                 tests=[tuple(str(x) for x in t) for t in data["tests"]],
                 abstract=[str(q) for q in data["abstract"]],
                 named=[str(n) for n in data["named"]],
+                imported=[tuple(str(x) for x in i) for i in data["imported"]],
+                dynamic=[str(d) for d in data["dynamic"]],
             )
         except (KeyError, TypeError, ValueError, AttributeError):
             return None

@@ -235,6 +235,18 @@ def file_facts(path: str, tree: ast.Module) -> FileFacts:
     return builder.facts
 
 
+# A module of the target spelled as a string, or the leading text of an f-string that builds one.
+_DYNAMIC_MODULE = re.compile(r"^(?:sglang|sgl_kernel)(?:\.[A-Za-z_]\w*)+$")
+_DYNAMIC_PREFIX = re.compile(r"^(?:sglang|sgl_kernel)(?:\.[A-Za-z_]\w*)+\.$")
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    """``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``): a block that never runs."""
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
 # Methods of a dict that hand out its values.
 _TABLE_READS = frozenset({"get", "values", "items", "__getitem__"})
 
@@ -255,6 +267,8 @@ class _Builder:
         self._bindable: dict[str, dict[str, str]] = {}
         self._import_guards: dict[str, dict[str, list[tuple[int, ...]]]] = {}
         self._tables: dict[str, list[tuple[str, str]]] = {}
+        self._type_checking = 0
+        """Depth of ``if TYPE_CHECKING:`` blocks around the statement walked: imports there never run."""
         """Module-level dicts of definitions by string key: name -> (key, the definition's name)."""
         """name -> the target an import binds it to -> the guards of each such import."""
         """Per function: its parameters (``n``) and the globals it declares (``g``)."""
@@ -393,6 +407,20 @@ class _Builder:
             if name == "*":
                 continue
             self._import_guards.setdefault(name, {}).setdefault(target, []).append(tuple(guards))
+
+    def _import_ran(self, node: ast.AST, qual: str, guards: list[int]) -> None:
+        """Keep where an import statement runs, and under which guards: the module's own
+        top-level code runs there (first time only, which is any of those places)."""
+        if self._type_checking:
+            return
+        ids = [str(i) for i in guards]
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                self.facts.imported.append((qual, alias.name, *ids))
+            return
+        for _name, target, _plain in self._bindings(node):
+            # ``from a.b import c``: module ``a.b``, or ``a.b.c`` when that is a module.
+            self.facts.imported.append((qual, target, *ids))
 
     def _guards_of_import(self, name: str, target: str) -> list[int]:
         """The guards every binding of ``name`` to ``target`` sits under (none when one is bare)."""
@@ -573,7 +601,10 @@ class _Builder:
                         self.facts.drafts.append(arch)
                 self._expr(stmt.test, qual, guards, catches, local, aliases)
                 here = [self._atom(a) for a in self.guards.atoms_of(stmt.test, local, aliases)]
+                checking = _is_type_checking(stmt.test)
+                self._type_checking += checking
                 self._block(stmt.body, qual, prefix, owner, guards + here, catches, local, aliases)
+                self._type_checking -= checking
                 self._block(stmt.orelse, qual, prefix, owner, guards, catches, local, aliases)
                 if not stmt.orelse and stmt.body and isinstance(stmt.body[-1], ast.Return | ast.Raise):
                     # ``if not args.enable_x: return``: what follows runs only when the test failed.
@@ -709,6 +740,13 @@ class _Builder:
     ) -> None:
         for deco in node.decorator_list:
             self._expr(deco, qual, guards, catches, local, aliases)
+            if isinstance(deco, ast.Name | ast.Attribute):
+                # ``@wrap``: ``wrap(f)`` runs where the definition does (at import, for one at
+                # the top of a module or a class).
+                callee = self.raw_dotted(deco)
+                if callee is not None:
+                    caught = None if catches is None else list(catches)
+                    self._calls.append(Call(qual, callee, deco.lineno, list(guards), caught, [], ""))
             if not isinstance(deco, ast.Call):
                 continue
             keys = tuple(
@@ -773,6 +811,7 @@ class _Builder:
                     and here.args[1].value not in self.facts.named
                 ):
                     self.facts.named.append(here.args[1].value)
+                self._dynamic_modules(here)
                 if here.keywords:
                     self._custom_op(here)
                     action = self._argparse_action(here, qual, gs)
@@ -830,6 +869,7 @@ class _Builder:
             if kind is ast.Import or kind is ast.ImportFrom:
                 self._collect_imports((here,))
                 self._import_guarded(here, gs)
+                self._import_ran(here, qual, gs)
                 continue
             if kind is ast.AnnAssign:
                 assert isinstance(here, ast.AnnAssign)
@@ -846,6 +886,20 @@ class _Builder:
                             self._table_use(c, qual, gs, types)
                     elif isinstance(c, ast.AST) and type(c) not in LEAVES:
                         stack.append((c, gs, value))
+
+    def _dynamic_modules(self, call: ast.Call) -> None:
+        """Module names a call spells as a string (or an f-string's leading text): the module may
+        be imported by name there, which no import statement shows."""
+        for arg in call.args:
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                if _DYNAMIC_MODULE.match(arg.value) and arg.value not in self.facts.dynamic:
+                    self.facts.dynamic.append(arg.value)
+            elif isinstance(arg, ast.JoinedStr) and arg.values:
+                head = arg.values[0]
+                if isinstance(head, ast.Constant) and isinstance(head.value, str):
+                    prefix = head.value
+                    if _DYNAMIC_PREFIX.match(prefix) and prefix not in self.facts.dynamic:
+                        self.facts.dynamic.append(prefix)
 
     def _action_class(self, qual: str, dest: str, value: ast.expr, guards: list[int]) -> None:
         """An argparse action class runs only when its flag is on the command line: the class is

@@ -558,8 +558,8 @@ class ReachFinder:
 
     def _alternatives(self, node: str, depth: int) -> list[Conj] | None:
         d = self.index.defs.get(node)
-        if d is None:  # module-level code: runs on import
-            return list(_FREE)
+        if d is None:
+            return self._module_alternatives(node, depth)
         if d.kind == "c":
             return self._class_alternatives(node, depth)
         owner = f"{node.partition(':')[0]}:{d.owner}"
@@ -600,6 +600,19 @@ class ReachFinder:
         if cls is None or cls == _FREE:
             return calls
         return _possible([a | b for a in calls for b in cls])
+
+    def _module_alternatives(self, node: str, depth: int) -> list[Conj] | None:
+        """Module-level code runs where the module is first imported: the ways into the import
+        statements that name it. A package's ``__init__`` (run by the import of any module in it),
+        a module imported by a string somewhere, or one no statement imports (an entry point, or
+        loaded by a name we cannot read) runs for anyone."""
+        module = node.partition(":")[0]
+        f = self.index.files.get(module)
+        edges = self.index.importers.get(module, [])
+        if f is None or not edges or f.path.endswith("__init__.py") or self.index.imported_by_name(module):
+            return list(_FREE)
+        found = self._via_edges(edges, depth)
+        return found if found is not None else list(_FREE)
 
     def _named_anywhere(self, name: str) -> bool:
         """Whether any call, reference or ``getattr`` lookup in the target (tests aside) names

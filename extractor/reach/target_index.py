@@ -67,6 +67,10 @@ class TargetIndex:
     """Function node -> the custom op names it is registered under."""
     abstract: set[str] = field(default_factory=set)
     """Method nodes declared ``@abstractmethod``."""
+    importers: dict[str, list[Edge]] = field(default_factory=dict)
+    """module -> the import statements that run it (their function, or ``<module>``, and guards)."""
+    dynamic: set[str] = field(default_factory=set)
+    """Modules, and name prefixes ending in ``.``, that some call imports by a string."""
 
     @classmethod
     def build(cls, facts: Iterable[FileFacts]) -> TargetIndex:
@@ -114,12 +118,24 @@ class TargetIndex:
             for name, calls in f.calls.items():
                 index._calls_by_name.setdefault(name, []).append((f, calls))
             index.named.update(f.named)
+            index.dynamic.update(f.dynamic)
+            for qual, dotted, *ids in f.imported:
+                target = dotted if dotted in index.files else dotted.rpartition(".")[0]
+                if target in index.files and target != f.module:
+                    guards = tuple(f.atoms[int(i)] for i in ids)
+                    index.importers.setdefault(target, []).append(
+                        Edge(f"{f.module}:{qual}", f.path, guards, None, True)
+                    )
             for local, target in f.imports.items():
                 short = target.rpartition(".")[2]
                 if short != local and not local.startswith("*"):
                     # ``from m import f as g`` (or ``g = f``): calls of ``g`` are filed under ``g``.
                     index._aliases.setdefault(short, set()).add(local)
         return index
+
+    def imported_by_name(self, module: str) -> bool:
+        """Whether some call imports ``module`` by a string (its own name, or a prefix of it)."""
+        return module in self.dynamic or any(p.endswith(".") and module.startswith(p) for p in self.dynamic)
 
     def callers(self, node: str) -> list[Edge]:
         """Every resolved call of ``node`` (a function, method or class: its constructions)."""
