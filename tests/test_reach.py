@@ -2849,3 +2849,39 @@ def test_a_deprecated_spelling_is_said_beside_the_flag_that_replaced_it(
     assert any(s.endswith("and without `--enable-split`, which turns it on") for s in switch.solutions)
     valued = records["the column split wants an even row count"]
     assert "`--old-split-mode col-major` (deprecated in favour of `--split-mode`)" in valued.documentation
+
+
+SHAPE_CHECKS = """\
+def verify_shape(width):
+    if width % 64:
+        raise ValueError(f"width {width} is not a multiple of 64")
+
+
+def supports_shape(width):
+    try:
+        verify_shape(width)
+    except ValueError:
+        return False
+    return True
+
+
+def pick_kernel(server_args, width):
+    if server_args.quantization == "fp8":
+        return "tiled" if supports_shape(width) else "plain"
+    if server_args.quantization == "int4":
+        verify_shape(width)
+        return "tiled"
+    return "plain"
+"""
+
+
+def test_a_caller_that_catches_the_raise_is_no_way_to_its_error(tmp_path: Path) -> None:
+    files = {ARGS: SERVER_ARGS.encode(), "python/sglang/srt/layers/shapes.py": SHAPE_CHECKS.encode()}
+    repo, shas = make_repo(tmp_path / "repo", [files])
+    (record,) = [
+        r for r in _run(repo, shas[0], tmp_path / "cache").records if "multiple of 64" in r.errorMessage
+    ]
+    # fp8 reaches the check too, but its caller turns the error into a fallback: only int4's
+    # call lets the user see it.
+    assert "This code runs only with `--quantization int4`" in record.documentation
+    assert "fp8" not in record.documentation + record.triggerScenarios

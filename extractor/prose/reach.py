@@ -23,8 +23,10 @@ from extractor.prose.passed import PASSED_KEY, flag_from_plain, passed_table, wi
 from extractor.prose.unsupported import with_unsupported
 from extractor.reach import SiteReach
 from extractor.reach.gates import gate_alternatives, tidy, with_gates
+from extractor.reach.handled import ESCAPES, ends_raise
 from extractor.reach.paths import Reach
 from extractor.reach.selectors import Selector, user_ways
+from extractor.reach.target_index import Edge
 from extractor.records.reach_tags import arch_tag, kebab
 from extractor.types import FileOutcome, Parsed
 
@@ -791,10 +793,22 @@ def _plain(text: str) -> Any:
         return None  # a file without facts only loses its part in the index
 
 
+def _ends(handling: Mapping[str, Any], name: str, escape: Any, edge: Edge) -> bool:
+    return ends_raise(handling, edge.path, edge.caller.partition(":")[2], name, escape)
+
+
 def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Knowledge) -> RunReach:
     """The reach of every site of the run, from the facts its outcomes carry (asked in file order)."""
     facts = [_plain(o.facts) for _, o in outcomes if isinstance(o, Parsed) and o.facts is not None]
     sites = SiteReach([f for f in facts if f is not None], knowledge)
+    # What each ``try`` around a call does with what it catches: a caller that ends a site's raise
+    # is no way to that error (it still runs the code).
+    handling = {
+        str(f["path"]): f["handling"]
+        for f in facts
+        if isinstance(f, dict) and isinstance(f.get("handling"), dict) and "path" in f
+    }
+    narrowed: dict[tuple[str, str, str], Reach] = {}
     table: dict[str, dict[str, Reach]] = {}
     on = frozenset(n for n, i in knowledge.env_info.items() if i.on_by_default)
     launched = knowledge.env_launched - on
@@ -806,6 +820,17 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
             by_q = table.setdefault(f.path, {})
             if qualname not in by_q:
                 by_q[qualname] = _env_defaults(tidy(user_ways(sites.of(f.path, qualname))), on, launched)
+            base = by_q[qualname]
+            escape = partial.get(ESCAPES)
+            if handling and isinstance(escape, list) and qualname != "<module>":
+                memo = (f.path, qualname, orjson.dumps(escape).decode())
+                if memo not in narrowed:
+                    name = qualname.rpartition(".")[2]
+                    ends = functools.partial(_ends, handling, name, escape)
+                    narrowed[memo] = _env_defaults(
+                        tidy(user_ways(sites.of(f.path, qualname, ends))), on, launched
+                    )
+                base = narrowed[memo]
             key = str(partial.get("id", ""))
             gates = gate_alternatives(
                 _guard(key),
@@ -816,7 +841,7 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
             )
             # A site under ``if __name__ == "__main__":`` runs when its file is run as a script,
             # whatever imports the module elsewhere: nothing of the served path is said of it.
-            joined = _env_defaults(tidy(user_ways(with_gates(by_q[qualname], gates))), on, launched)
+            joined = _env_defaults(tidy(user_ways(with_gates(base, gates))), on, launched)
             if joined != by_q[qualname]:
                 by_q[key] = joined
     passed = passed_table([(f.path, o.records) for f, o in outcomes if isinstance(o, Parsed)], sites)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from extractor.prose.knowledge import FlagInfo, Knowledge
@@ -20,7 +20,7 @@ from extractor.reach.file_index import module_name
 from extractor.reach.guard_atoms import GuardReader
 from extractor.reach.paths import Reach, ReachFinder
 from extractor.reach.selectors import Selector, arch_names
-from extractor.reach.target_index import TargetIndex
+from extractor.reach.target_index import Edge, TargetIndex
 
 __all__ = ["Reach", "SiteReach"]
 
@@ -64,9 +64,10 @@ class SiteReach:
         """namespace -> flag -> the values the registries of that package are keyed by."""
         return self.finder.scoped_choices
 
-    def of(self, path: str, qualname: str) -> Reach:
-        """The alternatives of selectors that lead to code in ``qualname`` of ``path`` (``()``: anyone)."""
-        return self._with_drafts(self.finder.of_site(path, module_name(path), qualname))
+    def of(self, path: str, qualname: str, ends: Callable[[Edge], bool] | None = None) -> Reach:
+        """The alternatives of selectors that lead to code in ``qualname`` of ``path`` (``()``: anyone);
+        with ``ends``, less the calls of it that catch the site's raise (see :meth:`ReachFinder.of_site`)."""
+        return self._with_drafts(self.finder.of_site(path, module_name(path), qualname, ends))
 
     @functools.cached_property
     def _drafts(self) -> tuple[frozenset[str], frozenset[Selector]]:

@@ -30,7 +30,7 @@ from extractor.reach.file_index import module_name
 from extractor.reach.target_index import TargetIndex
 from extractor.types import FileOutcome, Parsed
 
-__all__ = ["ESCAPES", "RunHandling", "run_handling"]
+__all__ = ["ESCAPES", "RunHandling", "ends_raise", "run_handling"]
 
 ESCAPES = "_escapes"
 """The private field of a worker's record that :class:`RunHandling` reads and drops."""
@@ -194,6 +194,22 @@ class _CallerFinder:
             clause, outcome = found
             out[(edge.path, caller)] = Catcher(caller, edge.path, clause, outcome)
         return [out[k] for k in sorted(out)]
+
+
+def ends_raise(
+    handling: Mapping[str, Mapping[str, Any]], path: str, caller: str, name: str, escape: Any
+) -> bool:
+    """Whether every call of ``name`` in ``caller`` (of ``path``) sits in a ``try`` that ends a raise
+    described by ``escape`` (a record's ``_escapes``): swallowed, converted or exiting there, so
+    the user never sees that error come out of this caller."""
+    if not isinstance(escape, list) or len(escape) != 3:
+        return False
+    own_key, keys, is_open = escape
+    chains = handling.get(path, {}).get(caller, {}).get(name)
+    if not chains:
+        return False
+    ancestry = Ancestry(frozenset(keys), bool(is_open))
+    return all(_first_catch(c, str(own_key), ancestry) is not None for c in chains)
 
 
 def _first_catch(chain: list[Any], own_key: str, ancestry: Ancestry) -> tuple[str, Outcome] | None:

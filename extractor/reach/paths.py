@@ -13,7 +13,7 @@ name alone are used only where those lead nowhere.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from extractor.prose.knowledge import FlagInfo, Knowledge
@@ -73,6 +73,8 @@ class ReachFinder:
     """Incomplete results, the depth they were computed at and the callers on the stack whose
     cycles cut them: reused only at that depth or deeper, while those callers are on the stack."""
     _cut: bool = False
+    _only: tuple[str, list[Edge]] | None = None
+    """While one site's reach is asked: its function, and the calls of it that count."""
     _hits: set[str] = field(default_factory=set)
     _own: dict[str, frozenset[Selector]] = field(default_factory=dict)
     _tests_memo: dict[str, frozenset[Selector]] = field(default_factory=dict)
@@ -351,12 +353,29 @@ class ReachFinder:
 
     # ----------------------------------------------------------------- reach
 
-    def of_site(self, path: str, module: str, qualname: str) -> Reach:
-        """Reach of a site in ``qualname`` of ``module`` (``<module>`` for top-level code)."""
+    def of_site(
+        self, path: str, module: str, qualname: str, ends: Callable[[Edge], bool] | None = None
+    ) -> Reach:
+        """Reach of a site in ``qualname`` of ``module`` (``<module>`` for top-level code). The
+        calls of the site's function that ``ends`` says catch its raise are no way to its error,
+        when some other call is."""
         node = f"{module}:{qualname}"
         if node not in self.index.defs:
             node = f"{module}:<module>"
-        found = self.reach(node, 0)
+        counted = None
+        if ends is not None and node in self.index.defs:
+            edges = self._callers(node)
+            counted = [e for e in edges if not ends(e)]
+            if not counted or len(counted) == len(edges):
+                counted = None
+        if counted is not None:
+            self._only = (node, counted)
+            try:
+                found = self.reach(node, 0)
+            finally:
+                self._only = None
+        else:
+            found = self.reach(node, 0)
         if found is None:
             # No known way in: what holds wherever the code runs (its folder's platform, the gates
             # it is defined under) still narrows it.
@@ -384,9 +403,10 @@ class ReachFinder:
         # Results that met a cycle or the depth bound are incomplete; they are reused where the
         # budget is no larger (the cost would grow without bound otherwise), so sites must be
         # asked in a fixed order for the output to be fixed.
-        if node in self._memo:
+        narrowed = self._only is not None and self._only[0] == node
+        if node in self._memo and not narrowed:
             return self._memo[node]
-        partial = self._partial.get(node)
+        partial = None if narrowed else self._partial.get(node)
         # A result that met a cycle left out the ways in through the callers then on the stack:
         # it holds only while they are (elsewhere those ways in count, and it would say too much).
         if partial is not None and partial[0] <= depth and partial[2] <= self._busy:
@@ -435,7 +455,9 @@ class ReachFinder:
             alts = list(_FREE)  # nobody calls it: an entry point
         own = self.own(node)
         result = _simplify([c | own for c in alts])
-        if self._cut:
+        if narrowed:
+            pass  # one site's view of its callers: kept by no one else
+        elif self._cut:
             self._partial[node] = (depth, result, hits)
         else:
             self._memo[node] = result
@@ -690,6 +712,8 @@ class ReachFinder:
         """The calls that lead into ``node``, less the reads of a registry it is registered in by
         a flag's value: the registration is that way in already, for whoever reads the registry
         (one read seen, such as a platform's own subset, must not hide the others)."""
+        if self._only is not None and self._only[0] == node:
+            return self._only[1]
         edges = self.index.callers(node)
         registered = self._registered.get(node)
         if not registered:
