@@ -276,3 +276,11 @@ def test_a_config_class_check_on_what_from_config_reads_is_about_the_checkpoints
     # A value the class derives itself, and a class no from_config builds, stay internal.
     assert INTERNAL in got["the pack factor went non-positive"].documentation
     assert INTERNAL in got["the helper got an unpacked width"].documentation
+
+
+def test_a_local_read_from_the_config_names_the_key_it_was_read_from() -> None:
+    got = _by_message("built_layers.py", "python/sglang/srt/models/owl.py")
+    width = got["the text width is required"]
+    assert MODEL_CAUSE in width.documentation
+    assert "(`text_config.hidden_size`)" in width.documentation
+    assert any("`text_config.hidden_size`" in s for s in width.solutions)

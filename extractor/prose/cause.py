@@ -222,6 +222,44 @@ def config_keys(views: list[AtomView]) -> list[str]:
     return out
 
 
+def _bound_config_keys(site: Site, views: list[AtomView]) -> list[str]:
+    """Config keys a local name the atoms test was read from: ``x = getattr(config.text_config,
+    "hidden_size", None)`` gives ``text_config.hidden_size``."""
+    read = {n.id for v in views if v.expr is not None for n in ast.walk(v.expr) if isinstance(n, ast.Name)}
+    out: list[str] = []
+    for b in site.guard.bindings:
+        value = b.value
+        if b.name not in read or value is None:
+            continue
+        tail: list[str] = []
+        if (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and value.func.id == "getattr"
+            and len(value.args) >= 2
+            and isinstance(value.args[1], ast.Constant)
+            and isinstance(value.args[1].value, str)
+        ):
+            tail = [value.args[1].value]
+            value = value.args[0]
+        chain: list[str] = []
+        while isinstance(value, ast.Attribute):
+            chain.append(value.attr)
+            value = value.value
+        if not isinstance(value, ast.Name):
+            continue
+        # From the config object down: ``self.config.text_config`` -> ``text_config``.
+        names = [value.id, *reversed(chain)]
+        roots = [i for i, n in enumerate(names) if "config" in n.lower()]
+        if not roots:
+            continue
+        path = [*names[roots[0] + 1 :], *tail]
+        key = ".".join(path)
+        if key and key not in out:
+            out.append(key)
+    return out
+
+
 def request_fields(views: list[AtomView]) -> list[str]:
     return list(dict.fromkeys(m.group(1) for v in views for m in _REQUEST_FIELD_RE.finditer(v.text)))
 
@@ -307,7 +345,7 @@ def _model(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
     if "/models/" not in site.path and "/configs/" not in site.path:
         about = [v for v in about if _CHECKPOINT_WORDS_RE.search(v.text)]
     if about:
-        keys = config_keys(roles.deciding)
+        keys = config_keys(roles.deciding) or _bound_config_keys(site, roles.deciding)
         archs = _ARCH_RE.findall(message_text(site))
         return tuple(dict.fromkeys([*keys, *archs])) or ("checkpoint",)
     return None
@@ -368,7 +406,8 @@ def _built_from_config(site: Site, roles: Roles, cs: Constraints) -> tuple[str, 
                 and name not in _BUILTINS
             ):
                 names.append(name)
-    return ("checkpoint", *names[:3])
+    bound = _bound_config_keys(site, roles.deciding)
+    return tuple(bound[:3]) if bound else ("checkpoint", *names[:3])
 
 
 _PARALLEL_SIZE_RE = re.compile(r"(?:^|_)(?:tp|pp|ep|dp|cp)_(?:size|rank)$|world_size")
