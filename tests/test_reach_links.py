@@ -488,6 +488,36 @@ FILES = {
             if server_args.enable_adapters:
                 import sglang.srt.mixing.by_name
     """,
+    # A class built only for one model: a test that a value is one runs only for that model.
+    "python/sglang/srt/models/toy_paged.py": """\
+        from sglang.srt.mem_cache.toy_pools import ToyPagedPool
+
+
+        class ToyPagedForCausalLM:
+            def __init__(self, config):
+                self.pool = ToyPagedPool(config)
+
+
+        EntryClass = ToyPagedForCausalLM
+    """,
+    "python/sglang/srt/mem_cache/toy_pools.py": """\
+        class ToyPagedPool:
+            def __init__(self, config):
+                self.pages = config.pages
+
+
+        class PlainPool:
+            pass
+
+
+        def transfer(pool, other):
+            if isinstance(pool, ToyPagedPool):
+                if other is None:
+                    raise ValueError("a paged pool needs its peer")
+            if isinstance(pool, (ToyPagedPool, PlainPool)):
+                if other is None:
+                    raise ValueError("any pool needs its peer")
+    """,
 }
 
 
@@ -595,3 +625,14 @@ def test_a_module_imported_by_name_type_only_or_by_noone_runs_for_anyone(reach: 
     assert reach.of("python/sglang/srt/mixing/typed_only.py", "<module>") == ()
     # A module no statement imports is an entry point.
     assert reach.of("python/sglang/srt/mixing/factory.py", "<module>") == ()
+
+
+def test_a_test_of_a_class_built_for_one_model_selects_that_model(reach: SiteReach) -> None:
+    import ast
+
+    path = "python/sglang/srt/mem_cache/toy_pools.py"
+    paged = ast.parse("isinstance(pool, ToyPagedPool)", mode="eval").body
+    assert reach.test_selector(path, "transfer", paged) == ("arch", "ToyPagedForCausalLM", ())
+    # A class anyone may build (nothing builds it here) narrows nothing.
+    either = ast.parse("isinstance(pool, (ToyPagedPool, PlainPool))", mode="eval").body
+    assert reach.test_selector(path, "transfer", either) is None

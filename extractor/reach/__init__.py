@@ -122,7 +122,9 @@ class SiteReach:
         atoms = reader.atoms_of(test, {}, {})
         if len(atoms) != 1:
             return None
-        found = self.finder.guard_selectors(atoms, path, f"{module}:{qualname}")
+        found = self.finder.guard_selectors(atoms, path, f"{module}:{qualname}") or self.finder.class_guards(
+            atoms
+        )
         return next(iter(found)) if len(found) == 1 else None
 
     def passed_flags(self, path: str, qualname: str, token: str) -> tuple[FlagInfo, ...]:

@@ -150,6 +150,10 @@ class GuardReader:
             if typed is not None and (subject is None or typed[0] != subject[0]):
                 out.append(("i", typed[0], "enum", m.group(1)))
             return out
+        classes = _isinstance_classes(node)
+        if classes:
+            # ``isinstance(pool, FooPool)``: true only where one of those classes was built.
+            return [("v", "isinstance", "type", *classes)]
         called = self.called(node)
         if called is not None:
             return [("t", called)]
@@ -323,3 +327,24 @@ def _literal_values(node: ast.expr) -> list[str] | None:
         else:
             return None
     return out or None
+
+
+def _isinstance_classes(node: ast.expr) -> tuple[str, ...]:
+    """The class names (last parts) of ``isinstance(x, C)`` or ``isinstance(x, (C, D))``; empty
+    for any other test, or one naming something that is not a plain class name."""
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "isinstance"
+        and len(node.args) == 2
+    ):
+        return ()
+    kinds = node.args[1]
+    items = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
+    names = []
+    for item in items:
+        name = item.attr if isinstance(item, ast.Attribute) else item.id if isinstance(item, ast.Name) else ""
+        if not (name[:1].isupper() and not name.isupper()):
+            return ()
+        names.append(name)
+    return tuple(sorted(set(names)))

@@ -322,6 +322,11 @@ class ReachFinder:
             return None  # several flags (or one of another namespace) say nothing sure
         return atom_selector((atom[0], found[0].dest, "args", *atom[3:]), flags, self.knowledge)
 
+    def class_guards(self, guards: Iterable[tuple[str, ...]]) -> frozenset[Selector]:
+        """The architectures a test of which class a value is (``isinstance(x, C)``, a name
+        compare) selects, when every way to build those classes is for some architectures."""
+        return self._class_guards(guards, 0)
+
     def _class_guards(self, guards: Iterable[tuple[str, ...]], depth: int) -> frozenset[Selector]:
         out = set()
         for atom in guards:
