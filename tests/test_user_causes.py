@@ -284,3 +284,12 @@ def test_a_local_read_from_the_config_names_the_key_it_was_read_from() -> None:
     assert MODEL_CAUSE in width.documentation
     assert "(`text_config.hidden_size`)" in width.documentation
     assert any("`text_config.hidden_size`" in s for s in width.solutions)
+
+
+def test_the_attention_tensor_parallel_size_is_every_flag_that_splits_it() -> None:
+    got = _by_message("attention_split.py", "python/sglang/srt/models/owl_split.py")
+    heads = got["kv heads must split over the attention ranks"]
+    assert "Cause: a launch flag (`--tp-size`, `--dp-size`, `--attn-cp-size`)" in heads.documentation
+    # The whole tensor-parallel group is the one flag's alone.
+    width = got["the width must split over the tensor-parallel ranks"]
+    assert "Cause: a launch flag (`--tp-size`)" in width.documentation

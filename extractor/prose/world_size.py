@@ -117,9 +117,33 @@ def flag_for_group(group: str, flags: Mapping[str, FlagInfo]) -> FlagInfo | None
     return None
 
 
-def _size_flag(node: ast.expr, ctx: ReadContext) -> FlagInfo | None:
+def _size_flags(node: ast.expr, ctx: ReadContext) -> list[FlagInfo]:
+    """The flags that set the size ``node`` is: one group's flag; for the attention part of the
+    tensor-parallel group, also those that split it (``tp // dp // attn_cp`` under DP attention)."""
     group = group_of(node, ctx)
-    return flag_for_group(group, ctx.flags) if group is not None else None
+    if group is None:
+        return []
+    first = flag_for_group(group, ctx.flags)
+    if first is None:
+        return []
+    out = [first]
+    if group in _ATTENTION_TP:
+        for dest in _ATTENTION_SPLITS:
+            info = ctx.flags.get(dest)
+            if info is not None and not info.is_bool and info not in out:
+                out.append(info)
+    return out
+
+
+def _size_flag(node: ast.expr, ctx: ReadContext) -> FlagInfo | None:
+    found = _size_flags(node, ctx)
+    return found[0] if found else None
+
+
+# The attention tensor-parallel size is ``--tp-size`` split by the data-parallel size (under DP
+# attention) and the attention context-parallel size.
+_ATTENTION_TP = frozenset({"attn_tp", "attention_tp"})
+_ATTENTION_SPLITS = ("dp_size", "attn_cp_size")
 
 
 def _world_reads(expr: ast.expr, ctx: ReadContext) -> tuple[list[FlagInfo], list[FlagInfo], list[Constraint]]:
@@ -131,9 +155,9 @@ def _world_reads(expr: ast.expr, ctx: ReadContext) -> tuple[list[FlagInfo], list
     for part in split_and(simplify(expr)):
         for node in ast.walk(part):
             if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
-                info = _size_flag(node.right, ctx) or _size_flag(node.left, ctx)
-                if info is not None and info not in divided:
-                    divided.append(info)
+                for split in _size_flags(node.right, ctx) or _size_flags(node.left, ctx):
+                    if split not in divided:
+                        divided.append(split)
         if isinstance(part, ast.Compare) and len(part.ops) == 1:
             op = _CMP.get(type(part.ops[0]))
             left, right = part.left, part.comparators[0]
