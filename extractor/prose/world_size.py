@@ -9,7 +9,7 @@ flag. The group's name leads to the flag by the target's own spellings: ``tp`` t
 ``ulysses_parallel`` to ``--ulysses-degree``, ``tensor_model_parallel`` to the alias
 ``--tensor-parallel-size``, ``sequence_parallel`` by its initials to ``--sp-degree``. A group no
 declared flag spells (``world``) stays unnamed; ``attn_tp`` is the tensor-parallel group's
-attention part, sized by ``--tp-size``. A value named as a parallel size (``self.attn_tp_size``,
+attention part, ``--tp-size`` split by ``--dp-size`` (under DP attention) and ``--attn-cp-size``. A value named as a parallel size (``self.attn_tp_size``,
 ``tp_size``, ``get_attention_tp_size()``) is read as that group's size.
 
 Only two shapes make the size the cause: a divisibility test on it and a comparison with a
