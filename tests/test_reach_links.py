@@ -518,6 +518,28 @@ FILES = {
                 if other is None:
                     raise ValueError("any pool needs its peer")
     """,
+    # A value handed back and forth between two classes: whichever is asked first, both hold
+    # the flag their first builder was given.
+    "python/sglang/srt/spec/pair.py": """\
+        class Leader:
+            def __init__(self, width):
+                self.width = width
+                self.follower = Follower(self.width)
+
+
+        class Follower:
+            def __init__(self, width):
+                self.width = width
+                if width > 8:
+                    raise ValueError("the follower is too wide")
+
+            def lead(self):
+                return Leader(self.width)
+
+
+        def start(server_args):
+            return Leader(server_args.tp_size)
+    """,
 }
 
 
@@ -636,3 +658,10 @@ def test_a_test_of_a_class_built_for_one_model_selects_that_model(reach: SiteRea
     # A class anyone may build (nothing builds it here) narrows nothing.
     either = ast.parse("isinstance(pool, (ToyPagedPool, PlainPool))", mode="eval").body
     assert reach.test_selector(path, "transfer", either) is None
+
+
+def test_a_value_passed_around_a_cycle_resolves_whichever_end_is_asked_first(reach: SiteReach) -> None:
+    path = "python/sglang/srt/spec/pair.py"
+    # Asked first, the leader's parameter meets the follower's while its own lookup is open.
+    assert [i.flag for i in reach.passed_flags(path, "Leader.__init__", "n:width")] == ["--tp-size"]
+    assert [i.flag for i in reach.passed_flags(path, "Follower.__init__", "n:width")] == ["--tp-size"]

@@ -182,6 +182,14 @@ class PassedFlags:
     _memo: dict[tuple[str, str, str, str], tuple[FlagInfo, ...]] = field(default_factory=dict)
     _busy: set[tuple[str, str, str, str]] = field(default_factory=set)
     _attrs: dict[str, list[tuple[FileFacts, tuple[str, ...]]]] | None = None
+    _cut: bool = False
+    """Whether the value being looked up met one already on the stack (a cycle) or the depth
+    bound: such a result may lack sources, and is reused only where it was cut the same way."""
+    _hits: set[tuple[str, str, str, str]] = field(default_factory=set)
+    _partial: dict[
+        tuple[str, str, str, str], tuple[int, tuple[FlagInfo, ...], frozenset[tuple[str, str, str, str]]]
+    ] = field(default_factory=dict)
+    """Cut results: the depth they were found at, and the lookups on the stack that cut them."""
 
     def of(self, module: str, qualname: str, token: str) -> tuple[FlagInfo, ...]:
         """Flags behind ``token`` (``n:name`` or ``s:attr``) as read in ``qualname`` of ``module``."""
@@ -212,19 +220,35 @@ class PassedFlags:
             info = flag_for_group(name, self.knowledge.flags_for(f.path))
             return (dataclasses.replace(info, via_group=True),) if info is not None else ()
         if depth >= MAX_DEPTH:
+            self._cut = True
             return ()
         key = (module, qual, kind, name)
         if key in self._memo:
             return self._memo[key]
+        partial = self._partial.get(key)
+        if partial is not None and partial[0] <= depth and partial[2] <= self._busy:
+            self._cut = True
+            self._hits |= partial[2]
+            return partial[1]
         if key in self._busy:
+            self._cut = True
+            self._hits.add(key)
             return ()
+        outer_cut, self._cut = self._cut, False
+        outer_hits, self._hits = self._hits, set()
         self._busy.add(key)
         try:
             found = self._param(f, qual, name, depth) if kind == "n" else self._attr(f, qual, name, depth)
         finally:
             self._busy.discard(key)
         out = tuple(dict.fromkeys(found))[:_MAX_FLAGS]
-        self._memo[key] = out
+        self._hits.discard(key)  # a cycle back to this lookup is complete here
+        if self._cut:
+            self._partial[key] = (depth, out, frozenset(self._hits))
+        else:
+            self._memo[key] = out
+        self._cut = self._cut or outer_cut
+        self._hits = outer_hits | self._hits
         return out
 
     # ----------------------------------------------------------------- parameters
