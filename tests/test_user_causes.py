@@ -293,3 +293,16 @@ def test_the_attention_tensor_parallel_size_is_every_flag_that_splits_it() -> No
     # The whole tensor-parallel group is the one flag's alone.
     width = got["the width must split over the tensor-parallel ranks"]
     assert "Cause: a launch flag (`--tp-size`)" in width.documentation
+
+
+def test_an_entry_of_configuration_text_the_code_parses_is_the_callers_to_correct() -> None:
+    got = _by_message("parsed_config.py", "python/sglang/srt/mem_cache/extra.py")
+    bad = got["prefetch_threshold must be an int"]
+    assert (
+        "Cause: the JSON, YAML or TOML data (a file or text) handed in (`extra_config`)" in bad.documentation
+    )
+    assert "its `prefetch_threshold` entry" in bad.documentation
+    assert any("Correct the `prefetch_threshold` entry" in s for s in bad.solutions)
+    assert not any("Report it to sglang" in s for s in bad.solutions)
+    # A value the code derives from its own objects is no entry of anyone's configuration.
+    assert INTERNAL in got["the buffer count is not an int"].documentation

@@ -542,6 +542,14 @@ def advise(
             else "pip install <package>"
         )
         fix = f"# before\n{base}\n# after\n{after}\n{base}"
+    elif kind == "input" and cause.rule == "parsed-config":
+        entries, given = _parsed_parts(cause, site)
+        by = f" given as `{given[0]}`" if given else ""
+        want = f" so that `{avoid}`" if avoid else ""
+        sols.append(f"Correct the {entries} entry of the data{by} (JSON, YAML or TOML){want}")
+        sols[:0] = advice
+        call = call_of(site)
+        fix = f"# before: data whose {entries} entry makes `{cond}` true\n{call}\n# after: the same call with that entry corrected{want}\n{call}"
     elif kind == "input":
         fields = [n for n in cause.names if n != "request"]
         subject = ", ".join(f"`{f}`" for f in fields[:3]) or "the request"
@@ -753,6 +761,14 @@ _KIND_WORDS = {
 }
 
 
+def _parsed_parts(cause: Cause, site: Site) -> tuple[str, list[str]]:
+    """The entries (keys, as code) and the parameters a ``parsed-config`` cause names."""
+    params = {p.name for p in site.params}
+    keys = [n for n in cause.names if n not in params]
+    given = [n for n in cause.names if n in params]
+    return ", ".join(f"`{k}`" for k in keys[:4]), given
+
+
 def _cause_sentence(cause: Cause, site: Site) -> str:
     if cause.rule == DEVICE_RULE:
         return (
@@ -765,6 +781,10 @@ def _cause_sentence(cause: Cause, site: Site) -> str:
     names = ", ".join(f"`{n}`" for n in cause.names[:6])
     if cause.rule == "unknown-entry":
         return f"Cause: the data passed in (a file or payload): its {names} entry holds a value the code does not know."
+    if cause.rule == "parsed-config":
+        entries, given = _parsed_parts(cause, site)
+        by = f" (`{'`, `'.join(given)}`)" if given else ""
+        return f"Cause: the JSON, YAML or TOML data (a file or text) handed in{by}, which this code parses: its {entries} entry."
     return f"Cause: {_KIND_WORDS[cause.kind]}" + (f" ({names})." if names else ".")
 
 
@@ -795,6 +815,10 @@ def _trigger(site: Site, roles: Roles, cause: Cause, fixed: list[list[Setting]],
     if cause.kind == "input" and cause.rule == "unknown-entry":
         keys = ", ".join(f"`{n}`" for n in cause.names[:3])
         return f"The data {where} reads (a file or payload passed to it) gives {keys} a value the code does not know."
+    if cause.kind == "input" and cause.rule == "parsed-config":
+        entries, given = _parsed_parts(cause, site)
+        by = f" handed to {where} as `{given[0]}`" if given else f" {where} reads"
+        return f"JSON, YAML or TOML data{by} whose {entries} entry makes `{cond or 'the check'}` true."
     if cause.kind == "input":
         return f"A request or call to {where} for which `{cond or 'the input check'}` holds ({', '.join(cause.names[:3])})."
     if cause.kind == "resource":

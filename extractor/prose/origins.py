@@ -328,6 +328,81 @@ def _unknown_entry(site: Site, roles: Roles, cause: Cause) -> Cause | None:
     return Cause("input", tuple(dict.fromkeys(keys)), "unknown-entry") if keys else None
 
 
+_PARSERS = frozenset(
+    {
+        "json.loads",
+        "json.load",
+        "orjson.loads",
+        "yaml.safe_load",
+        "yaml.load",
+        "tomllib.load",
+        "tomllib.loads",
+    }
+)
+
+
+def _parsed_config(site: Site, roles: Roles, cause: Cause) -> Cause | None:
+    # ``cfg = json.loads(extra_config)`` then ``x = cfg.pop("timeout", 5)`` and a check on ``x``:
+    # the entry of configuration text the caller hands in (a flag's JSON, a config file), not
+    # sglang's own state. The cause names the key, then the parameter the text came in by.
+    if cause.kind != "internal" or not roles.deciding:
+        return None
+    values: dict[str, list[ast.expr]] = {}
+    for b in site.guard.bindings:
+        if b.value is not None:
+            values.setdefault(b.name, []).append(b.value)
+    read = {
+        n.id
+        for v in roles.deciding
+        if v.expr is not None
+        for n in ast.walk(v.expr)
+        if isinstance(n, ast.Name)
+    }
+    keys: list[str] = []
+    sources: list[str] = []
+    for name in sorted(read):
+        for value in values.get(name, []):
+            found = _entry_of(value)
+            if found is None:
+                continue
+            holder, key = found
+            parsed = [
+                v for v in values.get(holder, []) if isinstance(v, ast.Call) and unparse(v.func) in _PARSERS
+            ]
+            if not parsed:
+                continue
+            if key not in keys:
+                keys.append(key)
+            arg = parsed[0].args[0] if parsed[0].args else None
+            if (
+                isinstance(arg, ast.Name)
+                and any(p.name == arg.id for p in site.params)
+                and arg.id not in sources
+            ):
+                sources.append(arg.id)
+    return Cause("input", (*keys, *sources), "parsed-config") if keys else None
+
+
+def _entry_of(value: ast.expr) -> tuple[str, str] | None:
+    """``(holder, key)`` of ``holder.pop("key", ...)``, ``holder.get("key")`` or ``holder["key"]``."""
+    if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name):
+        key = value.slice
+        if isinstance(key, ast.Constant) and isinstance(key.value, str):
+            return value.value.id, key.value
+        return None
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr in ("pop", "get")
+        and isinstance(value.func.value, ast.Name)
+        and value.args
+        and isinstance(value.args[0], ast.Constant)
+        and isinstance(value.args[0].value, str)
+    ):
+        return value.func.value.id, value.args[0].value
+    return None
+
+
 def _caller_data(site: Site, roles: Roles, cause: Cause) -> Cause | None:
     if cause.kind != "internal" or not roles.deciding:
         return None
@@ -369,6 +444,11 @@ ORIGIN_RULES: tuple[OriginRule, ...] = (
         "unknown-entry",
         'try: style = Style[data["style"]] except KeyError: raise ValueError(f"Unknown style: {data[\'style\']}")',
         _unknown_entry,
+    ),
+    OriginRule(
+        "parsed-config",
+        'cfg = json.loads(extra); x = cfg.pop("timeout", 5); if not isinstance(x, int): raise ValueError',
+        _parsed_config,
     ),
     OriginRule(
         "caller-data",

@@ -96,6 +96,8 @@ def situations(site: Site, roles: Roles, cause: Cause, cond: str) -> str:
     elif kind == "dependency":
         pk = ", ".join(cause.names) or "the package it imports"
         lead = f"An environment where {pk} is missing or at a version {where} does not accept."
+    elif kind == "input" and cause.rule == "parsed-config":
+        lead = f"A config or data file (or JSON text) given to {where} with a wrong {_names(cause, 1)} entry ({test}){ctx}."
     elif kind == "input":
         lead = f"A caller of {where} passing {_names(cause, 3)} for which {test} holds{ctx}."
     elif kind == "resource":
