@@ -290,6 +290,12 @@ def test_the_attention_tensor_parallel_size_is_every_flag_that_splits_it() -> No
     got = _by_message("attention_split.py", "python/sglang/srt/models/owl_split.py")
     heads = got["kv heads must split over the attention ranks"]
     assert "Cause: a launch flag (`--tp-size`, `--dp-size`, `--attn-cp-size`)" in heads.documentation
+    assert any(
+        s.startswith(
+            "Change `--tp-size` (the attention part is it divided by `--dp-size` under DP attention and by `--attn-cp-size`)"
+        )
+        for s in heads.solutions
+    ), heads.solutions
     # The whole tensor-parallel group is the one flag's alone.
     width = got["the width must split over the tensor-parallel ranks"]
     assert "Cause: a launch flag (`--tp-size`)" in width.documentation

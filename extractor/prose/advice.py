@@ -37,7 +37,7 @@ from extractor.prose.fixes import (
     together_words,
 )
 from extractor.prose.flag_spelling import declared_flag
-from extractor.prose.knowledge import EnvInfo, FlagInfo, Knowledge
+from extractor.prose.knowledge import EnvInfo, FlagInfo, Knowledge, is_knowledge_path
 from extractor.prose.origins import accepted_types, config_key_of, data_param
 from extractor.prose.platforms import alternatives
 from extractor.prose.why import situations as situations_of
@@ -323,7 +323,11 @@ def advise(
                 told_unset(advice, named[0]) or _switched_on_feature(site, knowledge, named[0])
             )
             if cause.rule not in ("argv-flag", "model-dtype") and not (advice or workaround or unset):
-                sols.append(f"Change {shown} in the launch command{target}")
+                split = _attention_split(named, site, knowledge)
+                if split:
+                    sols.append(f"Change {split} in the launch command{target}")
+                else:
+                    sols.append(f"Change {shown} in the launch command{target}")
             on_path = named[0].startswith("--") and _switch_on_path(roles, knowledge, site, named[0])
             if on_path or (
                 named[0].startswith("--")
@@ -759,6 +763,22 @@ _KIND_WORDS = {
     "input": "the request or call input",
     "resource": "a resource limit",
 }
+
+
+def _attention_split(named: Sequence[str], site: Site, knowledge: Knowledge) -> str:
+    """The flags that size the attention part of the tensor-parallel group, said as how they
+    combine (``--tp-size``, divided by ``--dp-size`` only under DP attention); ``""`` when
+    ``named`` is not those."""
+    if is_knowledge_path(site.path):
+        return ""  # the launch code reads the flags themselves, not the group's size
+    flags = knowledge.flags_for(site.path)
+    tp, dp, cp = (flags.get(d) for d in ("tp_size", "dp_size", "attn_cp_size"))
+    if tp is None or dp is None or named[:1] != [tp.flag] or dp.flag not in named:
+        return ""
+    switch = flags.get("enable_dp_attention")
+    under = f" under `{switch.flag}`" if switch is not None else " under DP attention"
+    rest = f" and by `{cp.flag}`" if cp is not None and cp.flag in named else ""
+    return f"`{tp.flag}` (the attention part is it divided by `{dp.flag}`{under}{rest})"
 
 
 def _parsed_parts(cause: Cause, site: Site) -> tuple[str, list[str]]:
