@@ -417,10 +417,12 @@ def advise(
             if cause.rule == "from-config" and len(cause.names) > 1:
                 # The class is built from these keys of the checkpoint's config (any spelling).
                 held = " or ".join(f"`{k}`" for k in cause.names[1:4])
-                sols.append(
-                    f"Use a checkpoint whose `{cause.names[0]}` sets {held} to one of {', '.join(values)}: "
-                    "only those are supported here"
+                wanted = (
+                    f"to {values[0]}: the only value"
+                    if len(values) == 1
+                    else f"to one of {', '.join(values)}: only those are"
                 )
+                sols.append(f"Use a checkpoint whose `{cause.names[0]}` sets {held} {wanted} supported here")
             else:
                 sols.append(
                     f"Use a model whose `{key}` is one of {', '.join(values)}: only those are supported here"
