@@ -2885,3 +2885,47 @@ def test_a_caller_that_catches_the_raise_is_no_way_to_its_error(tmp_path: Path) 
     # call lets the user see it.
     assert "This code runs only with `--quantization int4`" in record.documentation
     assert "fp8" not in record.documentation + record.triggerScenarios
+
+
+EXTRA_ARGS = """\
+from dataclasses import dataclass
+
+
+@dataclass
+class ServerArgs:
+    cache_extra_config: str = None
+
+    @staticmethod
+    def add_cli_args(parser):
+        parser.add_argument("--cache-extra-config", type=str, help="JSON options of the cache.")
+"""
+
+EXTRA_CACHE = """\
+import json
+
+
+class HostCache:
+    def __init__(self, server_args):
+        self.options = self._parse_extra(server_args.cache_extra_config)
+
+    def _parse_extra(self, extra_config):
+        options = json.loads(extra_config) if extra_config else {}
+        timeout = options.pop("timeout", 5)
+        if not isinstance(timeout, (int, float)):
+            raise ValueError("timeout must be a number")
+        return options
+"""
+
+
+def test_an_entry_of_data_a_flag_hands_in_names_that_flag(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
+    files = {ARGS: EXTRA_ARGS.encode(), "python/sglang/srt/mem_cache/host_cache.py": EXTRA_CACHE.encode()}
+    repo, shas = make_repo(tmp_path / "repo", [files])
+    (record,) = [
+        r for r in _run(repo, shas[0], tmp_path / "cache").records if "timeout must be" in r.errorMessage
+    ]
+    assert "handed in (`extra_config`, the value of `--cache-extra-config`)" in record.documentation
+    assert "its `timeout` entry" in record.documentation
+    assert any("entry of the data given with `--cache-extra-config`" in s for s in record.solutions)

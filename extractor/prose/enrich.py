@@ -30,7 +30,7 @@ from extractor.prose.fixes import OtherCheck
 from extractor.prose.imports import guard_package, names_distribution, own_distribution
 from extractor.prose.knowledge import Knowledge
 from extractor.prose.origins import constant_values, refine
-from extractor.prose.passed import pending_spec
+from extractor.prose.passed import data_spec, pending_spec
 from extractor.prose.reads import read_context, site_reads
 from extractor.prose.scripts import own_flags_named
 from extractor.prose.solutions import prevention_tips
@@ -254,7 +254,7 @@ def _enrich(
         tags=tags,
         backgroundTag=kind.background,
         errorCode=site.error_code,
-        passed=pending_spec(site, roles, ctx, cause),
+        passed=pending_spec(site, roles, ctx, cause) or data_spec(site, cause),
     )
     platforms = tensor_platforms(roles.deciding) if cause.kind == "hardware" and forced is None else None
     if platforms:

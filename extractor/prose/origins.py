@@ -366,21 +366,41 @@ def _parsed_config(site: Site, roles: Roles, cause: Cause) -> Cause | None:
             if found is None:
                 continue
             holder, key = found
-            parsed = [
-                v for v in values.get(holder, []) if isinstance(v, ast.Call) and unparse(v.func) in _PARSERS
+            # ``json.loads(text) if text else {}``: either branch may be the parse.
+            options = [
+                o
+                for v in values.get(holder, [])
+                for o in ((v.body, v.orelse) if isinstance(v, ast.IfExp) else (v,))
             ]
+            parsed = [v for v in options if isinstance(v, ast.Call) and unparse(v.func) in _PARSERS]
             if not parsed:
                 continue
             if key not in keys:
                 keys.append(key)
-            arg = parsed[0].args[0] if parsed[0].args else None
-            if (
-                isinstance(arg, ast.Name)
-                and any(p.name == arg.id for p in site.params)
-                and arg.id not in sources
-            ):
-                sources.append(arg.id)
+            source = _data_source(parsed[0], values, {p.name for p in site.params})
+            if source and source not in sources:
+                sources.append(source)
     return Cause("input", (*keys, *sources), "parsed-config") if keys else None
+
+
+def _data_source(parse: ast.Call, values: Mapping[str, list[ast.expr]], params: set[str]) -> str:
+    """The parameter a parser's input came in by: ``json.loads(text)``, or ``yaml.safe_load(f)``
+    with ``f`` opened from it (``with open(path) as f``); ``""`` when it is none."""
+    arg = parse.args[0] if parse.args else None
+    if not isinstance(arg, ast.Name):
+        return ""
+    if arg.id in params:
+        return arg.id
+    for value in values.get(arg.id, []):
+        if (
+            isinstance(value, ast.Call)
+            and unparse(value.func) == "open"
+            and value.args
+            and isinstance(value.args[0], ast.Name)
+            and value.args[0].id in params
+        ):
+            return value.args[0].id
+    return ""
 
 
 def _entry_of(value: ast.expr) -> tuple[str, str] | None:

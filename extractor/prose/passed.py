@@ -35,10 +35,12 @@ if TYPE_CHECKING:
 __all__ = [
     "INTERNAL_CAUSE",
     "PASSED_KEY",
+    "data_spec",
     "flag_from_plain",
     "flag_plain",
     "passed_table",
     "pending_spec",
+    "with_data_flag",
     "with_passed",
 ]
 
@@ -69,6 +71,37 @@ def pending_spec(site: Site, roles: Roles, ctx: ReadContext, cause: Cause) -> di
         "mm": "multimodal_gen" in site.path,
         "str": sorted(_token(name) for name in str_tested(roles.deciding) if _token(name)),
     }
+
+
+def data_spec(site: Site, cause: Cause) -> dict[str, Any] | None:
+    """For a ``parsed-config`` cause (an entry of data the function parses), the parameter the
+    data came in by, so the run can name the flag its callers fill it from
+    (:func:`with_data_flag`); None otherwise."""
+    if cause.rule != "parsed-config":
+        return None
+    params = {p.name for p in site.params}
+    given = next((n for n in cause.names if n in params), None)
+    if given is None:
+        return None
+    token = f"n:{given}"
+    # Shaped as a pending spec so the run resolves the token with the others; ``with_passed``
+    # leaves a record that is not internal as it is.
+    return {"whole": False, "c": [[token, "data", []]], "v": [], "data": token}
+
+
+def with_data_flag(partial: Mapping[str, Any], param: str, flag: str) -> dict[str, Any]:
+    """``partial`` saying that the data handed in as ``param`` is what ``flag`` gives."""
+    out = dict(partial)
+    out["documentation"] = str(out.get("documentation", "")).replace(
+        f"handed in (`{param}`)", f"handed in (`{param}`, the value of `{flag}`)"
+    )
+    out["triggerScenarios"] = str(out.get("triggerScenarios", "")).replace(
+        f"as `{param}`", f"as `{param}` (from `{flag}`)"
+    )
+    out["solutions"] = [
+        str(s).replace(f"given as `{param}`", f"given with `{flag}`") for s in out.get("solutions", [])
+    ]
+    return out
 
 
 def _token(subject: str) -> str:

@@ -19,7 +19,7 @@ import orjson
 
 from extractor.prose.device import DEVICE_KEY, with_device
 from extractor.prose.knowledge import Knowledge
-from extractor.prose.passed import PASSED_KEY, flag_from_plain, passed_table, with_passed
+from extractor.prose.passed import PASSED_KEY, flag_from_plain, passed_table, with_data_flag, with_passed
 from extractor.prose.unsupported import with_unsupported
 from extractor.reach import SiteReach
 from extractor.reach.gates import gate_alternatives, tidy, with_gates
@@ -598,6 +598,9 @@ class RunReach:
                     t: [i for i in map(flag_from_plain, rows) if i is not None] for t, rows in found.items()
                 }
                 partial = with_passed(partial, spec, flags)
+                data = str(spec.get("data", "")) if isinstance(spec, dict) else ""
+                if flags.get(data):
+                    partial = with_data_flag(partial, data.partition(":")[2], flags[data][0].flag)
         by_key = self.table.get(path, {})
         key = str(partial.get("id", ""))
         reach = by_key[key] if key in by_key else by_key.get(qualname, ())
