@@ -312,3 +312,14 @@ def test_an_entry_of_configuration_text_the_code_parses_is_the_callers_to_correc
     assert not any("Report it to sglang" in s for s in bad.solutions)
     # A value the code derives from its own objects is no entry of anyone's configuration.
     assert INTERNAL in got["the buffer count is not an int"].documentation
+
+
+def test_no_weight_files_at_the_model_path_is_the_model_paths_to_fix() -> None:
+    got = _by_message("parsed_config.py", "python/sglang/srt/model_loader/weights.py")
+    missing = got["No model weights found in: `{model_path}`"]
+    assert MODEL_CAUSE in missing.documentation and "`--model-path`" in missing.documentation
+    assert missing.triggerScenarios.startswith("Loading from a `--model-path` that holds no weight files")
+    assert any(
+        s.startswith("Point `--model-path` at a directory or Hugging Face repo") for s in missing.solutions
+    )
+    assert not any("Report it to sglang" in s for s in missing.solutions)

@@ -404,6 +404,12 @@ def advise(
                 f"Use a checkpoint made for `{arch}`: its weight names do not match what `{arch}` "
                 "defines (another variant, a partial download or a wrong --model-path)"
             )
+        elif cause.rule == "no-weights":
+            sols.append(
+                "Point `--model-path` at a directory or Hugging Face repo that holds the weight files "
+                "(`*.safetensors`, `*.bin`), or finish the download; `--revision` picks another revision "
+                "of a repo, `--load-format` another weight format"
+            )
         elif cause.rule == "message-checkpoint":
             text, setter = _checkpoint_fix(site, knowledge, cause)
             sols.append(text)
@@ -827,6 +833,11 @@ def _trigger(site: Site, roles: Roles, cause: Cause, fixed: list[list[Setting]],
         # The named settings may be the way out (the message's own advice), not what was given.
         named = ", ".join(f"`{n}`" for n in cause.names[:4])
         return f"A launch for which `{cond}` holds in {where} (settings involved: {named})."
+    if cause.rule == "no-weights":
+        return (
+            f"Loading from a `--model-path` that holds no weight files {where} can read (a wrong path, "
+            "an unfinished download, or weights in another format)."
+        )
     if cause.kind == "model":
         return f"Loading a model for which `{cond}` holds in {where} (it reads {', '.join(cause.names[:4])})."
     if cause.kind == "hardware":

@@ -512,6 +512,19 @@ def _message_checkpoint(site: Site, roles: Roles, cs: Constraints) -> tuple[str,
     return tuple(dict.fromkeys([*keys[:3], *_ARCH_RE.findall(msg), *things]))
 
 
+_NO_WEIGHTS_RE = re.compile(
+    r"\bno (?:model )?(?:weights?|weight files|safetensors|checkpoint files)\b.{0,40}\bfound\b|"
+    r"\b(?:cannot|could not|couldn't) find (?:any )?(?:model )?(?:weights?|weight files)\b",
+    re.I,
+)
+
+
+def _no_weights(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
+    # "No model weights found in: `{path}`": the model path holds no weight files in a format the
+    # loader reads (a wrong path, an unfinished download, another format).
+    return ("--model-path",) if _NO_WEIGHTS_RE.search(message_text(site)) else None
+
+
 def _hardware_message(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
     if not roles.deciding and any(v.hardware for v in roles.gates):
         return None
@@ -603,6 +616,7 @@ RULES: tuple[CauseRule, ...] = (
         'if not supported(hidden_size): raise ValueError("unsupported hidden_size")',
         _message_model,
     ),
+    CauseRule("no-weights", "model", 'raise RuntimeError(f"No model weights found in: {path}")', _no_weights),
     CauseRule(
         "message-checkpoint",
         "model",

@@ -89,6 +89,8 @@ def situations(site: Site, roles: Roles, cause: Cause, cond: str) -> str:
     kind = cause.kind
     if kind in ("flag", "env"):
         lead = f"A launch command or deployment script that sets {_names(cause)} so that {test} holds in {where}{ctx}."
+    elif kind == "model" and cause.rule == "no-weights":
+        lead = "A `--model-path` that points at the wrong folder or repo, or a download that stopped before the weight files."
     elif kind == "model":
         lead = f"Loading a checkpoint whose config gives {_names(cause, 3)} a value {where} does not handle ({test}){ctx}."
     elif kind == "hardware":
