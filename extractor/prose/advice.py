@@ -37,7 +37,7 @@ from extractor.prose.fixes import (
     together_words,
 )
 from extractor.prose.flag_spelling import declared_flag
-from extractor.prose.knowledge import EnvInfo, FlagInfo, Knowledge, is_knowledge_path
+from extractor.prose.knowledge import EnvInfo, FlagInfo, Knowledge, is_knowledge_path, requirement_name
 from extractor.prose.origins import accepted_types, config_key_of, data_param
 from extractor.prose.platforms import alternatives
 from extractor.prose.why import situations as situations_of
@@ -916,8 +916,8 @@ def _distributions(pkgs: Sequence[str], msg: str, knowledge: Knowledge) -> tuple
             continue
         declared = knowledge.distribution_for(bare)
         if declared is not None:
-            name = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", declared)
-            out.append(declared if bare == p or name is None else p.replace(bare, name.group(0), 1))
+            name = requirement_name(declared)
+            out.append(declared if bare == p or not name else p.replace(bare, name, 1))
         elif knowledge.distributions:
             unknown.append(bare)
         else:

@@ -60,6 +60,7 @@ __all__ = [
     "build_knowledge",
     "is_knowledge_path",
     "module_constants",
+    "requirement_name",
 ]
 
 KNOWLEDGE_PATH_GLOBS: tuple[str, ...] = (
@@ -182,7 +183,7 @@ class Knowledge:
             return None
         fallback = None
         for req in self.distributions:
-            have = _dist_key(_REQ_NAME_RE.match(req).group(0))  # type: ignore[union-attr]
+            have = _dist_key(requirement_name(req))
             if have == want:
                 return req
             # A numbered name (``flash-attn-4``) is another major line, not the same package.
@@ -235,6 +236,13 @@ class Knowledge:
 
 
 _REQ_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def requirement_name(req: str) -> str:
+    """The distribution name a requirement starts with (``flashinfer_python==0.6.14`` ->
+    ``flashinfer_python``); ``""`` when it starts with none."""
+    m = _REQ_NAME_RE.match(req)
+    return m.group(0) if m else ""
 
 
 def _dist_key(name: str) -> str:
@@ -320,7 +328,7 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
     for path in sorted(files, key=lambda p: (not p.endswith("/pyproject.toml"), p)):
         if is_knowledge_path(path) and path.endswith(".toml"):
             for req in declared_requirements(files[path]):
-                requirements.setdefault(_dist_key(_REQ_NAME_RE.match(req).group(0)), req)  # type: ignore[union-attr]
+                requirements.setdefault(_dist_key(requirement_name(req)), req)
     for path in sorted(files):
         if not is_knowledge_path(path) or path.endswith(".toml"):
             continue
