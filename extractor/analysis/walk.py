@@ -195,3 +195,26 @@ def dotted_name(node: ast.AST) -> str | None:
         return None
     parts.append(node.id)
     return ".".join(reversed(parts))
+
+
+def read_path(node: ast.AST) -> tuple[str | None, list[str]]:
+    """The root name of a read (None when it is not a plain name) and the attributes it goes
+    through, a ``getattr`` of a literal key counting as one: ``config.text_config.hidden_size`` and
+    ``getattr(config.text_config, "hidden_size", None)`` both give ``("config", ["text_config",
+    "hidden_size"])``."""
+    tail: list[str] = []
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "getattr"
+        and len(node.args) >= 2
+        and isinstance(node.args[1], ast.Constant)
+        and isinstance(node.args[1].value, str)
+    ):
+        tail = [node.args[1].value]
+        node = node.args[0]
+    chain: list[str] = []
+    while isinstance(node, ast.Attribute):
+        chain.append(node.attr)
+        node = node.value
+    return (node.id if isinstance(node, ast.Name) else None), [*reversed(chain), *tail]

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from extractor.analysis.facts import Site
+from extractor.analysis.walk import read_path
 from extractor.prose.constraints import AtomView, Constraint, unparse
 from extractor.prose.knowledge import FlagInfo
 
@@ -228,33 +229,20 @@ def _bound_config_keys(site: Site, views: list[AtomView]) -> list[str]:
     read = {n.id for v in views if v.expr is not None for n in ast.walk(v.expr) if isinstance(n, ast.Name)}
     out: list[str] = []
     for b in site.guard.bindings:
-        value = b.value
-        if b.name not in read or value is None:
+        if b.name not in read or b.value is None:
             continue
-        tail: list[str] = []
-        if (
-            isinstance(value, ast.Call)
-            and isinstance(value.func, ast.Name)
-            and value.func.id == "getattr"
-            and len(value.args) >= 2
-            and isinstance(value.args[1], ast.Constant)
-            and isinstance(value.args[1].value, str)
-        ):
-            tail = [value.args[1].value]
-            value = value.args[0]
-        chain: list[str] = []
-        while isinstance(value, ast.Attribute):
-            chain.append(value.attr)
-            value = value.value
-        if not isinstance(value, ast.Name):
+        root, parts = read_path(b.value)
+        if root is None:
             continue
-        # From the config object down: ``self.config.text_config`` -> ``text_config``.
-        names = [value.id, *reversed(chain)]
-        roots = [i for i, n in enumerate(names) if "config" in n.lower()]
+        # From the config object down: ``self.config.text_config`` -> ``text_config``. A
+        # ``getattr`` key is never the config object itself.
+        names = [root, *parts]
+        # A call with a root is a ``getattr``: its key is the last name.
+        searched = names[:-1] if isinstance(b.value, ast.Call) else names
+        roots = [i for i, n in enumerate(searched) if "config" in n.lower()]
         if not roots:
             continue
-        path = [*names[roots[0] + 1 :], *tail]
-        key = ".".join(path)
+        key = ".".join(names[roots[0] + 1 :])
         if key and key not in out:
             out.append(key)
     return out

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from extractor.analysis.facts import Param, Site
+from extractor.analysis.walk import read_path
 from extractor.prose.cause import Cause, Roles, message_text
 from extractor.prose.constraints import AtomView, unparse
 from extractor.prose.knowledge import is_knowledge_path
@@ -82,25 +83,8 @@ def config_path(text: str) -> str:
     key = _mapping_key(node)
     if key:
         return key
-    tail: list[str] = []
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id == "getattr"
-        and len(node.args) >= 2
-        and isinstance(node.args[1], ast.Constant)
-        and isinstance(node.args[1].value, str)
-    ):
-        tail = [node.args[1].value]
-        node = node.args[0]
-    chain: list[str] = []
-    while isinstance(node, ast.Attribute):
-        chain.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        chain.append(node.id)
-    chain.reverse()
-    chain += tail
+    root, parts = read_path(node)
+    chain = [root, *parts] if root is not None else parts
     if not any("config" in part for part in chain[:-1]):
         return ""
     while len(chain) > 1 and chain[0] in _CONFIG_ROOTS:
