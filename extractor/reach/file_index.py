@@ -43,9 +43,11 @@ from extractor.reach.syntax import (
     SCOPES,
     TESTS,
     TYPE_TESTS,
+    class_name,
     flat,
     handler_names,
     heads,
+    is_class_name,
     node_fields,
 )
 
@@ -63,11 +65,6 @@ def module_name(path: str) -> str:
 
 
 _DOTTED_MODULE = re.compile(r"^[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+$")
-
-
-def _class_name(node: ast.expr) -> bool:
-    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
-    return name[:1].isupper() and not name.isupper()
 
 
 def _string_keys(node: ast.Dict) -> list[str] | None:
@@ -835,7 +832,7 @@ class _Builder:
                 if isinstance(func, ast.Attribute) and func.attr in COLLECTORS:
                     # ``types.append(FooBackend)``: classes gathered for a later type test; a
                     # class built from such a list is built from a name we cannot follow anyway.
-                    passes = passes and not any(_class_name(a) for a in here.args)
+                    passes = passes and not any(class_name(a) for a in here.args)
                 stack.extend((a, gs, passes) for a in here.args if type(a) not in LEAVES or passes)
                 stack.extend(
                     (k.value, gs, passes)
@@ -854,7 +851,7 @@ class _Builder:
                     continue
             if (kind is ast.List or kind is ast.Tuple or kind is ast.Set) and value:
                 assert isinstance(here, ast.List | ast.Tuple | ast.Set)
-                if len(here.elts) >= 2 and all(_class_name(e) for e in here.elts):
+                if len(here.elts) >= 2 and all(class_name(e) for e in here.elts):
                     # ``[FooBackend, BarBackend]``: a set of types to test against, built by no one.
                     continue
             if kind is ast.IfExp:
@@ -904,7 +901,7 @@ class _Builder:
     def _action_class(self, qual: str, dest: str, value: ast.expr, guards: list[int]) -> None:
         """An argparse action class runs only when its flag is on the command line: the class is
         named there under that flag's test, whatever guards the declaration sits under."""
-        if not (isinstance(value, ast.Name | ast.Attribute) and _class_name(value)):
+        if not (isinstance(value, ast.Name | ast.Attribute) and class_name(value)):
             return
         dotted = self.raw_dotted(value)
         if dotted is None or not dest.isidentifier():
@@ -1018,11 +1015,7 @@ class _Builder:
             if not isinstance(node.ctx, ast.Load) or node.id in types:
                 return
             name = node.id
-            if not (
-                name in self.facts.imports
-                or name in self._def_names
-                or (name[:1].isupper() and not name.isupper())
-            ):
+            if not (name in self.facts.imports or name in self._def_names or is_class_name(name)):
                 return
             dotted = name
         else:

@@ -12,6 +12,7 @@ import ast
 import re
 
 from extractor.reach.facts import Atom
+from extractor.reach.syntax import class_name
 
 __all__ = ["ACCESSOR", "TYPED", "GuardReader", "class_flag_name", "typed_params"]
 
@@ -341,10 +342,5 @@ def _isinstance_classes(node: ast.expr) -> tuple[str, ...]:
         return ()
     kinds = node.args[1]
     items = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
-    names = []
-    for item in items:
-        name = item.attr if isinstance(item, ast.Attribute) else item.id if isinstance(item, ast.Name) else ""
-        if not (name[:1].isupper() and not name.isupper()):
-            return ()
-        names.append(name)
-    return tuple(sorted(set(names)))
+    names = [class_name(item) for item in items]
+    return tuple(sorted(set(names))) if all(names) else ()

@@ -12,9 +12,11 @@ __all__ = [
     "SCOPES",
     "TESTS",
     "TYPE_TESTS",
+    "class_name",
     "flat",
     "handler_names",
     "heads",
+    "is_class_name",
     "node_fields",
 ]
 
@@ -78,3 +80,14 @@ def handler_names(node: ast.expr | None) -> list[str]:
         elif isinstance(item, ast.Attribute):
             out.append(item.attr)
     return out
+
+
+def is_class_name(name: str) -> bool:
+    """Whether ``name`` is spelled as a class is (``FooPool``), not a function or a constant."""
+    return name[:1].isupper() and not name.isupper()
+
+
+def class_name(node: ast.expr) -> str:
+    """The last name of ``Foo`` or ``mod.Foo`` when it is spelled as a class; ``""`` otherwise."""
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    return name if is_class_name(name) else ""
