@@ -962,27 +962,29 @@ def test_a_predicate_on_the_checkpoints_architecture_selects_those_architectures
     assert reach.of(path, "GizmoPool.state_infos") == ()
 
 
+# The MoE runner's enum, named after its flag, with a value test and the accessor of the value.
+MOE_BACKEND = """\
+from enum import Enum
+
+
+class MoeRunnerBackend(Enum):
+    AUTO = "auto"
+    GROUPED = "grouped"
+    TILED = "tiled"
+
+    def is_grouped(self):
+        return self == MoeRunnerBackend.GROUPED
+
+
+def get_moe_runner_backend() -> MoeRunnerBackend:
+    return MoeRunnerBackend.AUTO
+"""
+
+
 def test_a_value_test_of_an_attribute_holding_the_flags_enum_selects_that_value() -> None:
     files = {
         ARGS: SERVER_ARGS,
-        "python/sglang/srt/layers/moe/backend.py": textwrap.dedent(
-            """\
-            from enum import Enum
-
-
-            class MoeRunnerBackend(Enum):
-                AUTO = "auto"
-                GROUPED = "grouped"
-                TILED = "tiled"
-
-                def is_grouped(self):
-                    return self == MoeRunnerBackend.GROUPED
-
-
-            def get_moe_runner_backend() -> MoeRunnerBackend:
-                return MoeRunnerBackend.AUTO
-            """
-        ),
+        "python/sglang/srt/layers/moe/backend.py": MOE_BACKEND,
         "python/sglang/srt/lora/moe_layer.py": textwrap.dedent(
             """\
             from sglang.srt.layers.moe.backend import MoeRunnerBackend, get_moe_runner_backend
@@ -1378,24 +1380,7 @@ def test_the_sites_own_guard_reads_variables_and_accessor_value_tests_as_callers
     files = {
         ARGS: SERVER_ARGS.encode(),
         "python/sglang/srt/environ.py": ENV_REGISTRY.encode(),
-        "python/sglang/srt/layers/moe/backend.py": textwrap.dedent(
-            """\
-            from enum import Enum
-
-
-            class MoeRunnerBackend(Enum):
-                AUTO = "auto"
-                GROUPED = "grouped"
-                TILED = "tiled"
-
-                def is_grouped(self):
-                    return self == MoeRunnerBackend.GROUPED
-
-
-            def get_moe_runner_backend() -> MoeRunnerBackend:
-                return MoeRunnerBackend.AUTO
-            """
-        ).encode(),
+        "python/sglang/srt/layers/moe/backend.py": MOE_BACKEND.encode(),
         "python/sglang/srt/layers/moe/apply.py": textwrap.dedent(
             """\
             from sglang.srt.environ import envs

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from extractor.analysis.analyse import analyse
+from extractor.analysis.facts import Site
 from extractor.analysis.parse import ParsedFile, parse_source
 from extractor.prose.enrich import Prose, enrich
 from extractor.prose.knowledge import build_knowledge, module_constants
@@ -16,14 +17,19 @@ FIXTURES = Path(__file__).parent / "fixtures" / "user_causes"
 INTERNAL = "Cause: an internal invariant"
 
 
-def _prose(name: str, path: str) -> dict[str, Prose]:
+def _enriched(name: str, path: str) -> list[tuple[Site, Prose]]:
+    """Each site of fixture ``name`` (analysed as if at ``path``) with its prose."""
     knowledge = build_knowledge(
         {"python/sglang/srt/server_args.py": (FIXTURES / "server_args.py").read_bytes()}
     )
     parsed = parse_source(path, (FIXTURES / name).read_bytes())
     assert isinstance(parsed, ParsedFile), parsed
     constants = module_constants(parsed.tree, path)
-    return {site.qualname: enrich(site, knowledge, constants) for site in analyse(parsed)}
+    return [(site, enrich(site, knowledge, constants)) for site in analyse(parsed)]
+
+
+def _prose(name: str, path: str) -> dict[str, Prose]:
+    return {site.qualname: prose for site, prose in _enriched(name, path)}
 
 
 def _after(prose: Prose) -> str:
@@ -229,16 +235,10 @@ def test_a_package_whose_own_extension_fails_to_load_is_reinstalled_not_installe
 
 
 def _by_message(name: str, path: str) -> dict[str, Prose]:
-    knowledge = build_knowledge(
-        {"python/sglang/srt/server_args.py": (FIXTURES / "server_args.py").read_bytes()}
-    )
-    parsed = parse_source(path, (FIXTURES / name).read_bytes())
-    assert isinstance(parsed, ParsedFile), parsed
-    constants = module_constants(parsed.tree, path)
     got = {}
-    for site in analyse(parsed):
+    for site, prose in _enriched(name, path):
         assert site.message is not None, site
-        got[site.message.template] = enrich(site, knowledge, constants)
+        got[site.message.template] = prose
     return got
 
 
