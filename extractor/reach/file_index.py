@@ -397,27 +397,23 @@ class _Builder:
                 out.append((name, f"{base}.{alias.name}" if base else alias.name, False))
         return out
 
-    def _import_guarded(self, node: ast.AST, guards: list[int]) -> None:
-        # Every binding is kept with the guards it sits under: a call through the name runs only
-        # where the import that bound its target ran (``if _is_cuda: from x import f``).
-        for name, target, _plain in self._bindings(node):
-            if name == "*":
-                continue
-            self._import_guards.setdefault(name, {}).setdefault(target, []).append(tuple(guards))
-
     def _import_ran(self, node: ast.AST, qual: str, guards: list[int]) -> None:
-        """Keep where an import statement runs, and under which guards: the module's own
-        top-level code runs there (first time only, which is any of those places)."""
+        """Keep the guards an import statement sits under, per name it binds, and where it runs."""
+        bindings = self._bindings(node)
+        # A call through a bound name runs only where the import that bound its target ran
+        # (``if _is_cuda: from x import f``).
+        for name, target, _plain in bindings:
+            if name != "*":
+                self._import_guards.setdefault(name, {}).setdefault(target, []).append(tuple(guards))
         if self._type_checking:
             return
+        # The module's own top-level code runs where the statement does (first time only, which
+        # is any of those places). ``from a.b import c``: module ``a.b``, or ``a.b.c`` if a module.
         ids = [str(i) for i in guards]
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                self.facts.imported.append((qual, alias.name, *ids))
-            return
-        for _name, target, _plain in self._bindings(node):
-            # ``from a.b import c``: module ``a.b``, or ``a.b.c`` when that is a module.
-            self.facts.imported.append((qual, target, *ids))
+        modules = (
+            [a.name for a in node.names] if isinstance(node, ast.Import) else [t for _, t, _ in bindings]
+        )
+        self.facts.imported.extend((qual, m, *ids) for m in modules)
 
     def _guards_of_import(self, name: str, target: str) -> list[int]:
         """The guards every binding of ``name`` to ``target`` sits under (none when one is bare)."""
@@ -507,21 +503,20 @@ class _Builder:
                 item = item.func
             if not isinstance(item, ast.Name | ast.Attribute):
                 continue
-            if isinstance(key, ast.Name):
+            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                text = key.value
+                target = self.guards.dotted(item)
+                if not target.startswith("?"):
+                    by_target.setdefault(target, []).append(text)
+            elif isinstance(key, ast.Name):
                 # ``{ATTENTION: AttentionLayer}``: a constant of the config's vocabulary; its name
-                # stands for the key (no flag's choice is spelled so).
-                raw = self.raw_dotted(item)
-                if raw is not None:
-                    entries.append((key.id, raw))
+                # stands for the key (no flag's choice is spelled so), and registers nothing.
+                text = key.id
+            else:
                 continue
-            if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
-                continue
-            target = self.guards.dotted(item)
-            if not target.startswith("?"):
-                by_target.setdefault(target, []).append(key.value)
             raw = self.raw_dotted(item)
             if raw is not None:
-                entries.append((key.value, raw))
+                entries.append((text, raw))
         if entries:
             self._tables[name] = entries
         for target, keys in by_target.items():
@@ -865,7 +860,6 @@ class _Builder:
                 continue
             if kind is ast.Import or kind is ast.ImportFrom:
                 self._collect_imports((here,))
-                self._import_guarded(here, gs)
                 self._import_ran(here, qual, gs)
                 continue
             if kind is ast.AnnAssign:
