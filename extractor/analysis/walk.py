@@ -218,3 +218,24 @@ def read_path(node: ast.AST) -> tuple[str | None, list[str]]:
         chain.append(node.attr)
         node = node.value
     return (node.id if isinstance(node, ast.Name) else None), [*reversed(chain), *tail]
+
+
+def key_read(node: ast.AST) -> tuple[str, str, str] | None:
+    """``(mapping, how, key)`` of a read of a literal key from a named mapping: ``cfg["k"]``
+    (how ``[]``), ``cfg.get("k", d)`` (``get``) or ``cfg.pop("k", d)`` (``pop``); None otherwise."""
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+        key = node.slice
+        if isinstance(key, ast.Constant) and isinstance(key.value, str):
+            return node.value.id, "[]", key.value
+        return None
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("get", "pop")
+        and isinstance(node.func.value, ast.Name)
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    ):
+        return node.func.value.id, node.func.attr, node.args[0].value
+    return None

@@ -18,6 +18,8 @@ import ast
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from extractor.analysis.walk import key_read
+
 if TYPE_CHECKING:  # the declarations module imports this one; these are only annotations
     from extractor.analysis.facts import Site
     from extractor.prose.constraints import AtomView
@@ -31,21 +33,11 @@ def _keys_read(value: ast.expr, source: str) -> tuple[str, ...]:
     """The keys ``value`` reads from dict ``source``: ``get_from_keys(config, ["a", "b"])``,
     ``config.get("a", d)``, ``config["a"]``; a helper handed ``config`` and a list of keys too."""
     node = value
-    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == source:
-        key = node.slice
-        return (key.value,) if isinstance(key, ast.Constant) and isinstance(key.value, str) else ()
+    read = key_read(node)
+    if read is not None and read[0] == source and read[1] != "pop":
+        return (read[2],)
     if not isinstance(node, ast.Call):
         return ()
-    func = node.func
-    if (
-        isinstance(func, ast.Attribute)
-        and func.attr == "get"
-        and isinstance(func.value, ast.Name)
-        and func.value.id == source
-        and node.args
-    ):
-        first = node.args[0]
-        return (first.value,) if isinstance(first, ast.Constant) and isinstance(first.value, str) else ()
     if not any(isinstance(a, ast.Name) and a.id == source for a in node.args):
         return ()
     for arg in node.args:

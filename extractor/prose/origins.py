@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from extractor.analysis.facts import Param, Site
-from extractor.analysis.walk import read_path
+from extractor.analysis.walk import key_read, read_path
 from extractor.prose.cause import Cause, Roles, message_text
 from extractor.prose.constraints import AtomView, unparse
 from extractor.prose.knowledge import is_knowledge_path
@@ -346,10 +346,10 @@ def _parsed_config(site: Site, roles: Roles, cause: Cause) -> Cause | None:
     sources: list[str] = []
     for name in sorted(read):
         for value in values.get(name, []):
-            found = _entry_of(value)
+            found = key_read(value)
             if found is None:
                 continue
-            holder, key = found
+            holder, _how, key = found
             # ``json.loads(text) if text else {}``: either branch may be the parse.
             options = [
                 o
@@ -385,26 +385,6 @@ def _data_source(parse: ast.Call, values: Mapping[str, list[ast.expr]], params: 
         ):
             return value.args[0].id
     return ""
-
-
-def _entry_of(value: ast.expr) -> tuple[str, str] | None:
-    """``(holder, key)`` of ``holder.pop("key", ...)``, ``holder.get("key")`` or ``holder["key"]``."""
-    if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name):
-        key = value.slice
-        if isinstance(key, ast.Constant) and isinstance(key.value, str):
-            return value.value.id, key.value
-        return None
-    if (
-        isinstance(value, ast.Call)
-        and isinstance(value.func, ast.Attribute)
-        and value.func.attr in ("pop", "get")
-        and isinstance(value.func.value, ast.Name)
-        and value.args
-        and isinstance(value.args[0], ast.Constant)
-        and isinstance(value.args[0].value, str)
-    ):
-        return value.func.value.id, value.args[0].value
-    return None
 
 
 def _caller_data(site: Site, roles: Roles, cause: Cause) -> Cause | None:
