@@ -323,3 +323,30 @@ def test_no_weight_files_at_the_model_path_is_the_model_paths_to_fix() -> None:
         s.startswith("Point `--model-path` at a directory or Hugging Face repo") for s in missing.solutions
     )
     assert not any("Report it to sglang" in s for s in missing.solutions)
+
+
+def test_a_raise_that_hands_on_its_caught_error_sends_the_user_to_that_error() -> None:
+    got = _by_message("handed_on.py", "python/sglang/srt/disaggregation/encoder_client.py")
+    net = got["Cannot reach the encoder at {server_args.encoder_url}: {e}"]
+    assert INTERNAL not in net.documentation and net.backgroundTag == "network-error"
+    assert 'its text follows "Cannot reach the encoder at {server_args.encoder_url}:"' in net.documentation
+    assert any(
+        "reachable from this host (its address is given with `--encoder-url`)" in s for s in net.solutions
+    )
+    assert "curl -sS <the address given with --encoder-url>" in _after(net)
+    assert not any("Report it to sglang" in s for s in net.solutions)
+    # Chained only (``from err``): the traceback shows it, and the file category says what failed.
+    disk = got["could not read the table"]
+    assert disk.backgroundTag == "io-error" and "the traceback prints it first" in disk.documentation
+    assert any(s.startswith("Check the file or folder it reads or writes") for s in disk.solutions)
+    job = got["Job failed: {exc}"]
+    assert job.solutions[0].startswith('Fix the error this one hands on: its text follows "Job failed:"')
+    assert 'sglang-errors match "<the text after Job failed:>"' in _after(job)
+
+
+def test_a_raise_that_says_what_is_wrong_itself_is_not_a_handed_on_error() -> None:
+    got = _by_message("handed_on.py", "python/sglang/srt/disaggregation/encoder_client.py")
+    # A lookup miss chained under a message of its own adds nothing to read.
+    assert "hands on" not in got["no endpoint for role {role!r}"].documentation
+    # The caught error is not bound, so nothing is handed on.
+    assert "hands on" not in got["the reply is not JSON"].documentation

@@ -109,7 +109,21 @@ def site_of(resolver: Resolver, raw: RawSite, calls: CallIndex | None = None) ->
         doc=function_doc(raw.scope),
         class_doc=class_doc(raw.class_node),
         params=parameters(raw.scope, raw.class_node, calls),
+        passes_on=_passed_on(raw),
     )
+
+
+def _passed_on(raw: RawSite) -> str | None:
+    """The caught error's name when the raise hands it on: ``raise X(f"... {e}")``, ``from e``."""
+    node = raw.node
+    if not isinstance(node, ast.Raise) or node.exc is None or not raw.handler_names:
+        return None
+    if isinstance(node.cause, ast.Name) and node.cause.id in raw.handler_names:
+        return node.cause.id
+    for sub in ast.walk(node.exc):
+        if isinstance(sub, ast.Name) and sub.id in raw.handler_names:
+            return sub.id
+    return None
 
 
 def site_facts(site: Site) -> dict[str, Any]:

@@ -189,3 +189,6 @@ class Site:
     """The first paragraph of the docstring of the site's class."""
     params: tuple[Param, ...] = ()
     """The parameters of the site's function (see :func:`extractor.analysis.docstrings.parameters`)."""
+    passes_on: str | None = None
+    """The name an enclosing ``except ... as name`` binds, when the raise hands that caught error on
+    (in its message, or as ``raise ... from name``): the error to fix is then the caught one."""

@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from extractor.analysis.conditions import split_and
 from extractor.analysis.facts import Site
+from extractor.prose import passed_on
 from extractor.prose.cause import CHECKPOINT_THING_RE, Cause, Roles, message_text
 from extractor.prose.combinations import combination_of, told_setting, told_unset
 from extractor.prose.commands import call_of, code_fix, launcher
@@ -586,6 +587,11 @@ def advise(
                 f"# before: a path that does not exist where the server runs\n{call}\n"
                 f"# after: check the path on the server's host, then pass it again\nls -ld <path>\n{call}"
             )
+    elif (passed := passed_on.passed_on_from(site, cause)) is not None:
+        sols.extend(advice)
+        sols.extend(passed_on.solutions(passed))
+        sols.extend(workaround)
+        fix = passed_on.example_fix(passed, call_of(site))
     elif kind == "resource" and cause.rule == "timeout":
         sols.extend(advice)
         sols.extend(_waiting_solutions(cause))
@@ -806,6 +812,9 @@ def _cause_sentence(cause: Cause, site: Site) -> str:
         )
     if cause.kind == "internal":
         return "Cause: an internal invariant, not a setting the user controls; reaching it is a bug."
+    passed = passed_on.passed_on_from(site, cause)
+    if passed is not None:
+        return passed_on.cause_sentence(passed)
     names = ", ".join(f"`{n}`" for n in cause.names[:6])
     if cause.rule == "unknown-entry":
         return f"Cause: the data passed in (a file or payload): its {names} entry holds a value the code does not know."
@@ -854,6 +863,9 @@ def _trigger(site: Site, roles: Roles, cause: Cause, fixed: list[list[Setting]],
         return f"JSON, YAML or TOML data{by} whose {entries} entry makes `{cond or 'the check'}` true."
     if cause.kind == "input":
         return f"A request or call to {where} for which `{cond or 'the input check'}` holds ({', '.join(cause.names[:3])})."
+    passed = passed_on.passed_on_from(site, cause)
+    if passed is not None:
+        return passed_on.trigger(passed, f"`{where}`", site.error_class)
     if cause.kind == "resource":
         return f"{where} runs out of {', '.join(cause.names)}."
     if cause.rule == DEVICE_RULE:

@@ -201,6 +201,24 @@ KIND_RULES: tuple[KindRule, ...] = (
         ("bad-request", "bad-request", "validation"),
     ),
     KindRule(
+        "passed-on-network",
+        'except requests.RequestException as e: raise RuntimeError(f"cannot reach {url}: {e}")',
+        lambda s, c: c.rule == "passed-on" and c.names[:1] == ("network",),
+        ("network", "network-error", "retry"),
+    ),
+    KindRule(
+        "passed-on-timeout",
+        'except TimeoutError as e: raise RuntimeError("no answer") from e',
+        lambda s, c: c.rule == "passed-on" and c.names[:1] == ("timeout",),
+        ("timeout", "timeout", "retry"),
+    ),
+    KindRule(
+        "passed-on-file",
+        'except OSError as e: raise RuntimeError(f"cannot read {path}: {e}")',
+        lambda s, c: c.rule == "passed-on" and c.names[:1] == ("file",),
+        ("io", "io-error", "fail-fast"),
+    ),
+    KindRule(
         "timeout",
         'raise TimeoutError("did not respond within 30 s")',
         lambda s, c: (

@@ -31,6 +31,7 @@ from extractor.prose.imports import guard_package, names_distribution, own_distr
 from extractor.prose.knowledge import Knowledge
 from extractor.prose.origins import constant_values, refine
 from extractor.prose.passed import data_spec, pending_spec
+from extractor.prose.passed_on import passed_on_cause
 from extractor.prose.reads import read_context, site_reads
 from extractor.prose.scripts import own_flags_named
 from extractor.prose.solutions import prevention_tips
@@ -215,6 +216,8 @@ def _enrich(
             cause = Cause("flag", (flag,), "argv-flag")
         elif cause.kind == "internal" and (md := model_dtype(site, roles.deciding, ctx.flags)) is not None:
             cause = Cause("flag", (md.flag.flag,), "model-dtype")
+    if cause.kind == "internal" and site.passes_on is not None:
+        cause = passed_on_cause(site, ctx) or cause
     kind = classify(site, cause)
     tags = site_tags(site, views, total, kind)
     shown = constant_values(site, [*roles.deciding, *roles.gates], ctx.constants)

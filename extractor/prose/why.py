@@ -104,6 +104,11 @@ def situations(site: Site, roles: Roles, cause: Cause, cond: str) -> str:
         lead = f"A caller of {where} passing {_names(cause, 3)} for which {test} holds{ctx}."
     elif kind == "resource":
         lead = f"Load or sizes beyond what {where} was given ({', '.join(cause.names)}){ctx}."
+    elif kind == "passed-on":
+        lead = (
+            f"{where} failing inside its `try` block and handing the error on as `{site.error_class}`{ctx}: "
+            "the error underneath, not this check, is the one to fix."
+        )
     elif site.guard.handlers:
         lead = f"{where} catching {', '.join(f'`{h}`' for h in site.guard.handlers[:2])} and raising this instead{ctx}."
     else:

@@ -1,0 +1,214 @@
+"""A raise that hands on the error its ``except`` caught: the error to fix is the caught one.
+
+``except requests.RequestException as e: raise RuntimeError(f"Failed to reach {url}: {e}")`` is no
+check of its own: what failed is whatever the ``try`` block ran, and its text is in the message
+(or chained as the cause, ``raise ... from e``). Calling such a raise an internal invariant sends
+the user to file a bug for a server that is down or a file that is missing; the record instead
+says where the passed-on error is printed, and what the caught class points at (the network, a
+file, a deadline).
+
+This cause is taken only where no rule of :mod:`.cause` names the user's part (a flag the message
+names, a model key, a package): those say more than "read the error underneath".
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from extractor.analysis.facts import Placeholder, Site
+from extractor.prose.cause import Cause
+from extractor.prose.reads import ReadContext, flag_of_node
+
+__all__ = [
+    "PASSED_ON_RULE",
+    "PassedOn",
+    "cause_sentence",
+    "example_fix",
+    "passed_on_cause",
+    "passed_on_from",
+    "passed_on_of",
+    "solutions",
+    "trigger",
+]
+
+PASSED_ON_RULE = "passed-on"
+
+# What the caught class says failed underneath, by its last name or its module.
+_NETWORK_RE = re.compile(
+    r"^(?:requests|aiohttp|httpx|urllib3?|grpc|websockets?|socket)\.|"
+    r"(?:^|\.)(?:Connection\w*Error|HTTPError|URLError|RequestException|ClientError|gaierror|"
+    r"ProtocolError|HfHubHTTPError)$"
+)
+_FILE_RE = re.compile(
+    r"(?:^|\.)(?:OSError|IOError|EnvironmentError|FileNotFoundError|PermissionError|"
+    r"IsADirectoryError|NotADirectoryError|EOFError|UnpicklingError|SafetensorError)$"
+)
+_TIMEOUT_RE = re.compile(r"(?:^|\.)(?:TimeoutError|TimeoutExpired|Timeout|ReadTimeout|ConnectTimeout)$")
+_CATEGORIES = (("timeout", _TIMEOUT_RE), ("network", _NETWORK_RE), ("file", _FILE_RE))
+_CONVERSION_RE = re.compile(r"(?:![rsa])?(?::[^{}]*)?$")
+
+
+def caught_types(site: Site) -> list[str]:
+    """The classes the enclosing handlers catch, innermost last, tuples split (``(A, B)``)."""
+    out: list[str] = []
+    for h in site.guard.handlers:
+        out.extend(p.strip() for p in h.strip("()").split(",") if p.strip())
+    return list(dict.fromkeys(out))
+
+
+def _category(types: Sequence[str]) -> str:
+    for word, pattern in _CATEGORIES:
+        if types and all(pattern.search(t) for t in types):
+            return word
+    return "error"
+
+
+def _placeholder_node(ph: Placeholder) -> ast.expr | None:
+    source = _CONVERSION_RE.sub("", ph.source, count=1) if "[" not in ph.source else ph.source
+    try:
+        return ast.parse(source, mode="eval").body
+    except SyntaxError:
+        return None
+
+
+def _mentions(node: ast.expr | None, name: str) -> bool:
+    return node is not None and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
+
+
+@dataclass(frozen=True)
+class PassedOn:
+    """Where the caught error shows: ``lead`` is the message text printed before it ("" when it
+    opens the message), ``in_message`` whether the message prints it at all (else it is only the
+    traceback's chained cause)."""
+
+    category: str
+    types: tuple[str, ...]
+    lead: str
+    in_message: bool
+    flags: tuple[str, ...]
+
+
+def passed_on_of(site: Site, ctx: ReadContext | None = None) -> PassedOn | None:
+    """How ``site`` hands on its caught error, or None when it does not."""
+    name = site.passes_on
+    if name is None:
+        return None
+    types = tuple(caught_types(site))
+    lead: list[str] = []
+    in_message = False
+    flags: list[str] = []
+    for part in site.message.parts if site.message is not None else ():
+        if isinstance(part, str):
+            if not in_message:
+                lead.append(part)
+            continue
+        node = _placeholder_node(part)
+        if _mentions(node, name):
+            in_message = True
+        elif ctx is not None and node is not None:
+            for sub in ast.walk(node):
+                info = flag_of_node(sub, ctx)
+                if info is not None:
+                    flags.append(info.flag)
+                    break
+        if not in_message:
+            lead.append("{" + part.source + "}")
+    category = _category(types)
+    if not in_message and category == "error" and site.message is not None and site.message.template.strip():
+        # ``except KeyError as e: raise ValueError(f"unknown role {role}") from e``: the message says
+        # what is wrong in its own words, and the lookup error chained under it adds nothing.
+        return None
+    text = "".join(lead).strip() if in_message else ""
+    return PassedOn(category, types, text, in_message, tuple(dict.fromkeys(flags)))
+
+
+def passed_on_from(site: Site, cause: Cause) -> PassedOn | None:
+    """:func:`passed_on_of` for a ``passed-on`` cause, with the flags the cause names."""
+    passed = passed_on_of(site)
+    if passed is None or cause.rule != PASSED_ON_RULE:
+        return None
+    flags = tuple(n for n in cause.names if n.startswith("--"))
+    return PassedOn(passed.category, passed.types, passed.lead, passed.in_message, flags)
+
+
+def passed_on_cause(site: Site, ctx: ReadContext) -> Cause | None:
+    """``passed-on`` with the category word first, then the flags the message prints (an address,
+    a path), then the caught classes."""
+    passed = passed_on_of(site, ctx)
+    if passed is None:
+        return None
+    return Cause("passed-on", (passed.category, *passed.flags, *passed.types), PASSED_ON_RULE)
+
+
+_CATEGORY_WORDS = {
+    "network": "a network call inside the `try` block failed: the service it calls is down, unreachable from this host or refused the call",
+    "timeout": "an operation inside the `try` block ran out of time: the peer or service it waits for is slow, stuck or gone",
+    "file": "a file operation inside the `try` block failed: a missing path, no permission, a full disk or a truncated file",
+    "error": "whatever the `try` block ran failed",
+}
+
+
+def _types(passed: PassedOn) -> str:
+    return " or ".join(f"`{t}`" for t in passed.types[:3]) or "an error"
+
+
+def _shown(passed: PassedOn) -> str:
+    if passed.in_message and passed.lead:
+        return f'its text follows "{passed.lead}" in this message'
+    if passed.in_message:
+        return "its text is this message"
+    return 'the traceback prints it first, above "The above exception was the direct cause of the following exception"'
+
+
+def cause_sentence(passed: PassedOn) -> str:
+    return (
+        f"Cause: the {_types(passed)} that the `try` block above raised, which this raise hands on "
+        f"({_shown(passed)}): {_CATEGORY_WORDS[passed.category]}. That error, not this check, says what to fix."
+    )
+
+
+def trigger(passed: PassedOn, where: str, error_class: str) -> str:
+    return (
+        f"Something inside the `try` block of {where} fails with {_types(passed)}, and {where} hands it on "
+        f"as `{error_class}`: {_CATEGORY_WORDS[passed.category]}."
+    )
+
+
+def solutions(passed: PassedOn) -> list[str]:
+    sols = [
+        f"Fix the error this one hands on: {_shown(passed)}. Look that error up by its own text "
+        "(its record names its cause and fix)"
+    ]
+    via = f" (its address is given with {', '.join(f'`{f}`' for f in passed.flags)})" if passed.flags else ""
+    where = f" ({', '.join(f'`{f}`' for f in passed.flags)})" if passed.flags else ""
+    if passed.category == "network":
+        sols.append(
+            f"Check that the service it calls is running and reachable from this host{via}, then retry"
+        )
+    elif passed.category == "timeout":
+        sols.append(
+            "Check that the process or service it waits for is alive (its own log says why it is slow or gone), then retry"
+        )
+    elif passed.category == "file":
+        sols.append(
+            f"Check the file or folder it reads or writes{where}: that it exists on this host, is readable and complete"
+        )
+    return sols
+
+
+def example_fix(passed: PassedOn, call: str) -> str:
+    seen = (
+        f'"{passed.lead} <the error underneath>"'
+        if passed.in_message and passed.lead
+        else "the error underneath"
+    )
+    text = f'"<the text after {passed.lead}>"' if passed.in_message and passed.lead else '"<its message>"'
+    lines = [f"# before: {call} fails with {seen}", "# after: look up the error it hands on, by its own text"]
+    lines.append(f"sglang-errors match {text}")
+    if passed.category == "network":
+        target = f"<the address given with {passed.flags[0]}>" if passed.flags else "<the address it calls>"
+        lines.append(f"curl -sS {target}   # does the service answer from this host?")
+    return "\n".join(lines)
