@@ -14,6 +14,7 @@ import orjson
 import pytest
 
 from extractor.api import ExtractOptions, ExtractResult, extract
+from extractor.prose.advice import INTERNAL_CHECK
 from extractor.prose.knowledge import build_knowledge
 from extractor.prose.passed import INTERNAL_CAUSE
 from extractor.prose.reach import RunReach, reach_phrase, with_reach
@@ -417,11 +418,16 @@ def test_a_case_the_selected_backend_does_not_implement_is_fixed_by_another_back
         "documentation": f"Raised for cross attention. {INTERNAL_CAUSE}",
         "triggerScenarios": "A cross-attention layer.",
         "tags": ["layers"],
-        "solutions": ["Report it as a bug"],
+        "solutions": ["Report it as a bug", f"{INTERNAL_CHECK}`FlexBackend.forward_extend`: report it"],
         "exampleFix": "# before: forward_extend(...) reaches an internal state\npython3 -m sglang.check_env",
     }
     got = reach.of("python/sglang/srt/layers/attention/flex_backend.py", "FlexBackend.forward_extend")
     out = with_reach(partial, got, reach.choices)
+    # The bug report the internal wording asked for becomes a request for the case, last.
+    assert not any(s.startswith(INTERNAL_CHECK) for s in out["solutions"])
+    assert out["solutions"][-1].startswith(
+        "If you need this case with `--attention-backend flex`, ask sglang"
+    )
     assert INTERNAL_CAUSE not in out["documentation"]
     assert (
         "Cause: the launch selected `--attention-backend flex`, which does not implement this case"
@@ -434,7 +440,9 @@ def test_a_case_the_selected_backend_does_not_implement_is_fixed_by_another_back
         "# after\npython -m sglang.launch_server --model-path <model> --attention-backend sparse"
     )
     # A base class's bare stub (no message) is a bug in the subclass, not a case left out.
-    stub = with_reach({**partial, "errorMessage": ""}, got, reach.choices)
+    stub = with_reach(
+        {**partial, "errorMessage": "", "solutions": ["Report it as a bug"]}, got, reach.choices
+    )
     assert INTERNAL_CAUSE in stub["documentation"] and stub["solutions"][0] == "Report it as a bug"
     # Any other kind of record keeps the worker's words.
     other = with_reach({**partial, "errorType": "internal-invariant"}, got, reach.choices)

@@ -350,3 +350,15 @@ def test_a_raise_that_says_what_is_wrong_itself_is_not_a_handed_on_error() -> No
     assert "hands on" not in got["no endpoint for role {role!r}"].documentation
     # The caught error is not bound, so nothing is handed on.
     assert "hands on" not in got["the reply is not JSON"].documentation
+
+
+def test_a_message_that_states_what_the_path_supports_is_a_case_left_out_not_a_broken_state() -> None:
+    got = _by_message("limits.py", "python/sglang/srt/lora/fused_path.py")
+    for message in (
+        "the fused LoRA path currently supports gated SwiGLU experts only",
+        "ragged layouts can only be used with the paged kernel",
+    ):
+        assert got[message].errorType == "not-implemented", message
+        assert got[message].backgroundTag == "not-implemented", message
+    mismatch = got["row counts differ between the two halves"]
+    assert mismatch.errorType == "internal-invariant" and mismatch.backgroundTag == "internal-invariant"

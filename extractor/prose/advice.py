@@ -43,8 +43,10 @@ from extractor.prose.origins import accepted_types, config_key_of, data_param
 from extractor.prose.platforms import alternatives
 from extractor.prose.why import situations as situations_of
 
-__all__ = ["Advice", "advise", "condition_code", "handled_values"]
+__all__ = ["INTERNAL_CHECK", "Advice", "advise", "condition_code", "handled_values"]
 
+INTERNAL_CHECK = "This is an internal check of "
+"""How the bug-report solution of an internal cause starts."""
 _UPGRADE_RE = re.compile(r"\b(upgrade|update|newer|too old|outdated)\b", re.I)
 
 
@@ -576,7 +578,9 @@ def advise(
             sols.append(f"Fix {subject} in the request")
         sols[:0] = advice
         call = call_of(site)
-        fix = f"# before: a request/call for which `{cond}`\n{call}\n# after: the same call with {subject} fixed so that `{avoid or 'the check passes'}`\n{call}"
+        before_call = f"a request/call for which `{cond}`" if cond else f"a request/call that {where} rejects"
+        passes = f"`{avoid}`" if avoid else "the check passes"
+        fix = f"# before: {before_call}\n{call}\n# after: the same call with {subject} fixed so that {passes}\n{call}"
         if cause.rule == "unknown-entry":
             fix = (
                 f"# before: the data passed in gives {subject} a value the code does not know\n{call}\n"
@@ -608,7 +612,7 @@ def advise(
         )
     else:
         sols.append(
-            f"This is an internal check of {where}: nothing in the launch command, environment or request is "
+            f"{INTERNAL_CHECK}{where}: nothing in the launch command, environment or request is "
             "expected to trip it. Report it to sglang as a bug with the full message and traceback, "
             "the launch command, the model and the output of `python3 -m sglang.check_env`"
         )
@@ -841,6 +845,8 @@ def _trigger(site: Site, roles: Roles, cause: Cause, fixed: list[list[Setting]],
     if cause.kind in ("flag", "env"):
         # The named settings may be the way out (the message's own advice), not what was given.
         named = ", ".join(f"`{n}`" for n in cause.names[:4])
+        if not cond:
+            return f"A launch whose settings ({named}) {where} rejects."
         return f"A launch for which `{cond}` holds in {where} (settings involved: {named})."
     if cause.rule == "no-weights":
         return (
@@ -848,7 +854,10 @@ def _trigger(site: Site, roles: Roles, cause: Cause, fixed: list[list[Setting]],
             "an unfinished download, or weights in another format)."
         )
     if cause.kind == "model":
-        return f"Loading a model for which `{cond}` holds in {where} (it reads {', '.join(cause.names[:4])})."
+        reads = ", ".join(cause.names[:4])
+        if not cond:
+            return f"Loading a model whose config ({reads}) {where} does not accept."
+        return f"Loading a model for which `{cond}` holds in {where} (it reads {reads})."
     if cause.kind == "hardware":
         return f"Running on a platform without {', '.join(cause.names)} support, so `{cond or 'the device check'}` holds in {where}."
     if cause.kind == "dependency":

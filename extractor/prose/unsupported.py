@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from extractor.prose.advice import INTERNAL_CHECK
 from extractor.prose.commands import launcher_of_path
 from extractor.prose.passed import INTERNAL_CAUSE
 
@@ -59,6 +60,13 @@ def with_unsupported(
         )
         fix = f"# before\n{base} {flag} {values[0]}\n# after\n{base} {flag} {other}"
     out["documentation"] = str(partial["documentation"]).replace(INTERNAL_CAUSE, cause)
-    out["solutions"] = [workaround, *(s for s in partial["solutions"] if s != workaround)]
+    # The bug report the internal wording asked for is now a feature request, and comes last.
+    with_what = f"the {what} `{chosen}`" if agreed else f"`{flag} {chosen}`"
+    ask = (
+        f"If you need this case with {with_what}, ask sglang to support it: open an issue with "
+        "the full message, the launch command and the model"
+    )
+    kept = [s for s in partial["solutions"] if s != workaround and not s.startswith(INTERNAL_CHECK)]
+    out["solutions"] = [workaround, *kept, ask]
     out["exampleFix"] = fix
     return out
