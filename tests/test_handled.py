@@ -75,6 +75,13 @@ def test_what_is_and_is_not_swallowed(tmp_path: Path, monkeypatch: pytest.Monkey
     converted = one("scheduler.py", "BackendError")
     assert converted["handled"] == "re-raised-as-other" and converted["handlingStrategy"] == "propagate"
     assert "`ClientError` raised from it" in str(converted["triggerScenarios"])
+    # The caller logs, and keeps the text as the request's reason: the user may still read it.
+    kept = one("submitter.py", "ValueError")
+    assert kept["handled"] == "swallowed"
+    assert "It does not reach the user as an exception: every known caller catches it" in str(
+        kept["documentation"]
+    )
+    assert "and its text kept (`reason = f'submission failed: {e}'`)" in str(kept["triggerScenarios"])
     # A route is called by its framework too: its one caller in the tree does not make it swallowed.
     assert one("scheduler.py", "LookupError")["handled"] is None
     # OverflowError is an ArithmeticError: logged, kept for later, said once.

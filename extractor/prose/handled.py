@@ -105,17 +105,26 @@ def sees(outcome: Outcome) -> str:
     if outcome.logged:
         article = "an" if outcome.level[:1] in "aeiou" else "a"
         where = "printed" if outcome.level == "print" else f"{article} {outcome.level} line in the log"
-        return f'"{outcome.logged}" ({where})'
+        kept = (
+            f", and its text kept ({_code(outcome.passed)}) for the code that reports it"
+            if outcome.passed
+            else ""
+        )
+        return f'"{outcome.logged}" ({where}){kept}'
     if outcome.level:
         return "a printed traceback"
     return "no error at all: the code takes its fallback silently"
 
 
+def _hands_on(outcome: Outcome) -> bool:
+    """Whether the handler keeps the error for later or returns it (not only logs it)."""
+    return bool(outcome.passed) or (outcome.carries and outcome.then.startswith("return"))
+
+
 def _strategy(outcomes: Sequence[Outcome]) -> str:
     kinds = {o.kind for o in outcomes}
     if kinds == {"swallow"}:
-        handed_on = any(o.carries and o.then.startswith("return") for o in outcomes)
-        return "propagate" if handed_on else "fallback"
+        return "propagate" if any(_hands_on(o) for o in outcomes) else "fallback"
     if "exit" in kinds:
         return "fail-fast"
     return "propagate"
@@ -154,6 +163,9 @@ def with_handling(
             # A public function may also be called by code outside the analysed tree (a plugin).
             where += f" (code outside this tree that calls `{name}` itself still meets the error)"
         lead = "It does not reach the user" if swallowed else "It does not reach the user as it is"
+        if swallowed and any(_hands_on(o) for o in outcomes):
+            # The text goes on in a value (a failure reason, a response): the user may well read it.
+            lead = "It does not reach the user as an exception"
     out["documentation"] = f"{fields['documentation']} {lead}: {where}."
     seen = list(dict.fromkeys(sees(o) for o in outcomes))
     out["triggerScenarios"] = f"{fields['triggerScenarios']} What you see instead: {'; or '.join(seen)}."
