@@ -360,5 +360,8 @@ def test_a_message_that_states_what_the_path_supports_is_a_case_left_out_not_a_b
     ):
         assert got[message].errorType == "not-implemented", message
         assert got[message].backgroundTag == "not-implemented", message
+    # An ImportError the code chose for a case it leaves out: no package installs it.
+    sparse = got["2:4 sparse checkpoints are not supported now"]
+    assert sparse.backgroundTag != "missing-dependency" and "pip install" not in sparse.exampleFix
     mismatch = got["row counts differ between the two halves"]
     assert mismatch.errorType == "internal-invariant" and mismatch.backgroundTag == "internal-invariant"

@@ -26,6 +26,7 @@ from extractor.prose.knowledge import FlagInfo
 
 __all__ = [
     "CHECKPOINT_THING_RE",
+    "LIMIT_RE",
     "RULES",
     "Cause",
     "CauseRule",
@@ -40,6 +41,16 @@ _DEP_MSG_RE = re.compile(
     r"pip install|not installed|is required but|please install|no module named|"
     r"requires? (the )?[\w.-]+ (package|library)|failed to import|cannot import|"
     r"version of [\w.-]+ (is|must)|[\w.-]+ ?>= ?\d+\.\d+",
+    re.I,
+)
+# A message that states what the code can do, not a state it should never be in: the case is one
+# the path leaves out, and what selected the path (a backend, a method) is the way around it.
+LIMIT_RE = re.compile(
+    r"\b(?:only supports?|supports? only|currently supports?|(?:is|are) (?:currently )?only "
+    r"(?:supported|available|implemented)|can only be used|only (?:works|applies|implemented|available) "
+    r"(?:for|with|on|when)|(?:is|are) not (?:yet )?(?:supported|implemented)|not (?:yet )?supported "
+    r"(?:for|with|by|on|in|when)|(?:does not|doesn't|do not|don't|cannot) (?:yet )?support|"
+    r"requires? (?:the )?[\w.-]+ (?:backend|kernel|mode|format|dtype))\b",
     re.I,
 )
 _PKG_RES = (
@@ -274,6 +285,10 @@ def _dependency(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | 
     packaged = re.search(r"install|no module|package|librar|import|version of|upgrade", msg, re.I)
     if short in ("ImportError", "ModuleNotFoundError") or (packaged and _DEP_MSG_RE.search(msg)):
         pkgs = packages(site)
+        if not pkgs and not packaged and LIMIT_RE.search(msg):
+            # ``raise ImportError("CompressedTensors24 is not supported now")``: the class is the
+            # code's choice; the message names a case it leaves out, which no package installs.
+            return None
         if pkgs or short in ("ImportError", "ModuleNotFoundError"):
             return tuple(pkgs)
     return None

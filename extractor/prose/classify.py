@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from extractor.analysis.facts import Site
-from extractor.prose.cause import Cause
+from extractor.prose.cause import LIMIT_RE, Cause
 
 _DEP_RE = re.compile(
     r"pip install|not installed|is required but|please install|install (it|the)|no module named|"
@@ -46,16 +46,6 @@ _CONFLICT_RE = re.compile(
 )
 _MODEL_MSG_RE = re.compile(
     r"\bmodels?\b|architecture|checkpoint|hf_config|model_type|config\.json|does not support|not support(ed)? for",
-    re.I,
-)
-# A message that states what the code can do, not a state it should never be in: the case is one
-# the path leaves out, and what selected the path (a backend, a method) is the way around it.
-_LIMIT_RE = re.compile(
-    r"\b(?:only supports?|supports? only|currently supports?|(?:is|are) (?:currently )?only "
-    r"(?:supported|available|implemented)|can only be used|only (?:works|applies|implemented|available) "
-    r"(?:for|with|on|when)|(?:is|are) not (?:yet )?(?:supported|implemented)|not (?:yet )?supported "
-    r"(?:for|with|by|on|in|when)|(?:does not|doesn't|do not|don't|cannot) (?:yet )?support|"
-    r"requires? (?:the )?[\w.-]+ (?:backend|kernel|mode|format|dtype))\b",
     re.I,
 )
 FLAG_IN_MSG_RE = re.compile(r"--[a-z][a-z0-9-]+")
@@ -239,7 +229,7 @@ KIND_RULES: tuple[KindRule, ...] = (
     KindRule(
         "limit-message",
         'assert gated, "the fused path currently supports gated SwiGLU only"',
-        lambda s, c: c.kind == "internal" and bool(_LIMIT_RE.search(_msg(s)[:400])),
+        lambda s, c: c.kind == "internal" and bool(LIMIT_RE.search(_msg(s)[:400])),
         ("not-implemented", "not-implemented", "fallback"),
     ),
     KindRule(
