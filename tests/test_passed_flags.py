@@ -22,6 +22,8 @@ PLACES = {
     "host_pool.py": "python/sglang/srt/offload/host_pool.py",
     "controller.py": "python/sglang/srt/offload/controller.py",
     "cache.py": "python/sglang/srt/offload/cache.py",
+    "grid_mixer.py": "python/sglang/srt/layers/grid_mixer.py",
+    "grid_model.py": "python/sglang/srt/models/grid_model.py",
 }
 FIELDS = ("errorType", "documentation", "triggerScenarios", "solutions", "exampleFix")
 
@@ -30,6 +32,8 @@ def _rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runs: int = 1) -> lis
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
     files = {place: (FIXTURES / name).read_bytes() for name, place in PLACES.items()}
     files["python/sglang/srt/offload/__init__.py"] = b""
+    files["python/sglang/srt/layers/__init__.py"] = b""
+    files["python/sglang/srt/models/__init__.py"] = b""
     repo, shas = make_repo(tmp_path, [files])
     for _ in range(runs):
         # A later run reads the run's reach back from the cache: it must say the same.
@@ -71,3 +75,18 @@ def test_what_the_callers_pass_decides_the_cause(tmp_path: Path, monkeypatch: py
     assert "`--offload-chunk 1`" in sols[("cache.py", 14)]
     # A parameter every caller fills with a literal carries no flag.
     assert "--" not in sols[("host_pool.py", 37)]
+
+
+def test_a_value_the_callers_take_from_the_model_config_is_the_checkpoints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = {(r["file"], r["line"]): r for r in _rows(tmp_path, monkeypatch)}
+    # The layer is in one file, the model that hands it its config's value in another.
+    window = rows[("grid_mixer.py", 6)]
+    assert "Cause: the model (its checkpoint or config) (`mixer_window`)" in str(window["documentation"])
+    assert "(`window` from `config.mixer_window`)" in str(window["documentation"])
+    assert "Use a checkpoint whose config.json sets `mixer_window`" in str(window["solutions"])
+    assert "Report it to sglang" not in str(window["solutions"])
+    assert "--model-path <other-checkpoint>" in str(window["exampleFix"])
+    # Three config keys reach the shared helper: it stays an internal check.
+    assert "Cause: an internal invariant" in str(rows[("grid_mixer.py", 12)]["documentation"])

@@ -28,6 +28,7 @@ from extractor.prose.fixes import (
 )
 from extractor.prose.knowledge import FlagInfo
 from extractor.prose.reads import ReadContext
+from extractor.reach.arguments import CONFIG_SOURCE
 
 if TYPE_CHECKING:
     from extractor.reach import SiteReach
@@ -42,11 +43,13 @@ __all__ = [
     "pending_spec",
     "with_data_flag",
     "with_passed",
+    "with_passed_config",
 ]
 
 PASSED_KEY = "_passed"
 """The partial record's key for the pending spec (dropped before the record is built)."""
 
+_MAX_CONFIG_KEYS = 2
 INTERNAL_CAUSE = "Cause: an internal invariant, not a setting the user controls; reaching it is a bug."
 
 
@@ -156,6 +159,11 @@ def passed_table(
             ):
                 continue
             flags = sites.passed_flags(path, qualname, token)
+            if not flags and not spec.get("data"):
+                # No flag: the callers may fill it from the model's config (``config.n_experts``).
+                flags = tuple(
+                    FlagInfo(k, "", CONFIG_SOURCE) for k in sites.passed_config(path, qualname, token)
+                )
             if flags:
                 out.setdefault(path, {}).setdefault(qualname, {})[token] = [flag_plain(i) for i in flags]
     return out
@@ -233,6 +241,10 @@ def with_passed(
     A value filled from more than one flag (two callers, two flags) names them all, and the fix
     is given for the first."""
     out = dict(partial)
+    config = {t: fs for t, fs in flags.items() if fs and all(f.namespace == CONFIG_SOURCE for f in fs)}
+    if config and len(config) == len([t for t, fs in flags.items() if fs]):
+        return with_passed_config(partial, spec, config)
+    flags = {t: fs for t, fs in flags.items() if t not in config}
     # A value the check needs to be a str is not a list flag's (see ``cause.str_tested``).
     as_str = set(spec.get("str", ()))
     flags = {t: [f for f in fs if not (f.is_list and t in as_str)] for t, fs in flags.items()}
@@ -292,4 +304,62 @@ def with_passed(
     kind = spec.get("kind")
     if isinstance(kind, list) and len(kind) == 3:
         out["errorType"], out["backgroundTag"], out["handlingStrategy"] = (str(k) for k in kind)
+    return out
+
+
+def with_passed_config(
+    partial: Mapping[str, Any], spec: Mapping[str, Any], keys: Mapping[str, Sequence[FlagInfo]]
+) -> dict[str, Any]:
+    """``partial`` with a model cause, when every deciding value of ``spec`` is one the callers
+    fill from the model's config (``NgramEmbedding(n=config.ngram_n)`` checked ``n > 1``)."""
+    out = dict(partial)
+    rows = [r for r in spec.get("c", ()) if r]
+    if (
+        not rows
+        or not all(str(r[0]) in keys for r in rows)
+        or INTERNAL_CAUSE not in str(partial.get("documentation", ""))
+    ):
+        return out
+    tokens = list(dict.fromkeys(str(r[0]) for r in rows))
+    names = list(dict.fromkeys(f.flag for t in tokens for f in keys[t]))
+    if len(names) > _MAX_CONFIG_KEYS:
+        # A helper that many models call with many keys (``divide(heads, tp)``): no one of them
+        # is the checkpoint's to fix, and the run may not see what the other callers pass.
+        return out
+    via = ", ".join(f"`{_name(t)}` from {' or '.join(f'`config.{f.flag}`' for f in keys[t])}" for t in tokens)
+    where = str(spec.get("where", ""))
+    cond = str(spec.get("cond", ""))
+    shown = ", ".join(f"`{n}`" for n in names)
+    out["documentation"] = str(partial["documentation"]).replace(
+        INTERNAL_CAUSE,
+        f"Cause: the model (its checkpoint or config) ({shown}): the callers pass the config's value into `{where}` ({via}).",
+    )
+    out["triggerScenarios"] = (
+        f"Loading a checkpoint whose config gives {shown} a value for which `{cond}` holds in {where} ({via})."
+    )
+    out["commonSituations"] = (
+        f"A checkpoint, or a config.json edited by hand, whose {shown} {where} does not handle."
+    )
+    sols = [f"The message says: {s}" for s in spec.get("advice", ())]
+    sols.append(
+        f"Use a checkpoint whose config.json sets {shown} so that `{cond}` no longer holds "
+        f"(it reaches `{where}` as {', '.join(f'`{_name(t)}`' for t in tokens)}), or correct that entry if it was edited"
+    )
+    kept = [s for s in partial.get("solutions", ()) if not str(s).startswith("This is an internal check")]
+    out["solutions"] = list(dict.fromkeys([*sols, *kept]))[:8]
+    base = (
+        "sglang serve --model-path <model>"
+        if spec.get("mm")
+        else "python -m sglang.launch_server --model-path <model>"
+    )
+    out["exampleFix"] = (
+        f"# before: a checkpoint whose config.json gives {shown} a value {where} rejects\n{base}\n"
+        f"# after: a checkpoint whose config sets {shown} so that the check passes\n"
+        f"{base.replace('<model>', '<other-checkpoint>')}"
+    )
+    out["errorType"], out["backgroundTag"], out["handlingStrategy"] = (
+        "validation",
+        "model-feature-mismatch",
+        "validation",
+    )
     return out

@@ -131,6 +131,10 @@ class SiteReach:
         """The flags the callers fill value ``token`` (``n:param``, ``s:attr``) of ``qualname`` from."""
         return self.passed.of(module_name(path), qualname, token)
 
+    def passed_config(self, path: str, qualname: str, token: str) -> tuple[str, ...]:
+        """The model config keys the callers fill value ``token`` of ``qualname`` from."""
+        return self.passed.config_of(module_name(path), qualname, token)
+
     def runs_when_built(self, path: str, qualname: str) -> bool:
         """Whether method ``qualname`` is a constructor or one calls it on ``self``."""
         return self.passed.runs_when_built(module_name(path), qualname)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -28,6 +29,7 @@ from extractor.reach.guard_atoms import ACCESSOR
 from extractor.reach.target_index import TargetIndex
 
 __all__ = [
+    "CONFIG_SOURCE",
     "PassedFlags",
     "bindable_names",
     "name_binding",
@@ -79,11 +81,43 @@ def _env_read(node: ast.expr) -> str | None:
     return None
 
 
+CONFIG_SOURCE = "config"
+"""The namespace of the :class:`FlagInfo` a value read from the model's config stands for (its
+``flag`` is the config key): :meth:`PassedFlags.of` leaves those out, and
+:meth:`PassedFlags.config_of` gives their keys."""
+
+# The names a model's config object goes by: ``config``, ``hf_config``, ``text_config`` and the
+# like, on their own or as an attribute (``self.config``, ``model_config.hf_config``). sglang's
+# own ``model_config`` mixes launch flags in, so it is not one.
+_CONFIG_NAME_RE = re.compile(r"^(?:hf_|hf_text_|text_|vision_|audio_|llm_|language_|draft_)?config$")
+
+
+def _config_read(node: ast.expr) -> str | None:
+    """The key of ``config.key`` or ``getattr(config, "key", ...)`` on a model config object."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr":
+        if (
+            len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+        ):
+            node = ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Load())
+        else:
+            return None
+    if not isinstance(node, ast.Attribute) or not node.attr.isidentifier() or node.attr.startswith("_"):
+        return None
+    recv = node.value
+    name = recv.id if isinstance(recv, ast.Name) else recv.attr if isinstance(recv, ast.Attribute) else ""
+    return node.attr if _CONFIG_NAME_RE.match(name) else None
+
+
 def value_source(node: ast.expr) -> tuple[str, str] | None:
     """What ``node`` carries, when it may be a flag's value unchanged."""
     env = _env_read(node)
     if env is not None:
         return ("e", env)
+    key = _config_read(node)
+    if key is not None:
+        return ("c", key)
     group = group_of(node) if isinstance(node, ast.Call | ast.Attribute) else None
     if group is not None:
         return ("w", group)
@@ -196,7 +230,20 @@ class PassedFlags:
         kind, _, name = token.partition(":")
         if kind not in ("n", "s") or not name:
             return ()
-        return tuple(i for i in self._source(module, qualname, kind, name, 0) if i.namespace != ENV_SOURCE)
+        return tuple(
+            i
+            for i in self._source(module, qualname, kind, name, 0)
+            if i.namespace not in (ENV_SOURCE, CONFIG_SOURCE)
+        )
+
+    def config_of(self, module: str, qualname: str, token: str) -> tuple[str, ...]:
+        """The model config keys behind ``token`` (as :meth:`of` has it)."""
+        kind, _, name = token.partition(":")
+        if kind not in ("n", "s") or not name:
+            return ()
+        return tuple(
+            i.flag for i in self._source(module, qualname, kind, name, 0) if i.namespace == CONFIG_SOURCE
+        )
 
     def env_of(self, module: str, qualname: str, token: str) -> tuple[str, ...]:
         """The environment variables behind ``token`` (as :meth:`of` has it), when no flag is."""
@@ -216,6 +263,8 @@ class PassedFlags:
             return (info,) if info is not None else ()
         if kind == "e":
             return (FlagInfo(name, "", ENV_SOURCE),)
+        if kind == "c":
+            return (FlagInfo(name, "", CONFIG_SOURCE),)
         if kind == "w":
             info = flag_for_group(name, self.knowledge.flags_for(f.path))
             return (dataclasses.replace(info, via_group=True),) if info is not None else ()
