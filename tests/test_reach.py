@@ -2258,6 +2258,14 @@ def test_a_variable_on_by_default_is_turned_off_not_unset(
     # A variable off by default is still left by unsetting it.
     slow = records["slow gate needs a positive width"]
     assert any(s.endswith("unset `SGLANG_SLOW_GATE`") for s in slow.solutions)
+    # The slow gate is built only past the fused one's early return: with that variable turned off.
+    assert "only with `SGLANG_FUSED_GATE=0` and `SGLANG_SLOW_GATE` set" in slow.documentation
+    assert any(
+        s
+        == "This code runs only with `SGLANG_FUSED_GATE=0` (it is on by default): if you can do without it, "
+        "unset `SGLANG_FUSED_GATE`"
+        for s in slow.solutions
+    )
 
 
 def test_the_per_phase_flags_the_server_args_declare_with_the_same_choices_are_found(
@@ -2603,9 +2611,10 @@ def test_a_variable_the_launch_code_turns_on_itself_is_not_left_by_unsetting_alo
     repo, shas = make_repo(tmp_path / "repo", [files])
     records = {r.errorMessage: r for r in _run(repo, shas[0], tmp_path / "cache").records}
     slow = records["slow gate needs a positive width"]
-    assert "only with `SGLANG_SLOW_GATE` set (by you, or by sglang itself for some models or hardware)" in (
-        slow.documentation
-    )
+    assert (
+        "only with `SGLANG_FUSED_GATE=0` and `SGLANG_SLOW_GATE` set (by you, or by sglang itself for some "
+        "models or hardware)"
+    ) in slow.documentation
     assert any(
         s.endswith(
             "unset `SGLANG_SLOW_GATE` (where sglang sets it itself, for some models or hardware, that is not enough)"

@@ -348,6 +348,11 @@ def _workarounds(
                 f"This code runs only with `{name}` set: if you can do without it, unset `{name}` "
                 "(where sglang sets it itself, for some models or hardware, that is not enough)"
             )
+        elif kind == "env" and name.startswith("SGLANG") and values == ("0",):
+            out.append(
+                f"This code runs only with `{name}=0` (it is on by default): if you can do without it, "
+                f"unset `{name}`"
+            )
         elif kind == "env" and name.startswith("SGLANG") and values:
             out.append(
                 f"This code runs only with `{name}={' / '.join(values)}`: if you can do without it, "
@@ -914,7 +919,7 @@ def _env_defaults(reach: Reach, on: AbstractSet[str], launched: AbstractSet[str]
     return tuple(
         frozenset(
             ("env", s[1], _ON_BY_DEFAULT)
-            if s[0] == "env" and s[1] in on
+            if s[0] == "env" and s[1] in on and not s[2]
             else ("env", s[1], _LAUNCHED)
             if s[0] == "env" and s[1] in launched and not s[2]
             else s

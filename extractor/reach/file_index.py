@@ -597,7 +597,11 @@ class _Builder:
                 self._type_checking += checking
                 self._block(stmt.body, qual, prefix, owner, guards + here, catches, local, aliases)
                 self._type_checking -= checking
-                self._block(stmt.orelse, qual, prefix, owner, guards, catches, local, aliases)
+                # An ``else`` runs where the test failed: what that surely means (a variable turned
+                # off, a flag left unset) holds there, as it does after an early return.
+                failed = [self._atom(a) for a in self.guards.negated_atoms(stmt.test, local, aliases)]
+                otherwise = guards + [i for i in failed if i not in guards]
+                self._block(stmt.orelse, qual, prefix, owner, otherwise, catches, local, aliases)
                 if not stmt.orelse and stmt.body and isinstance(stmt.body[-1], ast.Return | ast.Raise):
                     # ``if not args.enable_x: return``: what follows runs only when the test failed.
                     failed = [self._atom(a) for a in self.guards.negated_atoms(stmt.test, local, aliases)]

@@ -182,6 +182,10 @@ class GuardReader:
                 # environment read (``not envs.SGLANG_X.get()``) failing means the variable is on.
                 return [a for a in self.atoms_of(operand, local, aliases) if a[0] == "e"]
             return self.atoms_of(operand, local, aliases)
+        env = self.env(node)
+        if env is not None:
+            # ``if envs.SGLANG_X.get(): ... else: <here>``: the variable turned off.
+            return [("e", env, "0")]
         if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
             return []
         op, right = node.ops[0], node.comparators[0]

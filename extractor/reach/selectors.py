@@ -114,6 +114,8 @@ def atom_selector(atom: Atom, flags: Mapping[str, FlagInfo], knowledge: Knowledg
             return None
         wanted = tuple(atom[2:])
         env = knowledge.env_of(name)
+        if wanted == ("0",) and (env is None or not env.on_by_default):
+            return None  # off is how it starts (or its default is not known): nothing to turn off
         if wanted and env is not None and env.default.strip().strip("'\"") in wanted:
             return None  # the value it holds unless told otherwise: no choice narrows the path
         return ("env", name, wanted)
