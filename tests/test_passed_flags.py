@@ -23,6 +23,7 @@ PLACES = {
     "controller.py": "python/sglang/srt/offload/controller.py",
     "cache.py": "python/sglang/srt/offload/cache.py",
     "grid_mixer.py": "python/sglang/srt/layers/grid_mixer.py",
+    "io_bench.py": "python/sglang/srt/offload/io_bench.py",
     "grid_model.py": "python/sglang/srt/models/grid_model.py",
 }
 FIELDS = ("errorType", "documentation", "triggerScenarios", "solutions", "exampleFix")
@@ -90,3 +91,13 @@ def test_a_value_the_callers_take_from_the_model_config_is_the_checkpoints(
     assert "--model-path <other-checkpoint>" in str(window["exampleFix"])
     # Three config keys reach the shared helper: it stays an internal check.
     assert "Cause: an internal invariant" in str(rows[("grid_mixer.py", 12)]["documentation"])
+
+
+def test_a_scripts_own_flag_is_not_the_launch_flag_of_the_same_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = {(r["file"], r["line"]): r for r in _rows(tmp_path, monkeypatch)}
+    # ``args.offload_io`` there is the script's own ``--offload-io``, not the server's.
+    picked = rows[("io_bench.py", 8)]
+    assert "python -m sglang.launch_server" not in str(picked["exampleFix"])
+    assert "the callers pass its value" not in str(picked["documentation"])

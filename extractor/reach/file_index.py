@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from extractor.analysis.walk import called_name
+from extractor.prose.knowledge import is_knowledge_path
 from extractor.reach.agreement import agreed_attribute
 from extractor.reach.arguments import (
     bindable_names,
@@ -307,6 +308,18 @@ class _Builder:
             else d
             for d in self.facts.defs
         ]
+        if "ArgumentParser" in self.facts.calls and not is_knowledge_path(self.facts.path):
+            self._own_parser()
+
+    def _own_parser(self) -> None:
+        """A script that parses its own command line: its ``args.dtype`` is its own ``--dtype``,
+        no launch flag, so no value read from it is passed on as one."""
+        for calls in self.facts.calls.values():
+            for i, call in enumerate(calls):
+                if any(a[1] == "f" for a in call.args):
+                    calls[i] = call._replace(args=[a for a in call.args if a[1] != "f"])
+        self.facts.attrs = [a for a in self.facts.attrs if len(a) != 4 or a[2] != "f"]
+        self.facts.binds = [b for b in self.facts.binds if b[2] != "f"]
 
     def _imported(self, expr: str) -> str:
         """A type expression with the file's imports applied to each alternative's head."""
