@@ -7,11 +7,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from extractor.analysis.analyse import analyse
 from extractor.analysis.facts import Site
 from extractor.analysis.parse import ParsedFile, parse_source
+from extractor.api import ExtractOptions, extract
 from extractor.prose.enrich import Prose, enrich
 from extractor.prose.knowledge import build_knowledge, module_constants
+from tests.gitrepos import make_repo
 
 FIXTURES = Path(__file__).parent / "fixtures" / "user_causes"
 INTERNAL = "Cause: an internal invariant"
@@ -365,3 +369,39 @@ def test_a_message_that_states_what_the_path_supports_is_a_case_left_out_not_a_b
     assert sparse.backgroundTag != "missing-dependency" and "pip install" not in sparse.exampleFix
     mismatch = got["row counts differ between the two halves"]
     assert mismatch.errorType == "internal-invariant" and mismatch.backgroundTag == "internal-invariant"
+
+
+def test_an_imported_hint_the_message_prints_is_read_as_the_messages_advice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
+    files = {
+        "python/sglang/srt/server_args.py": (FIXTURES / "server_args.py").read_bytes(),
+        "python/sglang/srt/runner/__init__.py": b"",
+        "python/sglang/srt/runner/hints.py": (
+            b'CAPTURE_HINT = (\n    "Possible solutions:\\n"\n'
+            b'    "1. set --page-size to a smaller value (e.g., 16)\\n"\n'
+            b'    "2. use --tp-size=2 to split the model. (Slower)\\n"\n)\n'
+        ),
+        "python/sglang/srt/runner/capture.py": (
+            b"from sglang.srt.runner.hints import CAPTURE_HINT\n\n\n"
+            b"def capture(graph):\n    try:\n        graph.replay()\n    except RuntimeError as e:\n"
+            b'        raise Exception(f"Capture failed: {e}\\n{CAPTURE_HINT}")\n'
+        ),
+    }
+    repo, shas = make_repo(tmp_path / "repo", [files])
+    result = extract(
+        ExtractOptions.build(source=str(repo), sha=shas[0], jobs=1, cache_dir=tmp_path / "cache")
+    )
+    (record,) = [r for r in result.records if r.filePath.endswith("capture.py")]
+    # The template keeps the name; the advice is read from the text the user sees.
+    assert record.errorMessage == "Capture failed: {e}\n{CAPTURE_HINT}"
+    assert "The message itself suggests changing `--page-size`, `--tp-size`" in record.documentation
+    assert record.solutions[:2] == [
+        "The message says: set --page-size to a smaller value (e.g., 16).",
+        "The message says: use --tp-size=2 to split the model.",
+    ]
+    assert any(
+        s.startswith('Fix the error this one hands on: its text follows "Capture failed:"')
+        for s in record.solutions
+    )

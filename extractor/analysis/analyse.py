@@ -15,7 +15,7 @@ from typing import Any
 from extractor.analysis.conditions import count_sites, guard_of
 from extractor.analysis.context import window_of
 from extractor.analysis.docstrings import CallIndex, class_doc, function_doc, parameters
-from extractor.analysis.facts import Placeholder, Raised, Site
+from extractor.analysis.facts import Message, Placeholder, Raised, Site
 from extractor.analysis.handling import site_handling
 from extractor.analysis.http_status import error_response
 from extractor.analysis.messages.expressions import MessageContext, expr_parts
@@ -110,7 +110,21 @@ def site_of(resolver: Resolver, raw: RawSite, calls: CallIndex | None = None) ->
         class_doc=class_doc(raw.class_node),
         params=parameters(raw.scope, raw.class_node, calls),
         passes_on=_passed_on(raw),
+        message_constants=_imported_texts(resolver, raised.message),
     )
+
+
+def _imported_texts(resolver: Resolver, message: Message | None) -> tuple[tuple[str, str], ...]:
+    """The imported string constants a message prints whole (``{CAPTURE_HINT}``)."""
+    if message is None or resolver.modules is None:
+        return ()
+    out: list[tuple[str, str]] = []
+    for part in message.parts:
+        if isinstance(part, Placeholder) and part.source.isidentifier() and part.source.isupper():
+            text = resolver.imported_text(part.source)
+            if text is not None and "{" not in text:
+                out.append((part.source, text))
+    return tuple(dict.fromkeys(out))
 
 
 def _passed_on(raw: RawSite) -> str | None:

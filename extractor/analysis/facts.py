@@ -189,6 +189,9 @@ class Site:
     """The first paragraph of the docstring of the site's class."""
     params: tuple[Param, ...] = ()
     """The parameters of the site's function (see :func:`extractor.analysis.docstrings.parameters`)."""
+    message_constants: tuple[tuple[str, str], ...] = ()
+    """String constants the message prints that another module of the target defines, as
+    ``(name, text)``: the template keeps ``{NAME}``, but the user reads the text (advice included)."""
     passes_on: str | None = None
     """The name an enclosing ``except ... as name`` binds, when the raise hands that caught error on
     (in its message, or as ``raise ... from name``): the error to fix is then the caught one."""

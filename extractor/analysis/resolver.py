@@ -253,6 +253,22 @@ class Resolver:
         module = self.modules.resolver_for(module_paths(self.parsed.path, imported.module, imported.level))
         return module.definition(imported.name, hops + 1) if module is not None else None
 
+    def imported_text(self, name: str, hops: int = 0) -> str | None:
+        """The string constant ``name`` holds when the module imports it from another module of
+        the target (``from .utils import CAPTURE_HINT``), followed through re-exports."""
+        if self.modules is None or hops > _MAX_HOPS:
+            return None
+        imported = self.imports.get(name)
+        if imported is None or imported.name is None:
+            return None
+        module = self.modules.resolver_for(module_paths(self.parsed.path, imported.module, imported.level))
+        if module is None:
+            return None
+        value = module.index.constants.get(imported.name)
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            return value.value
+        return module.imported_text(imported.name, hops + 1) if value is None else None
+
     def definition(self, name: str, hops: int) -> tuple[Resolver, ast.ClassDef | FunctionNode] | None:
         """The module-level class or function ``name`` of this module, or the one it imports."""
         node: ast.ClassDef | FunctionNode | None = self.index.classes.get(name) or self.index.functions.get(

@@ -118,7 +118,13 @@ MESSAGE_SCAN = 4000
 
 
 def message_text(site: Site) -> str:
-    return site.message.template[:MESSAGE_SCAN] if site.message is not None else ""
+    if site.message is None:
+        return ""
+    text = site.message.template
+    for name, value in site.message_constants:
+        # What the user reads: an imported hint (``{CAPTURE_HINT}``) printed in full.
+        text = text.replace("{" + name + "}", value)
+    return text[:MESSAGE_SCAN]
 
 
 def message_flags(site: Site) -> list[str]:

@@ -216,7 +216,8 @@ def _enrich(
             cause = Cause("flag", (flag,), "argv-flag")
         elif cause.kind == "internal" and (md := model_dtype(site, roles.deciding, ctx.flags)) is not None:
             cause = Cause("flag", (md.flag.flag,), "model-dtype")
-    if cause.kind == "internal" and site.passes_on is not None:
+    # Flags a handed-on message names are its advice for the error underneath, not what this raise tests.
+    if (cause.kind == "internal" or cause.rule == "message-flag") and site.passes_on is not None:
         cause = passed_on_cause(site, ctx) or cause
     kind = classify(site, cause)
     tags = site_tags(site, views, total, kind)

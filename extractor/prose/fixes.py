@@ -318,9 +318,10 @@ def flip_words(c: Constraint) -> str:
 
 def advice_sentences(message: str) -> list[str]:
     """Sentences of the message that tell the user what to do ("try reducing --x")."""
-    text = " ".join(message.split())
     out = []
-    for sentence in re.split(r"(?<=[.!?;])\s+|\n", text):
+    # A line is a sentence of its own, and so is each item of a numbered list ("1. set --x").
+    items = (" ".join(p.split()) for p in _LIST_ITEM_RE.split(message))
+    for sentence in (x for item in items for x in re.split(r"(?<=[.!?;])\s+", item)):
         s = sentence.strip()
         if len(s) < 8 or ("{" in s and "}" in s and s.count("{") > 2):
             continue
@@ -331,7 +332,10 @@ def advice_sentences(message: str) -> list[str]:
         )
         if imperative or ("--" in s and _ADVICE_RE.search(s)):
             out.append(s.rstrip(".") + ".")
-    return out[:2]
+    return out[:3]
+
+
+_LIST_ITEM_RE = re.compile(r"\n\s*(?:\d{1,2}[.)]\s+)?|^\s*\d{1,2}[.)]\s+")
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from extractor.analysis.facts import Placeholder, Site
-from extractor.prose.cause import Cause
+from extractor.prose.cause import Cause, message_flags
 from extractor.prose.reads import ReadContext, flag_of_node
 
 __all__ = [
@@ -89,6 +89,8 @@ class PassedOn:
     lead: str
     in_message: bool
     flags: tuple[str, ...]
+    suggested: tuple[str, ...] = ()
+    """Flags the message's own text names (its advice: "set --mem-fraction-static lower")."""
 
 
 def passed_on_of(site: Site, ctx: ReadContext | None = None) -> PassedOn | None:
@@ -130,17 +132,20 @@ def passed_on_from(site: Site, cause: Cause) -> PassedOn | None:
     passed = passed_on_of(site)
     if passed is None or cause.rule != PASSED_ON_RULE:
         return None
-    flags = tuple(n for n in cause.names if n.startswith("--"))
-    return PassedOn(passed.category, passed.types, passed.lead, passed.in_message, flags)
+    named = set(message_flags(site))
+    flags = tuple(n for n in cause.names if n.startswith("--") and n not in named)
+    suggested = tuple(n for n in cause.names if n in named)
+    return PassedOn(passed.category, passed.types, passed.lead, passed.in_message, flags, suggested)
 
 
 def passed_on_cause(site: Site, ctx: ReadContext) -> Cause | None:
     """``passed-on`` with the category word first, then the flags the message prints (an address,
-    a path), then the caught classes."""
+    a path), then the flags its text names, then the caught classes."""
     passed = passed_on_of(site, ctx)
     if passed is None:
         return None
-    return Cause("passed-on", (passed.category, *passed.flags, *passed.types), PASSED_ON_RULE)
+    named = tuple(f for f in message_flags(site) if f not in passed.flags)
+    return Cause("passed-on", (passed.category, *passed.flags, *named, *passed.types), PASSED_ON_RULE)
 
 
 _CATEGORY_WORDS = {
@@ -164,10 +169,13 @@ def _shown(passed: PassedOn) -> str:
 
 
 def cause_sentence(passed: PassedOn) -> str:
-    return (
+    said = (
         f"Cause: the {_types(passed)} that the `try` block above raised, which this raise hands on "
         f"({_shown(passed)}): {_CATEGORY_WORDS[passed.category]}. That error, not this check, says what to fix."
     )
+    if passed.suggested:
+        said += f" The message itself suggests changing {', '.join(f'`{f}`' for f in passed.suggested)}."
+    return said
 
 
 def trigger(passed: PassedOn, where: str, error_class: str) -> str:
