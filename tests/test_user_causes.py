@@ -389,10 +389,18 @@ def test_an_imported_hint_the_message_prints_is_read_as_the_messages_advice(
             b'        raise Exception(f"Capture failed: {e}\\n{CAPTURE_HINT}")\n'
         ),
     }
-    repo, shas = make_repo(tmp_path / "repo", [files])
+    # A second commit changes the hint alone: the raising file's cached result must not be reused.
+    changed = {
+        **files,
+        "python/sglang/srt/runner/hints.py": b'CAPTURE_HINT = "1. use --pp-size=2 instead.\\n"\n',
+    }
+    repo, shas = make_repo(tmp_path / "repo", [files, changed])
     result = extract(
         ExtractOptions.build(source=str(repo), sha=shas[0], jobs=1, cache_dir=tmp_path / "cache")
     )
+    later = extract(ExtractOptions.build(source=str(repo), sha=shas[1], jobs=1, cache_dir=tmp_path / "cache"))
+    (after,) = [r for r in later.records if r.filePath.endswith("capture.py")]
+    assert after.solutions[0] == "The message says: use --pp-size=2 instead."
     (record,) = [r for r in result.records if r.filePath.endswith("capture.py")]
     # The template keeps the name; the advice is read from the text the user sees.
     assert record.errorMessage == "Capture failed: {e}\n{CAPTURE_HINT}"
