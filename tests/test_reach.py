@@ -722,6 +722,41 @@ def test_a_base_method_is_reached_only_through_the_subclasses_that_do_not_overri
     assert reach.of(path, "BaseConfig.scale") == ()
 
 
+def test_a_base_constructor_is_reached_only_through_the_subclasses_that_run_it() -> None:
+    files = {
+        ARGS: SERVER_ARGS,
+        "python/sglang/srt/layers/quantization/__init__.py": textwrap.dedent(
+            """\
+            class BaseConfig:
+                def __init__(self, bits):
+                    if bits not in (4, 8):
+                        raise ValueError("bits must be 4 or 8")
+
+
+            class Fp8Config(BaseConfig):
+                def __init__(self):
+                    self.bits = 8  # a constructor of its own, never the base's
+
+
+            class Int4Config(BaseConfig):
+                def __init__(self):
+                    super().__init__(4)
+
+
+            class W8Config(BaseConfig):
+                pass
+
+
+            QUANTIZATION_METHODS = {"fp8": Fp8Config, "int4": Int4Config, "w8": W8Config}
+            """
+        ),
+    }
+    reach = _site_reach(files)
+    path = "python/sglang/srt/layers/quantization/__init__.py"
+    # fp8 builds its own; int4 runs the base's through ``super()``; w8 keeps the base's.
+    assert reach.of(path, "BaseConfig.__init__") == (frozenset({("flag", "--quantization", ("int4", "w8"))}),)
+
+
 def test_a_method_the_base_dispatches_to_under_a_platform_gate_runs_only_on_that_platform() -> None:
     files = {
         ARGS: SERVER_ARGS,

@@ -600,7 +600,9 @@ class ReachFinder:
         name = node.rpartition(".")[2]
         # The class of a method is no further caller; a subclass that overrides the method runs
         # its own (its ``super()`` call, if any, is one of ``calls``).
-        cls = self.reach(owner, depth) if name in _CONSTRUCTORS else self._class_ways_for(owner, name, depth)
+        # A subclass with a constructor of its own runs that one: its ways in reach the base's
+        # only through its ``super().__init__()`` call (one of ``calls``), as for any method.
+        cls = self._class_ways_for(owner, name, depth)
         if cls is not None and self._only_from_its_family(node, owner):
             # A public method called only from the classes it derives from or that derive from it is
             # called from outside too, through receivers we cannot read: its class's ways in hold.
@@ -612,8 +614,7 @@ class ReachFinder:
                 return list(_simplify([c | g for c in cls for g in gates]))
             return list(cls)
         if cls is not None and name in _CONSTRUCTORS:
-            # Building the class runs its constructor: every way the class is built is one in (the
-            # ``super().__init__()`` of a subclass is one of those ways already).
+            # Building the class (or a subclass that keeps its constructor) runs it.
             return [*cls, *(calls or [])]
         if calls is None and not self._named_anywhere(name) and self._others_named(owner, name):
             # No call, reference or lookup of this name anywhere in the target, while its class's
