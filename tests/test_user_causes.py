@@ -364,6 +364,15 @@ def test_a_message_that_states_what_the_path_supports_is_a_case_left_out_not_a_b
     ):
         assert got[message].errorType == "not-implemented", message
         assert got[message].backgroundTag == "not-implemented", message
+    ragged = got["ragged layouts can only be used with the paged kernel"]
+    assert "Cause: a case this code does not support, as its message says, not a broken state" in (
+        ragged.documentation
+    )
+    assert INTERNAL not in ragged.documentation
+    assert ragged.triggerScenarios.startswith("A call of pick_kernel with a case it does not support")
+    assert (
+        "avoid that case" in ragged.solutions[0] and "meets a case it does not support" in ragged.exampleFix
+    )
     # An ImportError the code chose for a case it leaves out: no package installs it.
     sparse = got["2:4 sparse checkpoints are not supported now"]
     assert sparse.backgroundTag != "missing-dependency" and "pip install" not in sparse.exampleFix

@@ -17,7 +17,7 @@ from typing import NamedTuple
 from extractor.analysis.conditions import split_and
 from extractor.analysis.facts import Site
 from extractor.prose import passed_on
-from extractor.prose.cause import CHECKPOINT_THING_RE, Cause, Roles, message_text
+from extractor.prose.cause import CHECKPOINT_THING_RE, LIMIT_RE, Cause, Roles, message_text
 from extractor.prose.combinations import combination_of, told_setting, told_unset
 from extractor.prose.commands import call_of, code_fix, launcher
 from extractor.prose.constraints import AtomView, Constraint, literal, simplify, unparse
@@ -43,7 +43,27 @@ from extractor.prose.origins import accepted_types, config_key_of, data_param
 from extractor.prose.platforms import alternatives
 from extractor.prose.why import situations as situations_of
 
-__all__ = ["INTERNAL_CHECK", "Advice", "advise", "condition_code", "handled_values"]
+__all__ = [
+    "INTERNAL_CHECK",
+    "LIMIT_CAUSE",
+    "Advice",
+    "advise",
+    "condition_code",
+    "handled_values",
+    "is_limit",
+]
+
+LIMIT_CAUSE = (
+    "Cause: a case this code does not support, as its message says, not a broken state; nothing found "
+    "here shows which setting leads to it."
+)
+"""The cause of an internal check whose message states what the path supports (:data:`LIMIT_RE`)."""
+
+
+def is_limit(site: Site) -> bool:
+    """Whether the message states what the path supports ("only supports", "is not supported")."""
+    return site.message is not None and bool(LIMIT_RE.search(site.message.template[:400]))
+
 
 INTERNAL_CHECK = "This is an internal check of "
 """How the bug-report solution of an internal cause starts."""
@@ -610,6 +630,20 @@ def advise(
             if "memory" in cause.names
             else ""
         )
+    elif is_limit(site):
+        sols.append(
+            f"{INTERNAL_CHECK}{where} for a case it does not support, as its message says: avoid that case "
+            "(another backend, model or input where the message names one). If nothing you chose leads "
+            "here, report it to sglang with the full message and traceback, the launch command, the model "
+            "and the output of `python3 -m sglang.check_env`"
+        )
+        sols.extend(workaround)
+        sols.extend(selectors)
+        fix = (
+            f"# before: {call_of(site)} meets a case it does not support\n"
+            "# after: avoid the case its message names; if nothing you chose leads there, collect what a "
+            "report needs\npython3 -m sglang.check_env"
+        )
     else:
         sols.append(
             f"{INTERNAL_CHECK}{where}: nothing in the launch command, environment or request is "
@@ -814,6 +848,8 @@ def _cause_sentence(cause: Cause, site: Site) -> str:
             "the check fails only when a caller hands over a tensor kept on another device (such as "
             "the CPU); reaching it is a bug, not a matter of the machine."
         )
+    if cause.kind == "internal" and is_limit(site):
+        return LIMIT_CAUSE
     if cause.kind == "internal":
         return "Cause: an internal invariant, not a setting the user controls; reaching it is a bug."
     passed = passed_on.passed_on_from(site, cause)
@@ -879,6 +915,8 @@ def _trigger(site: Site, roles: Roles, cause: Cause, fixed: list[list[Setting]],
         return f"{where} runs out of {', '.join(cause.names)}."
     if cause.rule == DEVICE_RULE:
         return f"A caller hands {where} a tensor kept on another device than the one its path runs on, so `{cond}` holds; it should not happen with any launch setting."
+    if cause.kind == "internal" and is_limit(site):
+        return f"A call of {where} with a case it does not support ({f'`{cond}`' if cond else 'as its message says'})."
     if not cond:
         return (
             f"Any call that reaches {where} on this path raises; it marks a state the code does not expect."

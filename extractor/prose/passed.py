@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from extractor.analysis.facts import Site
-from extractor.prose.advice import condition_code
+from extractor.prose.advice import LIMIT_CAUSE, condition_code
 from extractor.prose.cause import Cause, Roles, str_tested
 from extractor.prose.classify import classify
 from extractor.prose.constraints import Constraint, passed_constraints
@@ -39,6 +39,7 @@ __all__ = [
     "data_spec",
     "flag_from_plain",
     "flag_plain",
+    "internal_sentence",
     "passed_table",
     "pending_spec",
     "with_data_flag",
@@ -51,6 +52,13 @@ PASSED_KEY = "_passed"
 
 _MAX_CONFIG_KEYS = 2
 INTERNAL_CAUSE = "Cause: an internal invariant, not a setting the user controls; reaching it is a bug."
+
+
+def internal_sentence(documentation: object) -> str | None:
+    """The sentence that says a worker's record is an internal check (a broken state, or a case
+    the path does not support), when ``documentation`` holds one: what a run-level rewrite replaces."""
+    text = str(documentation or "")
+    return next((c for c in (INTERNAL_CAUSE, LIMIT_CAUSE) if c in text), None)
 
 
 def pending_spec(site: Site, roles: Roles, ctx: ReadContext, cause: Cause) -> dict[str, Any] | None:
@@ -252,7 +260,8 @@ def with_passed(
     # Every deciding atom is a test of a value the callers fill from a flag.
     whole = bool(spec.get("whole")) and all(str(r[0]) in resolved for r in spec.get("c", ()) if r)
     deciding = [c for c in _as_flags(spec.get("c", ()), resolved) if _size_says(c, whole)]
-    if not deciding or INTERNAL_CAUSE not in str(partial.get("documentation", "")):
+    said = internal_sentence(partial.get("documentation"))
+    if not deciding or said is None:
         return out
     survivors = _as_flags(spec.get("v", ()), resolved)
     # In the order the check reads them: the table's own order depends on where it came from.
@@ -263,7 +272,7 @@ def with_passed(
     cond = str(spec.get("cond", ""))
     shown = ", ".join(f"`{n}`" for n in names)
     cause = f"Cause: a launch flag ({shown}): the callers pass its value into `{where}` ({via})."
-    out["documentation"] = str(partial["documentation"]).replace(INTERNAL_CAUSE, cause)
+    out["documentation"] = str(partial["documentation"]).replace(said, cause)
     failing = " ".join(failing_launch(deciding))
     out["triggerScenarios"] = (
         f"Launching with `{failing}` makes {where} raise it (the check is `{cond}`; {via})."
@@ -314,11 +323,8 @@ def with_passed_config(
     fill from the model's config (``NgramEmbedding(n=config.ngram_n)`` checked ``n > 1``)."""
     out = dict(partial)
     rows = [r for r in spec.get("c", ()) if r]
-    if (
-        not rows
-        or not all(str(r[0]) in keys for r in rows)
-        or INTERNAL_CAUSE not in str(partial.get("documentation", ""))
-    ):
+    said = internal_sentence(partial.get("documentation"))
+    if not rows or not all(str(r[0]) in keys for r in rows) or said is None:
         return out
     tokens = list(dict.fromkeys(str(r[0]) for r in rows))
     names = list(dict.fromkeys(f.flag for t in tokens for f in keys[t]))
@@ -331,7 +337,7 @@ def with_passed_config(
     cond = str(spec.get("cond", ""))
     shown = ", ".join(f"`{n}`" for n in names)
     out["documentation"] = str(partial["documentation"]).replace(
-        INTERNAL_CAUSE,
+        said,
         f"Cause: the model (its checkpoint or config) ({shown}): the callers pass the config's value into `{where}` ({via}).",
     )
     out["triggerScenarios"] = (

@@ -14,7 +14,7 @@ from typing import Any
 
 from extractor.prose.advice import INTERNAL_CHECK
 from extractor.prose.commands import launcher_of_path
-from extractor.prose.passed import INTERNAL_CAUSE
+from extractor.prose.passed import internal_sentence
 
 __all__ = ["with_unsupported"]
 
@@ -33,9 +33,8 @@ def with_unsupported(
     ``agreed``: the checkpoint decides the flag's value (:mod:`extractor.reach.agreement`), so the
     way out is a checkpoint made with another value, not another value on the command line."""
     out = dict(partial)
-    if partial.get("errorType") != "not-implemented" or INTERNAL_CAUSE not in str(
-        partial.get("documentation")
-    ):
+    said = internal_sentence(partial.get("documentation"))
+    if partial.get("errorType") != "not-implemented" or said is None:
         return out
     if not partial.get("errorMessage"):
         # A bare ``raise NotImplementedError`` is a base class's stub: a subclass that lacks the
@@ -59,7 +58,7 @@ def with_unsupported(
             f"another {what} avoids it."
         )
         fix = f"# before\n{base} {flag} {values[0]}\n# after\n{base} {flag} {other}"
-    out["documentation"] = str(partial["documentation"]).replace(INTERNAL_CAUSE, cause)
+    out["documentation"] = str(partial["documentation"]).replace(said, cause)
     # The bug report the internal wording asked for is now a feature request, and comes last.
     with_what = f"the {what} `{chosen}`" if agreed else f"`{flag} {chosen}`"
     ask = (
