@@ -422,3 +422,13 @@ def test_an_imported_hint_the_message_prints_is_read_as_the_messages_advice(
         s.startswith('Fix the error this one hands on: its text follows "Capture failed:"')
         for s in record.solutions
     )
+
+
+def test_a_compiled_part_that_asks_for_a_driver_sends_the_user_to_the_driver_first() -> None:
+    got = _prose("optional_imports.py", "sgl-kernel/python/sgl_kernel/green.py")
+    green = got["green_streams"]
+    assert green.triggerScenarios.startswith("Running green_streams where the compiled part of sgl-kernel")
+    assert green.solutions[0].startswith(
+        "Check the NVIDIA driver first: the message asks for one that supports CUDA 12.4 or newer"
+    )
+    assert "pip install --force-reinstall sgl-kernel" in green.solutions[1]

@@ -67,6 +67,9 @@ def is_limit(site: Site) -> bool:
 
 INTERNAL_CHECK = "This is an internal check of "
 """How the bug-report solution of an internal cause starts."""
+_DRIVER_RE = re.compile(
+    r"\b(?:CUDA )?driver\s*(?:version\s*)?(?:>=|≥|of at least|at least)\s*v?(\d+(?:\.\d+)*)", re.I
+)
 _UPGRADE_RE = re.compile(r"\b(upgrade|update|newer|too old|outdated)\b", re.I)
 
 
@@ -567,6 +570,18 @@ def advise(
                 f"(sglang's package metadata does not declare it, so `pip install {name}` may fetch "
                 "an unrelated project: install it from its own project's instructions), then restart"
             )
+        driver = _DRIVER_RE.search(msg)
+        if driver is not None:
+            # A driver is no package: no reinstall brings a newer one.
+            wanted = driver.group(1)
+            # ``12.4`` is a CUDA version the driver must support; ``535`` the driver's own version.
+            what = f"supports CUDA {wanted}" if "." in wanted else f"is version {wanted}"
+            sols.insert(
+                0,
+                f"Check the NVIDIA driver first: the message asks for one that {what} or newer "
+                "(`nvidia-smi` prints both); update the driver, or use a build of the package made for "
+                "the CUDA version you have",
+            )
         sols[:0] = advice
         base = launcher(site, knowledge)
         after = (
@@ -896,6 +911,12 @@ def _trigger(site: Site, roles: Roles, cause: Cause, fixed: list[list[Setting]],
         return f"Loading a model for which `{cond}` holds in {where} (it reads {reads})."
     if cause.kind == "hardware":
         return f"Running on a platform without {', '.join(cause.names)} support, so `{cond or 'the device check'}` holds in {where}."
+    if cause.kind == "dependency" and cause.rule == "own-extension":
+        pk = ", ".join(cause.names)
+        return (
+            f"Running {where} where the compiled part of {pk} does not load (built for another CUDA, "
+            "driver or platform, or installed incompletely)."
+        )
     if cause.kind == "dependency":
         pk = ", ".join(cause.names) or "a package it imports"
         return f"Running {where} in an environment without {pk} (or with a version it does not accept)."
