@@ -84,9 +84,15 @@ def test_a_value_the_callers_take_from_the_model_config_is_the_checkpoints(
     rows = {(r["file"], r["line"]): r for r in _rows(tmp_path, monkeypatch)}
     # The layer is in one file, the model that hands it its config's value in another.
     window = rows[("grid_mixer.py", 6)]
-    assert "Cause: the model (its checkpoint or config) (`mixer_window`)" in str(window["documentation"])
-    assert "(`window` from `config.mixer_window`)" in str(window["documentation"])
-    assert "Use a checkpoint whose config.json sets `mixer_window`" in str(window["solutions"])
+    # The config class reads ``mixer_window`` from ``mixer_span`` (or ``span``): those are the keys.
+    assert "Cause: the model (its checkpoint or config) (`mixer_span`, `span`)" in str(
+        window["documentation"]
+    )
+    assert (
+        "(`window` from `config.mixer_window` (the config class reads it from `mixer_span` or `span`))"
+        in str(window["documentation"])
+    )
+    assert "Use a checkpoint whose config.json sets `mixer_span`, `span`" in str(window["solutions"])
     assert "Report it to sglang" not in str(window["solutions"])
     assert "--model-path <other-checkpoint>" in str(window["exampleFix"])
     # Three config keys reach the shared helper: it stays an internal check.

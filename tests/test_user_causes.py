@@ -327,6 +327,8 @@ def test_no_weight_files_at_the_model_path_is_the_model_paths_to_fix() -> None:
         s.startswith("Point `--model-path` at a directory or Hugging Face repo") for s in missing.solutions
     )
     assert not any("Report it to sglang" in s for s in missing.solutions)
+    # This command line declares neither --revision nor --load-format: neither is offered.
+    assert not any("--load-format" in s or "--revision" in s for s in missing.solutions)
 
 
 def test_a_raise_that_hands_on_its_caught_error_sends_the_user_to_that_error() -> None:

@@ -431,10 +431,21 @@ def advise(
                 "defines (another variant, a partial download or a wrong --model-path)"
             )
         elif cause.rule == "no-weights":
+            # Only the flags this code's own command line declares (a diffusion server has no
+            # ``--load-format``).
+            flags = knowledge.flags_for(site.path)
+            said = [
+                words
+                for flag, words in (
+                    ("--revision", "`--revision` picks another revision of a repo"),
+                    ("--load-format", "`--load-format` another weight format"),
+                )
+                if _spelled(flag, flags) is not None
+            ]
             sols.append(
                 "Point `--model-path` at a directory or Hugging Face repo that holds the weight files "
-                "(`*.safetensors`, `*.bin`), or finish the download; `--revision` picks another revision "
-                "of a repo, `--load-format` another weight format"
+                "(`*.safetensors`, `*.bin`), or finish the download"
+                + (f"; {', '.join(said)}" if said else "")
             )
         elif cause.rule == "message-checkpoint":
             text, setter = _checkpoint_fix(site, knowledge, cause)

@@ -169,8 +169,10 @@ def passed_table(
             flags = sites.passed_flags(path, qualname, token)
             if not flags and not spec.get("data"):
                 # No flag: the callers may fill it from the model's config (``config.n_experts``).
+                # ``flag`` holds the config.json keys, ``dest`` the attribute the code reads.
                 flags = tuple(
-                    FlagInfo(k, "", CONFIG_SOURCE) for k in sites.passed_config(path, qualname, token)
+                    FlagInfo(" / ".join(keys), attr, CONFIG_SOURCE)
+                    for attr, keys in sites.passed_config(path, qualname, token)
                 )
             if flags:
                 out.setdefault(path, {}).setdefault(qualname, {})[token] = [flag_plain(i) for i in flags]
@@ -327,12 +329,12 @@ def with_passed_config(
     if not rows or not all(str(r[0]) in keys for r in rows) or said is None:
         return out
     tokens = list(dict.fromkeys(str(r[0]) for r in rows))
-    names = list(dict.fromkeys(f.flag for t in tokens for f in keys[t]))
-    if len(names) > _MAX_CONFIG_KEYS:
+    names = list(dict.fromkeys(k for t in tokens for f in keys[t] for k in f.flag.split(" / ")))
+    if len({f.dest for t in tokens for f in keys[t]}) > _MAX_CONFIG_KEYS:
         # A helper that many models call with many keys (``divide(heads, tp)``): no one of them
         # is the checkpoint's to fix, and the run may not see what the other callers pass.
         return out
-    via = ", ".join(f"`{_name(t)}` from {' or '.join(f'`config.{f.flag}`' for f in keys[t])}" for t in tokens)
+    via = ", ".join(f"`{_name(t)}` from {' or '.join(_config_read(f) for f in keys[t])}" for t in tokens)
     where = str(spec.get("where", ""))
     cond = str(spec.get("cond", ""))
     shown = ", ".join(f"`{n}`" for n in names)
@@ -369,3 +371,12 @@ def with_passed_config(
         "validation",
     )
     return out
+
+
+def _config_read(info: FlagInfo) -> str:
+    """``config.x``, and the config.json keys it is read from when they are spelled otherwise."""
+    read = f"`config.{info.dest}`"
+    keys = [k for k in info.flag.split(" / ") if k != info.dest]
+    if not keys:
+        return read
+    return f"{read} (the config class reads it from {' or '.join(f'`{k}`' for k in keys)})"

@@ -131,8 +131,9 @@ class SiteReach:
         """The flags the callers fill value ``token`` (``n:param``, ``s:attr``) of ``qualname`` from."""
         return self.passed.of(module_name(path), qualname, token)
 
-    def passed_config(self, path: str, qualname: str, token: str) -> tuple[str, ...]:
-        """The model config keys the callers fill value ``token`` of ``qualname`` from."""
+    def passed_config(self, path: str, qualname: str, token: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """The model config attributes the callers fill value ``token`` of ``qualname`` from, each
+        with the config.json keys it is read from."""
         return self.passed.config_of(module_name(path), qualname, token)
 
     def runs_when_built(self, path: str, qualname: str) -> bool:

@@ -236,14 +236,34 @@ class PassedFlags:
             if i.namespace not in (ENV_SOURCE, CONFIG_SOURCE)
         )
 
-    def config_of(self, module: str, qualname: str, token: str) -> tuple[str, ...]:
-        """The model config keys behind ``token`` (as :meth:`of` has it)."""
+    def config_of(self, module: str, qualname: str, token: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """The model config attributes behind ``token`` (as :meth:`of` has it), each with the
+        config.json keys it is read from (:meth:`json_keys`)."""
         kind, _, name = token.partition(":")
         if kind not in ("n", "s") or not name:
             return ()
-        return tuple(
+        attrs = (
             i.flag for i in self._source(module, qualname, kind, name, 0) if i.namespace == CONFIG_SOURCE
         )
+        return tuple((a, self.json_keys(a)) for a in dict.fromkeys(attrs))
+
+    def json_keys(self, attr: str) -> tuple[str, ...]:
+        """The config.json keys of config attribute ``attr``: a config class of the target that sets
+        ``self.attr`` in its constructor from a parameter of another name (``self.ngram_n =
+        emb_neighbor_num``, that parameter itself filled from ``oe_neighbor_num`` when not given)
+        reads it under that name; ``(attr,)`` otherwise."""
+        keys: list[str] = []
+        for af, (method, _attr, kind, value) in self._assignments(attr):
+            owner = self.index.owner_class(af.module, method)
+            if owner is None or not owner.endswith("Config") or not method.endswith(".__init__"):
+                continue
+            if kind != "n" or value == attr:
+                continue
+            keys.append(value)
+            keys.extend(
+                v for q, bound, k, v in af.binds if q == method and bound == f"n:{value}" and k == "n"
+            )
+        return tuple(dict.fromkeys(keys)) or (attr,)
 
     def env_of(self, module: str, qualname: str, token: str) -> tuple[str, ...]:
         """The environment variables behind ``token`` (as :meth:`of` has it), when no flag is."""
