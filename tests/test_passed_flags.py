@@ -24,6 +24,8 @@ PLACES = {
     "cache.py": "python/sglang/srt/offload/cache.py",
     "grid_mixer.py": "python/sglang/srt/layers/grid_mixer.py",
     "io_bench.py": "python/sglang/srt/offload/io_bench.py",
+    "server_args_addr.py": "python/sglang/srt/server_args_addr.py",
+    "addr.py": "python/sglang/srt/offload/addr.py",
     "grid_model.py": "python/sglang/srt/models/grid_model.py",
 }
 FIELDS = ("errorType", "documentation", "triggerScenarios", "solutions", "exampleFix")
@@ -107,3 +109,12 @@ def test_a_scripts_own_flag_is_not_the_launch_flag_of_the_same_name(
     picked = rows[("io_bench.py", 8)]
     assert "python -m sglang.launch_server" not in str(picked["exampleFix"])
     assert "the callers pass its value" not in str(picked["documentation"])
+
+
+def test_a_value_a_mixin_of_the_server_args_passes_on_is_the_flags(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = {(r["file"], r["line"]): r for r in _rows(tmp_path, monkeypatch)}
+    # ``split_port(self.head_addr)`` in a mixin that ServerArgs derives from: ``self`` is the args.
+    port = rows[("addr.py", 6)]
+    assert "Cause: a launch flag (`--head-addr`)" in str(port["documentation"])

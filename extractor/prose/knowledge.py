@@ -360,7 +360,8 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
                     env.setdefault(name, info_env)
         except (RecursionError, AttributeError, TypeError, ValueError):
             continue
-    # A subclass of an arg class declared beside it holds flag values too (ServerArgs(Mixin)).
+    # A subclass of an arg class declared beside it holds flag values too, and so does a mixin
+    # it derives from (``class ServerArgs(DisaggArgsMixin)``): its ``self`` is the args object.
     changed = True
     while changed:
         changed = False
@@ -368,6 +369,11 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
             if (ns, c) not in classes and any((ns, b) in classes for b in bs):
                 classes.add((ns, c))
                 changed = True
+            if (ns, c) in classes:
+                for b in bs:
+                    if (ns, b) in bases and (ns, b) not in classes:
+                        classes.add((ns, b))
+                        changed = True
     scoped: dict[str, dict[str, FlagInfo]] = {}
     for ns, entries in per_ns.items():
         m: dict[str, FlagInfo] = {}

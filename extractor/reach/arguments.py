@@ -418,6 +418,10 @@ class PassedFlags:
         cls = self.index.owner_class(f.module, qual)
         if cls is None:
             return []
+        if self.knowledge.is_arg_class(f.path, cls.rpartition(":")[2]):
+            # ``self`` is the server args object (a method of ServerArgs or of a mixin of it).
+            info = self.knowledge.flags_for(f.path).get(name)
+            return [info] if info is not None else []
         classes = self._lineage(cls)
         out: list[FlagInfo] = []
         for af, (method, _attr, kind, value) in self._assignments(name):
