@@ -6,7 +6,9 @@ constraints (and what the prose needs to say them) beside the record; once the r
 whole-target index has resolved the value to the flags its callers pass
 (:class:`extractor.reach.arguments.PassedFlags`), :func:`with_passed` rewrites the record as a
 flag cause: the cause sentence, the trigger, a concrete value that passes the check (kept clear of
-the earlier checks of the function on the same value) and a before/after launch.
+the earlier checks of the function on the same value) and a before/after launch. When the callers
+fill the value from the model's config instead (``Layer(n=config.ngram_n)``), :func:`with_passed_config`
+names the config.json keys and a checkpoint fix.
 """
 
 from __future__ import annotations
