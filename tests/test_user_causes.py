@@ -13,6 +13,7 @@ from extractor.analysis.analyse import analyse
 from extractor.analysis.facts import Site
 from extractor.analysis.parse import ParsedFile, parse_source
 from extractor.api import ExtractOptions, extract
+from extractor.prose.commands import launcher_of_path
 from extractor.prose.enrich import Prose, enrich
 from extractor.prose.knowledge import build_knowledge, module_constants
 from tests.gitrepos import make_repo
@@ -434,3 +435,13 @@ def test_a_compiled_part_that_asks_for_a_driver_sends_the_user_to_the_driver_fir
         "Check the NVIDIA driver first: the message asks for one that supports CUDA 12.4 or newer"
     )
     assert "pip install --force-reinstall sgl-kernel" in green.solutions[1]
+
+
+def test_a_subcommand_modules_fix_runs_that_subcommand() -> None:
+    path = "python/sglang/multimodal_gen/runtime/entrypoints/cli/generate.py"
+    assert launcher_of_path(path) == "sglang generate --model-path <model>"
+    # The command's own entry module, and code outside the subcommands, keep the server's command.
+    assert launcher_of_path("python/sglang/multimodal_gen/runtime/entrypoints/cli/main.py") == (
+        "sglang serve --model-path <model>"
+    )
+    assert launcher_of_path("python/sglang/srt/") == "python -m sglang.launch_server --model-path <model>"

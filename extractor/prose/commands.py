@@ -15,13 +15,26 @@ from extractor.prose.wording import constraint_words, snake
 def launcher(site: Site, knowledge: Knowledge, script: bool = False) -> str:
     """The command a fix is written against: the server for its flags, or with ``script`` the
     site's own file run as a module (a tool that parses its own command line)."""
+    if _SUBCOMMAND_RE.search(site.path):
+        # The subcommand's own parser is what the module's flags are read by.
+        return launcher_of_path(site.path)
     if script:
         return f"python -m {script_module(site.path)}"
     return launcher_of_path(knowledge.namespace_of(site.path) or site.path)
 
 
+# A module of the ``sglang`` command's subcommands, named after the one it implements
+# (``entrypoints/cli/generate.py``): its flags are that subcommand's.
+_SUBCOMMAND_RE = re.compile(r"/entrypoints/cli/([a-z]+)\.py$")
+_NOT_SUBCOMMANDS = frozenset({"main", "utils", "types", "common"})
+
+
 def launcher_of_path(path: str) -> str:
-    """The command that starts the server whose code lives under ``path``."""
+    """The command that starts the server whose code lives under ``path`` (or, for a module of
+    one of the ``sglang`` command's subcommands, that subcommand)."""
+    sub = _SUBCOMMAND_RE.search(path)
+    if sub is not None and sub.group(1) not in _NOT_SUBCOMMANDS:
+        return f"sglang {sub.group(1)} --model-path <model>"
     if "multimodal_gen" in path:
         return "sglang serve --model-path <model>"
     return "python -m sglang.launch_server --model-path <model>"
