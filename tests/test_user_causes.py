@@ -445,3 +445,19 @@ def test_a_subcommand_modules_fix_runs_that_subcommand() -> None:
         "sglang serve --model-path <model>"
     )
     assert launcher_of_path("python/sglang/srt/") == "python -m sglang.launch_server --model-path <model>"
+
+
+def test_an_entry_of_the_config_mapping_model_code_is_handed_is_the_checkpoints() -> None:
+    got = _prose("config_entries.py", "python/sglang/srt/configs/sparse.py")
+    for qualname in ("score_type_of", "score_type_cfg"):
+        entry = got[qualname]
+        assert "Cause: the model (its checkpoint or config) (`sparse_score_type`)" in entry.documentation
+        assert (
+            entry.solutions[0]
+            == "Use a model whose `sparse_score_type` is one of max, lse: only those are supported here"
+        )
+    # A mapping named for a launch setting is no part of the model's config.
+    assert INTERNAL in got["storage_mode"].documentation
+    # Outside model code the same read says nothing of the checkpoint.
+    elsewhere = _prose("config_entries.py", "python/sglang/srt/entrypoints/sparse.py")
+    assert INTERNAL in elsewhere["score_type_of"].documentation

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from extractor.analysis.facts import Site
-from extractor.analysis.walk import read_path
+from extractor.analysis.walk import key_read, read_path
 from extractor.prose.constraints import AtomView, Constraint, unparse
 from extractor.prose.knowledge import FlagInfo
 
@@ -360,6 +360,41 @@ def _model(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
     return None
 
 
+# A parameter that holds part of the model's config (``sparse_cfg``, ``rope_config``), not a
+# launch setting or a request handed in as a mapping.
+_CONFIG_PARAM_RE = re.compile(r"(?:^|_)(?:config|cfg)(?:$|_)")
+_NOT_CONFIG_PARAM_RE = re.compile(r"args|server|extra|request|req\b|kwargs|process|storage|backend")
+_MODEL_CODE_RE = re.compile(r"/(?:models|configs|layers|model_loader|model_executor)/")
+
+
+def _config_entry(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
+    # ``def score_type(sparse_cfg): t = sparse_cfg.get("sparse_score_type", "max"); assert t in
+    # (...)``: model code checks an entry of the config mapping it is handed.
+    if not _MODEL_CODE_RE.search(site.path):
+        return None
+    params = {p.name for p in site.params}
+    read = {
+        n.id
+        for v in roles.deciding
+        if v.expr is not None
+        for n in ast.walk(v.expr)
+        if isinstance(n, ast.Name)
+    }
+    keys: list[str] = []
+    for b in site.guard.bindings:
+        found = key_read(b.value) if b.name in read and b.value is not None else None
+        if found is None:
+            continue
+        mapping, _how, key = found
+        if (
+            mapping in params
+            and _CONFIG_PARAM_RE.search(mapping)
+            and not _NOT_CONFIG_PARAM_RE.search(mapping)
+        ):
+            keys.append(key)
+    return tuple(dict.fromkeys(keys)) or None
+
+
 def _config_class(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
     # A model config class (``NemotronHConfig.__init__``) checks the checkpoint's config.json.
     cls = (site.in_class or "").rsplit(".", 1)[-1]
@@ -612,6 +647,12 @@ RULES: tuple[CauseRule, ...] = (
     CauseRule("deciding-model", "model", 'if hf_config.head_dim != 128: raise ValueError("...")', _model),
     CauseRule(
         "config-class", "model", "class FooConfig: ... if mtp_layers is None: raise ValueError", _config_class
+    ),
+    CauseRule(
+        "config-entry",
+        "model",
+        'def score(sparse_cfg): t = sparse_cfg.get("score_type", "max"); assert t in ("max", "lse")',
+        _config_entry,
     ),
     CauseRule("weights", "model", "def load_weights(self, weights): ... raise KeyError(name)", _weights),
     CauseRule("timeout", "resource", 'raise TimeoutError("the scheduler did not respond in time")', _timeout),
