@@ -14,8 +14,10 @@ from extractor.analysis.facts import Site
 from extractor.analysis.parse import ParsedFile, parse_source
 from extractor.api import ExtractOptions, extract
 from extractor.prose.commands import launcher_of_path
+from extractor.prose.constraints import Constraint
 from extractor.prose.enrich import Prose, enrich
 from extractor.prose.knowledge import build_knowledge, module_constants
+from extractor.prose.wording import constraint_words
 from tests.gitrepos import make_repo
 
 FIXTURES = Path(__file__).parent / "fixtures" / "user_causes"
@@ -461,3 +463,13 @@ def test_an_entry_of_the_config_mapping_model_code_is_handed_is_the_checkpoints(
     # Outside model code the same read says nothing of the checkpoint.
     elsewhere = _prose("config_entries.py", "python/sglang/srt/entrypoints/sparse.py")
     assert INTERNAL in elsewhere["score_type_of"].documentation
+
+
+def test_a_variable_on_by_default_is_said_turned_off_not_unset() -> None:
+    on = Constraint("env", "SGLANG_FAST", "falsy", on_by_default=True)
+    assert (
+        constraint_words(on)
+        == "the environment variable `SGLANG_FAST` is set to 0 or false (it is on by default)"
+    )
+    off = Constraint("env", "SGLANG_SLOW", "falsy")
+    assert constraint_words(off) == "the environment variable `SGLANG_SLOW` is unset or false"

@@ -57,6 +57,8 @@ class Constraint:
     op: str
     values: tuple[str, ...] = ()
     info: FlagInfo | None = None
+    on_by_default: bool = False
+    """An environment variable that is on unless turned off: "unset" is not "off" for it."""
 
 
 def _subject(
@@ -183,7 +185,7 @@ def _constraint(expr: ast.expr, negated: bool, ctx: ReadContext, passed: bool = 
     if negated:
         op = FLIP[op]
     kind, name, info = subj
-    return Constraint(kind, name, op, values, info)
+    return Constraint(kind, name, op, values, info, kind == "env" and ctx.env_on(name))
 
 
 def _divisor_test(expr: ast.expr) -> tuple[ast.expr, ast.expr, str] | None:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from extractor.analysis.facts import GuardAtom, Site
@@ -99,6 +99,10 @@ def _is_os_environ(node: ast.expr) -> bool:
     return isinstance(node, ast.Name) and node.id == "environ"
 
 
+def _never(name: str) -> bool:
+    return False
+
+
 @dataclass
 class ReadContext:
     """What a read lookup needs about the site."""
@@ -116,6 +120,9 @@ class ReadContext:
     named: frozenset[str] = frozenset()
     """Multi-word flag destinations the site's message names (``kv-cache-dtype``): a read of
     that attribute on any receiver (a resolved view, a parameter) is the flag's value."""
+    env_on: Callable[[str], bool] = _never
+    """Whether an environment variable is a boolean that is on unless turned off (looked up one
+    name at a time: a file's cached result is kept under what it read)."""
     """Module-level name -> its value (``FLA_CI_ENV = os.getenv("FLA_CI_ENV") == "1"``)."""
 
 
@@ -360,6 +367,7 @@ def read_context(site: Site, knowledge: Knowledge, constants: Mapping[str, str] 
         attr_roots=frozenset(k.split(".", 1)[0] for k in attr_bindings),
         module_values=getattr(consts, "exprs", {}),
         named=_message_dests(site, flags),
+        env_on=lambda name: (info := knowledge.env_of(name)) is not None and info.on_by_default,
     )
 
 

@@ -32,9 +32,15 @@ def constraint_words(c: Constraint) -> str:
     if c.op == "truthy":
         if c.kind == "flag":
             return f"{who} is given" if (c.info and c.info.is_bool) else f"{who} is set to a non-empty value"
-        return f"{who} is set to a true value"
+        return f"{who} is on (its default)" if c.on_by_default else f"{who} is set to a true value"
     if c.op == "falsy":
-        return f"{who} is not given" if c.kind == "flag" else f"{who} is unset or false"
+        if c.kind == "flag":
+            return f"{who} is not given"
+        return (
+            f"{who} is set to 0 or false (it is on by default)"
+            if c.on_by_default
+            else f"{who} is unset or false"
+        )
     if c.op == "is-none":
         return f"{who} is left unset"
     if c.op == "not-none":
