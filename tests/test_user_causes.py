@@ -366,6 +366,8 @@ def test_a_message_that_states_what_the_path_supports_is_a_case_left_out_not_a_b
     for message in (
         "the fused LoRA path currently supports gated SwiGLU experts only",
         "ragged layouts can only be used with the paged kernel",
+        # A choice taken away has the same way out as one never made: another choice.
+        "The paged backend has been deprecated, please use `ragged` instead.",
     ):
         assert got[message].errorType == "not-implemented", message
         assert got[message].backgroundTag == "not-implemented", message

@@ -50,7 +50,9 @@ LIMIT_RE = re.compile(
     r"(?:supported|available|implemented)|can only be used|only (?:works|applies|implemented|available) "
     r"(?:for|with|on|when)|(?:is|are) not (?:yet )?(?:supported|implemented)|not (?:yet )?supported "
     r"(?:for|with|by|on|in|when)|(?:does not|doesn't|do not|don't|cannot) (?:yet )?support|"
-    r"requires? (?:the )?[\w.-]+ (?:backend|kernel|mode|format|dtype))\b",
+    r"requires? (?:the )?[\w.-]+ (?:backend|kernel|mode|format|dtype)|"
+    # A choice that was taken away: the same way out (another choice) as one never made.
+    r"(?:has been|is|was) (?:deprecated|removed)|no longer (?:supported|available))\b",
     re.I,
 )
 _PKG_RES = (
