@@ -17,7 +17,7 @@ from typing import NamedTuple
 from extractor.analysis.conditions import split_and
 from extractor.analysis.facts import Site
 from extractor.prose import passed_on
-from extractor.prose.cause import CHECKPOINT_THING_RE, LIMIT_RE, Cause, Roles, message_text
+from extractor.prose.cause import CHECKPOINT_THING_RE, Cause, Roles, is_limit, message_text
 from extractor.prose.combinations import combination_of, told_setting, told_unset
 from extractor.prose.commands import call_of, code_fix, launcher
 from extractor.prose.constraints import AtomView, Constraint, literal, simplify, unparse
@@ -50,19 +50,13 @@ __all__ = [
     "advise",
     "condition_code",
     "handled_values",
-    "is_limit",
 ]
 
 LIMIT_CAUSE = (
     "Cause: a case this code does not support, as its message says, not a broken state; nothing found "
     "here shows which setting leads to it."
 )
-"""The cause of an internal check whose message states what the path supports (:data:`LIMIT_RE`)."""
-
-
-def is_limit(site: Site) -> bool:
-    """Whether the message states what the path supports ("only supports", "is not supported")."""
-    return site.message is not None and bool(LIMIT_RE.search(site.message.template[:400]))
+"""The cause of an internal check whose message states what the path supports (:func:`is_limit`)."""
 
 
 INTERNAL_CHECK = "This is an internal check of "
@@ -319,6 +313,7 @@ def advise(
     sols: list[str] = []
     fix = ""
     kind = cause.kind
+    passed = passed_on.passed_on_from(site, cause)
     own = frozenset(
         f.flag for v in [*roles.deciding, *roles.gates] for f in v.reads.flags if f.namespace == site.path
     )
@@ -640,7 +635,7 @@ def advise(
                 f"# before: a path that does not exist where the server runs\n{call}\n"
                 f"# after: check the path on the server's host, then pass it again\nls -ld <path>\n{call}"
             )
-    elif (passed := passed_on.passed_on_from(site, cause)) is not None:
+    elif passed is not None:
         sols.extend(advice)
         sols.extend(passed_on.solutions(passed))
         sols.extend(workaround)
@@ -697,14 +692,14 @@ def advise(
         sols.extend(selectors)
     if not fix:
         fix = f"# before\n{call_of(site)}\n# after\n# apply: {sols[0] if sols else 'see solutions'}"
-    trigger = _trigger(site, roles, cause, fixed, cond)
+    trigger = _trigger(site, roles, cause, fixed, cond, passed)
     situations = situations_of(site, roles, cause, cond)
     return Advice(
         solutions=_first_not_an_alternative(list(dict.fromkeys(sols))[:8]),
         example_fix=fix,
         trigger=trigger,
         situations=situations,
-        cause_sentence=_cause_sentence(cause, site),
+        cause_sentence=_cause_sentence(cause, site, passed),
     )
 
 
@@ -870,7 +865,7 @@ def _parsed_parts(cause: Cause, site: Site) -> tuple[str, list[str]]:
     return ", ".join(f"`{k}`" for k in keys[:4]), given
 
 
-def _cause_sentence(cause: Cause, site: Site) -> str:
+def _cause_sentence(cause: Cause, site: Site, passed: passed_on.PassedOn | None) -> str:
     if cause.rule == DEVICE_RULE:
         return (
             "Cause: an internal invariant: the path runs only on the device this check asks for, so "
@@ -881,7 +876,6 @@ def _cause_sentence(cause: Cause, site: Site) -> str:
         return LIMIT_CAUSE
     if cause.kind == "internal":
         return "Cause: an internal invariant, not a setting the user controls; reaching it is a bug."
-    passed = passed_on.passed_on_from(site, cause)
     if passed is not None:
         return passed_on.cause_sentence(passed)
     names = ", ".join(f"`{n}`" for n in cause.names[:6])
@@ -894,7 +888,14 @@ def _cause_sentence(cause: Cause, site: Site) -> str:
     return f"Cause: {_KIND_WORDS[cause.kind]}" + (f" ({names})." if names else ".")
 
 
-def _trigger(site: Site, roles: Roles, cause: Cause, fixed: list[list[Setting]], cond: str) -> str:
+def _trigger(
+    site: Site,
+    roles: Roles,
+    cause: Cause,
+    fixed: list[list[Setting]],
+    cond: str,
+    passed: passed_on.PassedOn | None,
+) -> str:
     deciding = [c for v in roles.deciding for c in v.constraints]
     gates = " ".join(_gate_words(roles))
     where = site.qualname if site.qualname not in ("", "<module>") else site.path
@@ -943,7 +944,6 @@ def _trigger(site: Site, roles: Roles, cause: Cause, fixed: list[list[Setting]],
         return f"JSON, YAML or TOML data{by} whose {entries} entry makes `{cond or 'the check'}` true."
     if cause.kind == "input":
         return f"A request or call to {where} for which `{cond or 'the input check'}` holds ({', '.join(cause.names[:3])})."
-    passed = passed_on.passed_on_from(site, cause)
     if passed is not None:
         return passed_on.trigger(passed, f"`{where}`", site.error_class)
     if cause.kind == "resource":

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from extractor.analysis.facts import Site
@@ -31,8 +31,10 @@ __all__ = [
     "Cause",
     "CauseRule",
     "cause_of",
+    "is_limit",
     "message_envs",
     "message_flags",
+    "names_read",
     "split_roles",
 ]
 
@@ -55,6 +57,18 @@ LIMIT_RE = re.compile(
     r"(?:has been|is|was) (?:deprecated|removed)|no longer (?:supported|available))\b",
     re.I,
 )
+
+
+def is_limit(site: Site) -> bool:
+    """Whether the message states what the path supports ("only supports", "is not supported")."""
+    return site.message is not None and bool(LIMIT_RE.search(site.message.template[:400]))
+
+
+def names_read(views: Sequence[AtomView]) -> set[str]:
+    """The bare names the atoms' expressions read."""
+    return {n.id for v in views if v.expr is not None for n in ast.walk(v.expr) if isinstance(n, ast.Name)}
+
+
 _PKG_RES = (
     re.compile(r"pip install (?:-U |--upgrade )?['\"]?([A-Za-z0-9_.\-\[\]]+(?:[<>=!~]=?[\w.]+)?)"),
     re.compile(r"no module named ['\"]?([A-Za-z0-9_.\-]+)", re.I),
@@ -245,7 +259,7 @@ def config_keys(views: list[AtomView]) -> list[str]:
 def _bound_config_keys(site: Site, views: list[AtomView]) -> list[str]:
     """Config keys a local name the atoms test was read from: ``x = getattr(config.text_config,
     "hidden_size", None)`` gives ``text_config.hidden_size``."""
-    read = {n.id for v in views if v.expr is not None for n in ast.walk(v.expr) if isinstance(n, ast.Name)}
+    read = names_read(views)
     out: list[str] = []
     for b in site.guard.bindings:
         if b.name not in read or b.value is None:
@@ -375,13 +389,7 @@ def _config_entry(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] 
     if not _MODEL_CODE_RE.search(site.path):
         return None
     params = {p.name for p in site.params}
-    read = {
-        n.id
-        for v in roles.deciding
-        if v.expr is not None
-        for n in ast.walk(v.expr)
-        if isinstance(n, ast.Name)
-    }
+    read = names_read(roles.deciding)
     keys: list[str] = []
     for b in site.guard.bindings:
         found = key_read(b.value) if b.name in read and b.value is not None else None

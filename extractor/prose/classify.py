@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from extractor.analysis.facts import Site
-from extractor.prose.cause import LIMIT_RE, Cause
+from extractor.prose.cause import Cause, is_limit
 
 _DEP_RE = re.compile(
     r"pip install|not installed|is required but|please install|install (it|the)|no module named|"
@@ -229,7 +229,7 @@ KIND_RULES: tuple[KindRule, ...] = (
     KindRule(
         "limit-message",
         'assert gated, "the fused path currently supports gated SwiGLU only"',
-        lambda s, c: c.kind == "internal" and bool(LIMIT_RE.search(_msg(s)[:400])),
+        lambda s, c: c.kind == "internal" and is_limit(s),
         ("not-implemented", "not-implemented", "fallback"),
     ),
     KindRule(

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 
 from extractor.analysis.facts import Param, Site
 from extractor.analysis.walk import key_read, read_path
-from extractor.prose.cause import Cause, Roles, message_text
+from extractor.prose.cause import Cause, Roles, message_text, names_read
 from extractor.prose.constraints import AtomView, unparse
 from extractor.prose.knowledge import is_knowledge_path
 from extractor.prose.platforms import required_packages
@@ -52,9 +52,7 @@ def _targets(source: str) -> set[str]:
 
 def _read_names(site: Site, views: Sequence[AtomView]) -> set[str]:
     """The names the atoms read, followed through the function's local bindings."""
-    names: set[str] = set()
-    for v in views:
-        names |= _names_in(v.expr)
+    names = names_read(views)
     by_name: dict[str, list[ast.expr]] = {}
     for b in site.guard.bindings:
         if b.value is not None:
@@ -335,13 +333,7 @@ def _parsed_config(site: Site, roles: Roles, cause: Cause) -> Cause | None:
     for b in site.guard.bindings:
         if b.value is not None:
             values.setdefault(b.name, []).append(b.value)
-    read = {
-        n.id
-        for v in roles.deciding
-        if v.expr is not None
-        for n in ast.walk(v.expr)
-        if isinstance(n, ast.Name)
-    }
+    read = names_read(roles.deciding)
     keys: list[str] = []
     sources: list[str] = []
     for name in sorted(read):

@@ -17,9 +17,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from extractor.analysis.facts import Site
-from extractor.prose.advice import LIMIT_CAUSE, condition_code
+from extractor.prose.advice import INTERNAL_CHECK, LIMIT_CAUSE, condition_code
 from extractor.prose.cause import Cause, Roles, str_tested
 from extractor.prose.classify import classify
+from extractor.prose.commands import launcher_of_path
 from extractor.prose.constraints import Constraint, passed_constraints
 from extractor.prose.fixes import (
     advice_sentences,
@@ -292,13 +293,8 @@ def with_passed(
     sols.extend(setting_words(opts) for opts in fixed)
     if not fixed:
         sols.append(f"Change {shown} in the launch command so that `{cond}` no longer holds")
-    kept = [s for s in partial.get("solutions", ()) if not str(s).startswith("This is an internal check")]
-    out["solutions"] = list(dict.fromkeys([*sols, *kept]))[:8]
-    base = (
-        "sglang serve --model-path <model>"
-        if spec.get("mm")
-        else "python -m sglang.launch_server --model-path <model>"
-    )
+    out["solutions"] = _in_place_of_the_report(sols, partial)
+    base = _launch(spec)
     if fixed:
         pick = next(
             (s for s in fixed[0] if isinstance(s.value, str) and not s.value.startswith("<")), fixed[0][0]
@@ -355,13 +351,8 @@ def with_passed_config(
         f"Use a checkpoint whose config.json sets {shown} so that `{cond}` no longer holds "
         f"(it reaches `{where}` as {', '.join(f'`{_name(t)}`' for t in tokens)}), or correct that entry if it was edited"
     )
-    kept = [s for s in partial.get("solutions", ()) if not str(s).startswith("This is an internal check")]
-    out["solutions"] = list(dict.fromkeys([*sols, *kept]))[:8]
-    base = (
-        "sglang serve --model-path <model>"
-        if spec.get("mm")
-        else "python -m sglang.launch_server --model-path <model>"
-    )
+    out["solutions"] = _in_place_of_the_report(sols, partial)
+    base = _launch(spec)
     out["exampleFix"] = (
         f"# before: a checkpoint whose config.json gives {shown} a value {where} rejects\n{base}\n"
         f"# after: a checkpoint whose config sets {shown} so that the check passes\n"
@@ -382,3 +373,14 @@ def _config_read(info: FlagInfo) -> str:
     if not keys:
         return read
     return f"{read} (the config class reads it from {' or '.join(f'`{k}`' for k in keys)})"
+
+
+def _in_place_of_the_report(sols: Sequence[str], partial: Mapping[str, Any]) -> list[str]:
+    """``sols`` first, then the worker's solutions less the bug report of an internal check."""
+    kept = [s for s in partial.get("solutions", ()) if not str(s).startswith(INTERNAL_CHECK)]
+    return list(dict.fromkeys([*sols, *kept]))[:8]
+
+
+def _launch(spec: Mapping[str, Any]) -> str:
+    """The server command of the spec's site (the diffusion server's for multimodal_gen code)."""
+    return launcher_of_path("python/sglang/multimodal_gen/" if spec.get("mm") else "python/sglang/srt/")
