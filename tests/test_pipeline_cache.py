@@ -19,7 +19,7 @@ from extractor.engine.commit_files import commit_files
 from extractor.engine.dataset_store import DatasetStore
 from extractor.engine.read_kinds import READ_KINDS, ReadKind
 from extractor.engine.reads import ReadsCheck, RecordingKnowledge
-from extractor.prose.flag_spelling import declared_flag
+from extractor.prose.flag_spelling import FINDERS, declared_flag, find_flag
 from extractor.reasons import Reason
 from extractor.records.jsonl import dumps_line
 from extractor.source.git import open_target
@@ -39,11 +39,13 @@ from dataclasses import dataclass
 class ServerArgs:
     tp_size: int = 1
     max_queue: int = 8
+    draft_path: str = ""
 {extra}
     @staticmethod
     def add_cli_args(parser):
-        parser.add_argument("--tp-size", type=int, help="{tp_help}")
+        parser.add_argument("--tp-size", "--tensor-parallel-size", type=int, help="{tp_help}")
         parser.add_argument("--max-queue", type=int, help="Requests allowed to wait.")
+        parser.add_argument("--draft-path", type=str, help="Where the draft model is.")
 """
 
 
@@ -268,6 +270,8 @@ def test_every_read_kind_is_recorded_under_its_code_and_checked_again(
     assert declared_flag("--tp-size", recorder.flags_for(GATE)) is not None
     assert recorder.env_of("SGLANG_NOT_DECLARED") is None
     assert recorder.checks_for(GATE, "tp_size") == knowledge.checks_for(GATE, "tp_size")
+    assert recorder.distribution_for("torch") == knowledge.distribution_for("torch")
+    assert recorder.knows_distributions() == knowledge.knows_distributions()
     assert recorder.default_namespace == knowledge.default_namespace  # any other use
     encoded = recorder.encoded()
     assert {row[0] for row in orjson.loads(encoded)} == {kind.value for kind in ReadKind}
@@ -275,6 +279,28 @@ def test_every_read_kind_is_recorded_under_its_code_and_checked_again(
     # Other knowledge gives other answers; a code this version does not write never holds.
     assert not ReadsCheck(pipeline.Knowledge.empty(), files.blobs).holds(encoded)
     assert not ReadsCheck(knowledge, files.blobs).holds(orjson.dumps([["f", GATE, "tp_size", None]]))
+
+
+def test_every_flag_finder_answers_alike_through_the_recording_flags(
+    history: tuple[Path, list[str]], tmp_path: Path
+) -> None:
+    repo, shas = history
+    with open_target(str(repo), shas[0]) as target:
+        knowledge = pipeline.load_knowledge(target, None)
+    plain = knowledge.flags_for(GATE)
+    keys = ["--tp-size", "--tensor-parallel-size", "tensor_parallel_size", "--max-queue", "draft model", "x"]
+    for finder in FINDERS:
+        recorder = RecordingKnowledge(knowledge)
+        recorded = recorder.flags_for(GATE)
+        answers = [find_flag(finder, key, recorded) for key in keys]
+        assert answers == [FINDERS[finder](plain, key) for key in keys]
+        rows = orjson.loads(recorder.encoded())
+        # One answer per key, never the whole table.
+        assert sorted(row[2] for row in rows) == sorted(f"{finder}:{key}" for key in keys)
+        assert {row[0] for row in rows} == {ReadKind.FOUND_FLAG.value}
+        assert ReadsCheck(knowledge).holds(recorder.encoded())
+    # Each finder finds something here, so the comparison above is not of two misses.
+    assert all(any(FINDERS[f](plain, k) is not None for k in keys) for f in FINDERS)
 
 
 def test_read_kinds_are_one_registry() -> None:
@@ -401,7 +427,9 @@ def test_a_flag_added_elsewhere_keeps_files_that_looked_flags_up_by_name(tmp_pat
         knowledge = pipeline.load_knowledge(target, None)
     recorder = RecordingKnowledge(knowledge)
     assert declared_flag("--max-queue", recorder.flags_for(told)) is not None
-    assert [row[0] for row in orjson.loads(recorder.encoded())] == [ReadKind.NAMED_FLAG.value]
+    assert [row[:3] for row in orjson.loads(recorder.encoded())] == [
+        [ReadKind.FOUND_FLAG.value, told, "declared:--max-queue"]
+    ]
 
     added = run(repo, shas[1], cache)
     # Each file looked flags up one by one (by spelling, or through the script's own flags

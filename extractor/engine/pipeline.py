@@ -76,7 +76,8 @@ __all__ = [
 # 3: outcomes carry a reason code.
 # 4: parsed outcomes carry the file's reach facts.
 # 5: the knowledge answers are recorded under named read kinds (engine/read_kinds.py).
-PAYLOAD_VERSION = 5
+# 6: flags found by a finder of prose/flag_spelling.py and the distributions are read one by one.
+PAYLOAD_VERSION = 6
 
 
 def namespace(options_scope: Scope) -> str:

@@ -23,9 +23,10 @@ class ReadKind(enum.Enum):
     ARG_CLASS = "arg-class"
     FLAG = "flag"
     ALL_FLAGS = "all-flags"
-    NAMED_FLAG = "named-flag"
+    FOUND_FLAG = "found-flag"
     ENV = "env"
     CHECKS = "checks"
+    DISTRIBUTION = "distribution"
     WHOLE_KNOWLEDGE = "whole-knowledge"
 
     @property
@@ -40,12 +41,15 @@ READ_KINDS: MappingProxyType[ReadKind, str] = MappingProxyType(
         ReadKind.NAMESPACE: "the argument namespace of a module, by path",
         ReadKind.ARG_CLASS: "whether a class of a module, by path and name, is a server-args class",
         ReadKind.FLAG: "one flag of a module's namespace, by path and attribute: a digest of it, or none",
-        ReadKind.NAMED_FLAG: "the first flag of a module's namespace spelled so on the command line "
-        "(its flag or an alias), by path and spelling: a digest of it, or none",
+        ReadKind.FOUND_FLAG: "the flag of a module's namespace that a finder of "
+        "extractor.prose.flag_spelling gives (by spelling, alias or help), by path and "
+        "'finder:key': a digest of it, or none",
         ReadKind.ALL_FLAGS: "every flag of a module's namespace, by path: a digest of them all",
         ReadKind.ENV: "an environment variable, by name: its kind and default, or none",
         ReadKind.CHECKS: "what the server-args validation of a module's namespace demands of one flag, "
         "by path and attribute: its checks",
+        ReadKind.DISTRIBUTION: "the declared requirement that provides an import, by module name "
+        "(or, with an empty name, whether any requirement is known): it, or none",
         ReadKind.WHOLE_KNOWLEDGE: "any other use of the knowledge: its whole fingerprint",
     }
 )

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 import orjson
 
 from extractor.engine.read_kinds import ReadKind
-from extractor.prose.flag_spelling import declared_flag
+from extractor.prose.flag_spelling import FINDERS
 from extractor.prose.knowledge import Knowledge
 
 if TYPE_CHECKING:
@@ -73,10 +73,10 @@ class _RecordingFlags(Mapping[str, "FlagInfo"]):
     def __contains__(self, key: object) -> bool:
         return self._look(key) is not None
 
-    def declared(self, name: str) -> FlagInfo | None:
-        """:func:`~extractor.prose.flag_spelling.declared_flag`, recorded as that one answer."""
-        info = declared_flag(name, self._flags)
-        self._reads[(ReadKind.NAMED_FLAG.value, self._path, name)] = _flag_digest(info)
+    def lookup(self, finder: str, key: str) -> FlagInfo | None:
+        """:func:`~extractor.prose.flag_spelling.find_flag`, recorded as that one answer."""
+        info = FINDERS[finder](self._flags, key)
+        self._reads[(ReadKind.FOUND_FLAG.value, self._path, f"{finder}:{key}")] = _flag_digest(info)
         return info
 
     def _all(self) -> None:
@@ -94,7 +94,8 @@ class _RecordingFlags(Mapping[str, "FlagInfo"]):
 class RecordingKnowledge:
     """Stands in for :class:`Knowledge` while one file is enriched and notes every answer it gives.
 
-    ``namespace_of``, ``is_arg_class`` and ``flags_for(...)[key]`` are recorded one by one; any
+    ``namespace_of``, ``is_arg_class``, ``flags_for(...)[key]``, the flags found by spelling, alias
+    or help (:mod:`extractor.prose.flag_spelling`) and the distributions are recorded one by one; any
     other use of the knowledge (an attribute this class does not know) records its whole
     fingerprint, so a new way of reading it is never missed, only less precise. ``source`` may be
     a function giving the knowledge: it is called on first use only, so a worker can parse and
@@ -134,6 +135,16 @@ class RecordingKnowledge:
         self.reads[(ReadKind.CHECKS.value, path, dest)] = _checks_plain(answer)
         return answer
 
+    def distribution_for(self, module: str) -> str | None:
+        answer = self._k().distribution_for(module)
+        self.reads[(ReadKind.DISTRIBUTION.value, "", module)] = answer
+        return answer
+
+    def knows_distributions(self) -> bool:
+        answer = self._k().knows_distributions()
+        self.reads[(ReadKind.DISTRIBUTION.value, "", "")] = answer
+        return answer
+
     def __getattr__(self, name: str) -> Any:
         if name in ("_source", "_resolved", "reads"):  # not set yet (a copy being made): no recursion
             raise AttributeError(name)
@@ -167,9 +178,13 @@ def _answer(
         case ReadKind.FLAG:
             flag = knowledge.flags_for(path).get(key)
             return _kept(digests, flag, _flag_digest) if flag is not None else None
-        case ReadKind.NAMED_FLAG:
-            named = declared_flag(key, knowledge.flags_for(path))
-            return _kept(digests, named, _flag_digest) if named is not None else None
+        case ReadKind.FOUND_FLAG:
+            finder, _, name = key.partition(":")
+            find = FINDERS.get(finder)
+            if find is None:
+                return _MISSING
+            found = find(knowledge.flags_for(path), name)
+            return _kept(digests, found, _flag_digest) if found is not None else None
         case ReadKind.ALL_FLAGS:
             return _kept(digests, knowledge.flags_for(path), _mapping_digest)
         case ReadKind.ENV:
@@ -177,6 +192,8 @@ def _answer(
             return [info.kind, info.default] if info is not None else None
         case ReadKind.CHECKS:
             return _checks_plain(knowledge.checks_for(path, key))
+        case ReadKind.DISTRIBUTION:
+            return knowledge.distribution_for(key) if key else knowledge.knows_distributions()
         case ReadKind.WHOLE_KNOWLEDGE:
             return knowledge.fingerprint()
 

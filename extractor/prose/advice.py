@@ -37,7 +37,7 @@ from extractor.prose.fixes import (
     setting_words,
     together_words,
 )
-from extractor.prose.flag_spelling import declared_flag
+from extractor.prose.flag_spelling import declared_flag, find_flag
 from extractor.prose.knowledge import EnvInfo, FlagInfo, Knowledge, is_knowledge_path, requirement_name
 from extractor.prose.origins import accepted_types, config_key_of, data_param
 from extractor.prose.platforms import alternatives
@@ -711,7 +711,7 @@ def _spelled(flag: str, flags: Mapping[str, FlagInfo]) -> FlagInfo | None:
     first = declared_flag(flag, flags)
     if first is None or first.flag == flag:
         return first
-    return next((i for i in flags.values() if i.flag == flag), None)
+    return find_flag("itself", flag, flags)
 
 
 def _argv_solutions(site: Site, knowledge: Knowledge, roles: Roles, flag: str, avoid: str) -> list[str]:
@@ -969,10 +969,9 @@ def _checkpoint_fix(site: Site, knowledge: Knowledge, cause: Cause) -> tuple[str
     keys = [n for n in cause.names if n not in things and "_" in n]
     setters = []
     for thing in things:
-        for info in knowledge.flags_for(site.path).values():
-            if info.flag.endswith("-path") and thing in info.help.lower() and info.flag not in setters:
-                setters.append(info.flag)
-                break
+        info = find_flag("path-naming", thing, knowledge.flags_for(site.path))
+        if info is not None and info.flag not in setters:
+            setters.append(info.flag)
     what = things[0] if things else "checkpoint"
     said = f" ({', '.join(f'`{k}`' for k in keys[:3])})" if keys else ""
     by = f" (the one {' / '.join(f'`{f}`' for f in setters[:2])} names)" if setters else ""
@@ -1012,7 +1011,7 @@ def _distributions(pkgs: Sequence[str], msg: str, knowledge: Knowledge) -> tuple
         if declared is not None:
             name = requirement_name(declared)
             out.append(declared if bare == p or not name else p.replace(bare, name, 1))
-        elif knowledge.distributions:
+        elif knowledge.knows_distributions():
             unknown.append(bare)
         else:
             out.append(p)

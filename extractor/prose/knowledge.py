@@ -174,6 +174,10 @@ class Knowledge:
         """What the target's env registry declares about ``name`` (type and default), if anything."""
         return self.env_info.get(name)
 
+    def knows_distributions(self) -> bool:
+        """Whether the target's package metadata declared any requirement."""
+        return bool(self.distributions)
+
     def distribution_for(self, module: str) -> str | None:
         """The declared requirement that provides import ``module``: the distribution of that
         name, else the first one whose name holds it as whole words (``flashinfer`` in

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 from extractor.analysis.facts import Site
 from extractor.prose.cause import Roles, message_flags, message_text
-from extractor.prose.knowledge import FlagInfo, Knowledge
+from extractor.prose.flag_spelling import find_flag
+from extractor.prose.knowledge import Knowledge
 
 __all__ = ["Alternative", "alternatives", "required_packages"]
 
@@ -33,10 +34,6 @@ class Alternative:
     others: tuple[str, ...]
 
 
-def _by_flag(knowledge: Knowledge, path: str) -> dict[str, FlagInfo]:
-    return {f.flag: f for f in knowledge.flags_for(path).values()}
-
-
 def alternatives(site: Site, knowledge: Knowledge, roles: Roles) -> list[Alternative]:
     """Backend flags (``--x-backend``) that the gates test or the message names, with their
     declared choices other than the ones that select this path."""
@@ -51,11 +48,10 @@ def alternatives(site: Site, knowledge: Knowledge, roles: Roles) -> list[Alterna
             current.setdefault(name, []).extend(named)
     if not current:
         return []
-    # Only now: the table reads every flag, and a file's cached result is kept under what it read.
-    flags = _by_flag(knowledge, site.path)
+    flags = knowledge.flags_for(site.path)
     out = []
     for name, values in current.items():
-        info = flags.get(name)
+        info = find_flag("itself-last", name, flags)
         if info is None or not info.choices:
             continue
         others = tuple(ch for ch in info.choices if ch not in values)[:_MAX_CHOICES]

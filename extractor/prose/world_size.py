@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from extractor.analysis.conditions import split_and
 from extractor.analysis.walk import called_name
 from extractor.prose.constraints import AtomView, Constraint, literal, simplify
+from extractor.prose.flag_spelling import find_flag
 from extractor.prose.knowledge import FlagInfo
 from extractor.prose.reads import BINDING_DEPTH, ReadContext, Reads
 
@@ -100,18 +101,14 @@ def flag_for_group(group: str, flags: Mapping[str, FlagInfo]) -> FlagInfo | None
         "".join(w[0] for w in words),
     ]
     names = [stem + suffix for stem in dict.fromkeys(s for s in stems if s) for suffix in _SUFFIXES]
-    # Destinations first, one lookup each (a cached result is kept under the flags it read); the
-    # aliases (``--tensor-parallel-size``) need a look at every flag.
+    # Destinations first, then aliases (``--tensor-parallel-size``); one lookup each, as a cached
+    # result is kept under the flags it read.
     for name in names:
         hit = flags.get(name)
         if hit is not None and not hit.is_bool:
             return hit
-    spelled: dict[str, FlagInfo] = {}
-    for info in flags.values():
-        for f in info.aliases:
-            spelled.setdefault(f[2:].replace("-", "_"), info)
     for name in names:
-        hit = spelled.get(name)
+        hit = find_flag("aliased", name, flags)
         if hit is not None and not hit.is_bool:
             return hit
     return None
