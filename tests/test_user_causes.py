@@ -65,6 +65,17 @@ def test_a_size_compared_with_a_computed_value_or_unspelled_stays_internal() -> 
     assert INTERNAL in got["all_to_all"].documentation
 
 
+def test_a_size_ordered_against_the_models_config_is_the_flag_set_against_the_checkpoint() -> None:
+    got = _prose("world_sizes.py", "python/sglang/srt/layers/split.py")
+    block = got["ExpertBlock.__init__"]
+    assert "`--tp-size`" in block.documentation and block.errorType == "configuration"
+    assert block.solutions[0].startswith("Change `--tp-size` in the launch command so that")
+    assert "`n_routed_experts` is the checkpoint's" in block.solutions[0]
+    assert "--tp-size <accepted-value>" in _after(block)
+    # A size against a value the code holds is the code agreeing with itself.
+    assert INTERNAL in got["pad_experts"].documentation
+
+
 def test_a_half_precision_check_in_model_code_is_the_dtype_flag() -> None:
     got = _prose("vision.py", "python/sglang/srt/models/tower.py")
     forward = got["VisionTower.forward"]

@@ -17,7 +17,7 @@ from typing import NamedTuple
 from extractor.analysis.conditions import split_and
 from extractor.analysis.facts import Site
 from extractor.prose import passed_on
-from extractor.prose.cause import CHECKPOINT_THING_RE, Cause, Roles, is_limit, message_text
+from extractor.prose.cause import CHECKPOINT_THING_RE, Cause, Roles, config_keys, is_limit, message_text
 from extractor.prose.combinations import combination_of, told_setting, told_unset
 from extractor.prose.commands import call_of, code_fix, launcher
 from extractor.prose.constraints import AtomView, Constraint, literal, simplify, unparse
@@ -345,10 +345,14 @@ def advise(
             )
             if cause.rule not in ("argv-flag", "model-dtype") and not (advice or workaround or unset):
                 split = _attention_split(named, site, knowledge)
+                # A parallel size set against the model's config (``tp_size > n_routed_experts``):
+                # the other side is the checkpoint's, so the flag is what moves.
+                keys = config_keys([v for v in roles.deciding if v.model and v.reads.flags])
+                theirs = f" (`{keys[0]}` is the checkpoint's, from its config.json)" if keys else ""
                 if split:
-                    sols.append(f"Change {split} in the launch command{target}")
+                    sols.append(f"Change {split} in the launch command{target}{theirs}")
                 else:
-                    sols.append(f"Change {shown} in the launch command{target}")
+                    sols.append(f"Change {shown} in the launch command{target}{theirs}")
             on_path = named[0].startswith("--") and _switch_on_path(roles, knowledge, site, named[0])
             if on_path or (
                 named[0].startswith("--")

@@ -12,9 +12,11 @@ declared flag spells (``world``) stays unnamed; ``attn_tp`` is the tensor-parall
 attention part, ``--tp-size`` split by ``--dp-size`` (under DP attention) and ``--attn-cp-size``. A value named as a parallel size (``self.attn_tp_size``,
 ``tp_size``, ``get_attention_tp_size()``) is read as that group's size.
 
-Only two shapes make the size the cause: a divisibility test on it and a comparison with a
-literal. An equality with a value the code computed (``len(seq_lens) != world_size``) is the
-code disagreeing with itself, not a setting to change.
+Three shapes make the size the cause: a divisibility test on it, a comparison with a literal,
+and an ordering against a value of the model's config (``self.tp_size > config.n_routed_experts``:
+the launch splits the checkpoint's experts over more ranks than there are). An equality with a
+value the code computed (``len(seq_lens) != world_size``) is the code disagreeing with itself, not
+a setting to change.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from extractor.prose.flag_spelling import find_flag
 from extractor.prose.knowledge import FlagInfo
 from extractor.prose.reads import BINDING_DEPTH, ReadContext, Reads
 
-__all__ = ["flag_for_group", "group_of", "with_world_sizes"]
+__all__ = ["config_key", "flag_for_group", "group_of", "with_world_sizes"]
 
 _GETTER_RE = re.compile(r"^_?get_([a-z][a-z0-9_]*?)_world_size$")
 _GROUP_RE = re.compile(r"^_?(?:get_)?([a-z][a-z0-9_]*?)_group$")
@@ -42,6 +44,10 @@ _SIZE_NAME_RE = re.compile(r"^_?(?:get_)?((?:attn_|attention_)?(?:tp|dp|pp|ep|cp
 # by ``--dp-size`` under DP attention).
 _FILLER = ("model", "parallel", "group", "attn", "attention")
 _SUFFIXES = ("_size", "_degree", "_parallel_size")
+_ORDER = frozenset({"lt", "gt", "le", "ge"})
+# A value of the model's config: ``config.x``, ``self.config.x``, ``hf_config.text_config.x``,
+# ``getattr(config, "x", ...)``.
+_CONFIG_ROOT_RE = re.compile(r"(?:^|[._])config$")
 _CMP = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
 _MIRROR = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "eq": "eq", "ne": "ne"}
 
@@ -143,12 +149,46 @@ _ATTENTION_TP = frozenset({"attn_tp", "attention_tp"})
 _ATTENTION_SPLITS = ("dp_size", "attn_cp_size")
 
 
-def _world_reads(expr: ast.expr, ctx: ReadContext) -> tuple[list[FlagInfo], list[FlagInfo], list[Constraint]]:
-    """The sizes ``expr`` divides by, the sizes it compares with a literal, and the constraints
-    those comparisons put on them (a divisibility test puts none a value can be read from)."""
+def config_key(node: ast.expr, ctx: ReadContext | None = None, depth: int = 0) -> str | None:
+    """The key of the model's config that ``node`` reads (``n_routed_experts`` for
+    ``config.n_routed_experts``), following a local name bound once; None for anything else."""
+    if isinstance(node, ast.Attribute):
+        holder = node.value
+        while isinstance(holder, ast.Attribute) and not _CONFIG_ROOT_RE.search(holder.attr):
+            holder = holder.value
+        name = (
+            holder.attr
+            if isinstance(holder, ast.Attribute)
+            else holder.id
+            if isinstance(holder, ast.Name)
+            else ""
+        )
+        return node.attr if _CONFIG_ROOT_RE.search(name) else None
+    if (
+        isinstance(node, ast.Call)
+        and called_name(node) == "getattr"
+        and len(node.args) >= 2
+        and isinstance(node.args[1], ast.Constant)
+        and isinstance(node.args[1].value, str)
+    ):
+        return config_key(ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Load()))
+    if isinstance(node, ast.Name) and ctx is not None and depth < BINDING_DEPTH:
+        values = ctx.bindings.get(node.id, ())
+        if len(values) == 1:
+            return config_key(values[0], ctx, depth + 1)
+    return None
+
+
+def _world_reads(
+    expr: ast.expr, ctx: ReadContext
+) -> tuple[list[FlagInfo], list[FlagInfo], list[Constraint], bool]:
+    """The sizes ``expr`` divides by or orders against the model's config, the sizes it compares
+    with a literal, the constraints those comparisons put on them (a divisibility test puts none a
+    value can be read from), and whether a size meets the model's config."""
     divided: list[FlagInfo] = []
     compared: list[FlagInfo] = []
     constraints: list[Constraint] = []
+    with_config = False
     for part in split_and(simplify(expr)):
         for node in ast.walk(part):
             if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
@@ -165,7 +205,15 @@ def _world_reads(expr: ast.expr, ctx: ReadContext) -> tuple[list[FlagInfo], list
                 if info not in compared:
                     compared.append(info)
                 constraints.append(Constraint("flag", info.flag, op, lit, info))
-    return divided, compared, constraints
+            elif op in _ORDER:
+                for size, other in ((left, right), (right, left)):
+                    if config_key(other, ctx) is None:
+                        continue
+                    for split in _size_flags(size, ctx):
+                        with_config = True
+                        if split not in divided:
+                            divided.append(split)
+    return divided, compared, constraints, with_config
 
 
 def with_world_sizes(views: Sequence[AtomView], ctx: ReadContext) -> list[AtomView]:
@@ -174,7 +222,7 @@ def with_world_sizes(views: Sequence[AtomView], ctx: ReadContext) -> list[AtomVi
     A size compared with a literal (``world_size > 1``) is the cause only when every deciding
     atom tests a size: beside another test (``x.ndim != 4``) it only says the parallel path runs,
     and the other test is what fails."""
-    found: dict[int, tuple[list[FlagInfo], list[FlagInfo], list[Constraint]]] = {}
+    found: dict[int, tuple[list[FlagInfo], list[FlagInfo], list[Constraint], bool]] = {}
     deciding = [v for v in views if v.atom.role == "deciding" and v.expr is not None]
     for v in deciding:
         if v.reads.flags or v.reads.envs or v.expr is None:
@@ -192,11 +240,16 @@ def with_world_sizes(views: Sequence[AtomView], ctx: ReadContext) -> list[AtomVi
         if got is None:
             out.append(v)
             continue
-        divided, compared, constraints = got
+        divided, compared, constraints, with_config = got
         flags = list(dict.fromkeys([*divided, *compared])) if all_sizes else divided
         if not flags:
             out.append(v)
             continue
         kept = constraints if all_sizes else []
-        out.append(dataclasses.replace(v, reads=Reads(flags=flags, envs=[]), constraints=kept))
+        # A size against the model's config: the launch and the checkpoint disagree.
+        out.append(
+            dataclasses.replace(
+                v, reads=Reads(flags=flags, envs=[]), constraints=kept, model=v.model or with_config
+            )
+        )
     return out
