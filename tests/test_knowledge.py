@@ -243,3 +243,34 @@ def add_legacy(parser):
     # None means "off" for these; a resolvable flag's None means "pick one", a filled one is set
     # anyway, and a switch or a flag with a real default is never "left out".
     assert optional == {"draft_algorithm", "legacy_path"}
+
+
+def test_a_negatable_switch_that_leaving_out_does_not_turn_off_is_turned_off_by_its_no_form() -> None:
+    src = b"""\
+import argparse
+from dataclasses import dataclass
+from typing import Annotated as A, Optional
+
+
+@dataclass
+class ServerArgs:
+    shared_outer: A[Optional[bool], Arg(help="Detected.", action=argparse.BooleanOptionalAction)] = None
+    early_done: A[bool, Arg(help="On.", action=argparse.BooleanOptionalAction)] = True
+    strict_load: A[bool, Arg(help="Off.", action=argparse.BooleanOptionalAction)] = False
+    enable_trace: A[bool, Arg(help="Trace.")] = False
+
+
+def add_legacy(parser):
+    parser.add_argument("--warm-start", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument("--cold-start", action=argparse.BooleanOptionalAction)
+"""
+    flags = build_knowledge({SRT_ARGS: src}).flags_for(SRT_ARGS)
+    off = {d: i.off_flag for d, i in flags.items() if i.off_flag}
+    # Left out, these are on (their default) or decided at launch (a None written out).
+    assert off == {
+        "shared_outer": "--no-shared-outer",
+        "early_done": "--no-early-done",
+        "warm_start": "--no-warm-start",
+    }
+    # Every one of them is a switch all the same.
+    assert all(flags[d].is_bool for d in [*off, "strict_load", "cold_start", "enable_trace"])

@@ -1081,6 +1081,7 @@ def test_a_runs_reach_read_back_from_the_cache_holds_every_setting_it_was_built_
         picked={"--backend": ("fast",)},
         replaced={"--old-mode": "--mode"},
         phased={"srt": {"--backend": ("--prefill-backend",)}},
+        negated={"--enable-old": "--no-enable-old"},
     )
     back = RunReach.from_plain(orjson.loads(orjson.dumps(run.to_plain())))
     assert back is not None
@@ -1706,6 +1707,27 @@ def test_turning_off_the_switch_or_env_var_that_selects_the_path_is_offered() ->
     assert got["solutions"][-1].endswith("if you can do without it, unset `SGLANG_FAST_PATH`")
     back = RunReach.from_plain(orjson.loads(orjson.dumps(run.to_plain())))
     assert back is not None and back.switches == {"--enable-adapters"}
+
+
+def test_a_switch_that_leaving_out_does_not_turn_off_is_left_by_its_no_form() -> None:
+    from extractor.prose.reach import RunReach
+
+    shared = (frozenset({("flag", "--shared-outer", ())}),)
+    partial = _partial("Layer.apply", "AssertionError")
+    run = RunReach(
+        {"a.py": {"Layer.apply": shared}},
+        {},
+        switches={"--shared-outer"},
+        negated={"--shared-outer": "--no-shared-outer"},
+    )
+    got = run.apply("a.py", partial)
+    assert got["solutions"][-1].endswith("if you can do without it, launch with `--no-shared-outer`")
+    assert "launch without" not in got["solutions"][-1]
+    assert got["triggerScenarios"].endswith(
+        "with `--shared-outer` on (given, or turned on at launch unless `--no-shared-outer` is given)."
+    )
+    back = RunReach.from_plain(orjson.loads(orjson.dumps(run.to_plain())))
+    assert back is not None and back.apply("a.py", partial) == got
 
 
 def test_a_selecting_flag_goes_on_the_command_line_only_in_a_form_that_parses() -> None:

@@ -76,6 +76,22 @@ def test_a_size_ordered_against_the_models_config_is_the_flag_set_against_the_ch
     assert INTERNAL in got["pad_experts"].documentation
 
 
+def test_a_switch_detected_at_launch_is_turned_off_by_its_no_form_never_by_leaving_it_out() -> None:
+    by_message = {
+        site.message.parts[0] if site.message else "": prose
+        for site, prose in _enriched("shared_outer.py", "python/sglang/srt/lora/pool.py")
+    }
+    on = by_message["shared outer factors need a single factor"]
+    assert "(`--shared-outer` is on (given, or turned on at launch unless `--no-shared-outer` is given))" in (
+        on.documentation
+    )
+    assert on.solutions == ["Launch with `--no-shared-outer`"]
+    assert _after(on).strip().endswith("--no-shared-outer")
+    # Off is its no form given: the failing launch carries it.
+    off = by_message["this pool keeps shared outer factors only"]
+    assert "--no-shared-outer" in off.exampleFix.split("# after", 1)[0]
+
+
 def test_a_half_precision_check_in_model_code_is_the_dtype_flag() -> None:
     got = _prose("vision.py", "python/sglang/srt/models/tower.py")
     forward = got["VisionTower.forward"]

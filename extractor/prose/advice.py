@@ -140,7 +140,12 @@ def _gate_workarounds(roles: Roles, survivor_names: set[str], knowledge: Knowled
             if c.name in survivor_names:
                 continue
             if c.op == "truthy" or (c.op == "eq" and c.values and c.values[0] == "True"):
-                if c.kind == "flag":
+                if c.kind == "flag" and c.info is not None and c.info.off_flag:
+                    way = _GateWay(
+                        f"Or launch with `{c.info.off_flag}`: this check only runs when `{c.name}` is on, "
+                        "which leaving it out may not avoid (its default, or what the launch detects)"
+                    )
+                elif c.kind == "flag":
                     way = _GateWay(f"Or launch without `{c.name}`: this check only runs when it is given")
                 elif (info := knowledge.env_of(c.name)) is not None and info.on_by_default:
                     # Unsetting a variable that is on by default leaves it on.

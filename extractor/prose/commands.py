@@ -82,8 +82,10 @@ def flag_args(c: Constraint, before: bool) -> list[str] | None:
     op = c.op if before else FLIP[c.op]
     if op == "truthy":
         return [flag] if is_bool else [flag, "<value>"]
+    off = info.off_flag if info is not None else ""
     if op in ("falsy", "is-none"):
-        return []
+        # A switch that leaving out does not turn off is turned off by its ``--no-x``.
+        return [off] if off and op == "falsy" else []
     if op == "not-none":
         return [flag] if is_bool else [flag, "<value>"]
     if op == "in":
@@ -96,7 +98,7 @@ def flag_args(c: Constraint, before: bool) -> list[str] | None:
         if v in ("True",):
             return [flag] if is_bool else [flag, "true"]
         if v in ("False", "None"):
-            return []
+            return [off] if off and v == "False" else []
         return [flag, v] if v is not None else None
     if op == "ne":
         v = c.values[0] if c.values else ""

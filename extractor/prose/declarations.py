@@ -66,6 +66,10 @@ class FlagInfo:
     replaced_by: str = ""
     """The flag a deprecated spelling stands in for (``new_flag="--x"`` of its deprecation
     action), when the declaration names one: what the user is told to give today."""
+    off_flag: str = ""
+    """The spelling that turns a switch off (``--no-x`` of ``argparse.BooleanOptionalAction``)
+    when leaving the switch out does not: its default is on, or ``None`` for the launch to decide
+    (detected from the model or the adapters). Empty when leaving it out turns it off."""
     default: str = ""
     """A literal default as the command line would spell it (``"triton"``, ``"8"``); empty for
     ``None`` (or no literal), which for a valued flag that is not ``optional`` means the launch
@@ -284,6 +288,7 @@ def _dataclass_field_flags(
         # ``None`` of a resolvable flag means "pick automatically", not "off".
         resolvable = False
         action_bool = False
+        negatable = False
         is_list = False
         meta_seen = False
         for meta in metas:
@@ -306,6 +311,8 @@ def _dataclass_field_flags(
                         no_cli = isinstance(kw.value, ast.Constant) and kw.value.value is True
                     elif kw.arg == "action":
                         action_bool = _const_str(kw.value) in ("store_true", "store_false")
+                        negatable = _negatable(kw.value)
+                        action_bool = action_bool or negatable
                         is_list = is_list or _const_str(kw.value) == "append"
                     elif kw.arg == "nargs":
                         is_list = _list_nargs(kw.value)
@@ -333,6 +340,7 @@ def _dataclass_field_flags(
                 is_list=is_list,
                 optional=_is_none(stmt.value) and not (resolvable or _is_bool_type(inner) or action_bool),
                 default=_literal_default(stmt.value),
+                off_flag=_off_flag(flag, stmt.value) if negatable else "",
             )
         )
         found = True
@@ -354,12 +362,15 @@ def _add_argument_flag(
     # argparse's own default is None.
     optional = True
     default = ""
+    negatable = False
+    default_node: ast.expr | None = None
     for kw in call.keywords:
         if kw.arg == "new_flag":
             replaced_by = _const_str(kw.value) or ""
         if kw.arg == "default":
             optional = _is_none(kw.value)
             default = _literal_default(kw.value)
+            default_node = kw.value
         if kw.arg == "nargs":
             is_list = _list_nargs(kw.value)
         if kw.arg == "dest":
@@ -380,6 +391,7 @@ def _add_argument_flag(
             ):
                 is_bool = True
             is_list = is_list or act == "append"
+            negatable = _negatable(kw.value)
             if _DEPRECATED_RE.search(name or ""):
                 deprecated = True
     if not longs:
@@ -402,8 +414,23 @@ def _add_argument_flag(
         optional=optional and not is_bool,
         default=default,
         replaced_by=replaced_by if deprecated and replaced_by.startswith("--") else "",
+        off_flag=_off_flag(longs[0], default_node) if negatable else "",
     )
     return info, deprecated
+
+
+def _negatable(action: ast.expr) -> bool:
+    """``action=argparse.BooleanOptionalAction``: the parser also takes ``--no-x``."""
+    return (_name_of(action) or "").rpartition(".")[2] == "BooleanOptionalAction"
+
+
+def _off_flag(flag: str, default: ast.expr | None) -> str:
+    """``--no-x`` for a negatable switch whose default is not plainly off (``True``, or a ``None``
+    written out for the launch to decide); empty when leaving it out turns it off (``False``, or
+    argparse's own ``None`` where no default is written)."""
+    if default is None or (isinstance(default, ast.Constant) and default.value is False):
+        return ""
+    return "--no-" + flag.removeprefix("--")
 
 
 def _literal_default(node: ast.expr | None) -> str:

@@ -217,7 +217,7 @@ def render_setting(s: Setting) -> list[str]:
     if c.kind == "env":
         return [] if s.value is None else [f"{c.name}={s.value}"]
     if s.value is None:
-        return []
+        return [c.info.off_flag] if c.info is not None and c.info.off_flag else []
     if s.value is True:
         return [c.name] if (c.info is None or c.info.is_bool) else [c.name, "true"]
     return [c.name, str(s.value)]
@@ -243,7 +243,9 @@ def failing_words(c: Constraint) -> list[str]:
     if op == "truthy" or (op == "eq" and v0 == "True") or (op == "ne" and v0 in ("False", "None")):
         return [c.name] if is_bool else [c.name, "<value>"]
     if op in ("falsy", "is-none") or (op == "eq" and v0 in ("False", "None")):
-        return []
+        # Off, a switch that leaving out does not turn off is given its ``--no-x``.
+        off = info.off_flag if info is not None and (op == "falsy" or v0 == "False") else ""
+        return [off] if off else []
     if op == "not-none":
         return [c.name] if is_bool else [c.name, "<value>"]
     if op in ("indivisible", "divides"):
@@ -296,6 +298,9 @@ def setting_words(options: Sequence[Setting]) -> str:
         if values == [None]:
             if c.op == "not-none":
                 return f"Leave {name} out of the launch command so its default applies"
+            if c.info is not None and c.info.off_flag:
+                # Left out, the switch is on by default or by what the launch detects.
+                return f"Launch with `{c.info.off_flag}`"
             return f"Launch without {name}"
         if values == [True]:
             return f"Add {name} to the launch command"

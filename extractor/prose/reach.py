@@ -73,6 +73,7 @@ class _Terms(NamedTuple):
     forced: Forced
     replaced: Mapping[str, str]
     phased: Mapping[str, Sequence[str]] = {}
+    negated: Mapping[str, str] = {}
 
 
 _NO_TERMS = _Terms({}, frozenset(), {}, frozenset(), {}, {}, {})
@@ -116,6 +117,10 @@ def _plain_selector_words(sel: Selector, terms: _Terms) -> str:
     kind, name, values = sel
     if kind == "flag":
         if not values:
+            off = terms.negated.get(name)
+            if off:
+                # Left out, the switch is on by default or by what the launch detects.
+                return f"`{name}` on (given, or turned on at launch unless `{off}` is given)"
             by = terms.implied.get(name, ())
             return f"`{name}` (or {_either(by)}, {_sets(name, terms.switches)})" if by else f"`{name}`"
         said = _values_words(f"{name} ", values)
@@ -191,6 +196,7 @@ def reach_phrase(
     forced: Forced | None = None,
     replaced: Mapping[str, str] | None = None,
     phased: Mapping[str, Sequence[str]] | None = None,
+    negated: Mapping[str, str] | None = None,
 ) -> str:
     """``with `--attention-backend dsa` or `nsa`, for `X` checkpoints`` (empty when nothing narrows).
     ``defaults``: valued flags that always hold a value -> their default (empty: picked by the code);
@@ -198,7 +204,8 @@ def reach_phrase(
     a switch on (or fill in an optional value); ``switches``: the flags that are switches (all of
     them when not given); ``picked``: values the launch code sets a flag to itself; ``forced``: the
     architectures the code sets each value for, whatever the command line says; ``replaced``:
-    deprecated spellings -> the flag each stands in for."""
+    deprecated spellings -> the flag each stands in for; ``negated``: switches that leaving out does
+    not turn off -> the spelling that does (``--no-x``)."""
     implied = implied or {}
     terms = _Terms(
         defaults or {},
@@ -209,6 +216,7 @@ def reach_phrase(
         forced or {},
         replaced or {},
         phased or {},
+        negated or {},
     )
     common = frozenset.intersection(*reach) if len(reach) > 1 else frozenset()
     rest = [c - common for c in reach]
@@ -291,6 +299,7 @@ def _workarounds(
     forced: Forced | None = None,
     implied: Implied | None = None,
     phased: Mapping[str, Sequence[str]] | None = None,
+    negated: Mapping[str, str] | None = None,
 ) -> list[str]:
     if len(reach) != 1:
         return []
@@ -322,7 +331,16 @@ def _workarounds(
         # Turning off the optional feature that selects the path avoids the site.
         if forced and kind == "flag" and _forced_archs(name, values, forced):
             continue
-        if kind == "flag" and not values and (name in switches or (name in optional and name not in agreed)):
+        off = (negated or {}).get(name) if kind == "flag" and not values else None
+        if off:
+            out.append(
+                f"This code runs only with `{name}` on, and leaving it out may not turn it off (its "
+                f"default, or what the launch detects, turns it on): if you can do without it, "
+                f"launch with `{off}`"
+            )
+        elif (
+            kind == "flag" and not values and (name in switches or (name in optional and name not in agreed))
+        ):
             out.append(
                 f"This code runs only with `{name}`: if you can do without it, launch without `{name}`"
                 + (
@@ -458,8 +476,11 @@ def _wording(
     picked: Mapping[str, Sequence[str]] | None = None,
     replaced: Mapping[str, str] | None = None,
     phased: Mapping[str, Sequence[str]] | None = None,
+    negated: Mapping[str, str] | None = None,
 ) -> _Wording:
-    phrase = reach_phrase(reach, defaults, agreed, implied, switches, picked, forced, replaced, phased)
+    phrase = reach_phrase(
+        reach, defaults, agreed, implied, switches, picked, forced, replaced, phased, negated
+    )
     if not phrase:
         return _Wording("", [], [], [], [])
     # What every way in needs is left by leaving it, whichever way the launch took.
@@ -468,7 +489,7 @@ def _wording(
     return _Wording(
         phrase,
         _tags(reach),
-        _workarounds(core, choices, switches, agreed, optional, forced, implied, phased),
+        _workarounds(core, choices, switches, agreed, optional, forced, implied, phased, negated),
         _command_args(reach, switches),
         _other_values(core, choices, forced),
     )
@@ -555,6 +576,7 @@ class RunReach:
         picked: Mapping[str, Sequence[str]] | None = None,
         replaced: Mapping[str, str] | None = None,
         phased: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
+        negated: Mapping[str, str] | None = None,
     ) -> None:
         # path -> qualname (the callers' reach) or whole site key (a site whose own guard
         # narrows it further) -> reach.
@@ -589,6 +611,8 @@ class RunReach:
         self.phased = phased or {}
         """namespace -> valued flags -> the flags that pick from the same choices for one phase of the run
         (``--attention-backend`` -> ``--prefill-attention-backend``, ``--decode-attention-backend``)."""
+        self.negated = negated or {}
+        """Switches that leaving out does not turn off -> the spelling that does (``--no-x``)."""
         self._wordings: dict[tuple[str, Reach, str], _Wording] = {}
 
     def apply(self, path: str, partial: Mapping[str, Any]) -> dict[str, Any]:
@@ -631,6 +655,7 @@ class RunReach:
                 self.picked,
                 self.replaced,
                 self._phased_for(ns, reach, phase),
+                self.negated,
             )
         return with_reach(partial, reach, choices, self.switches, self.agreed, self.optional, wording)
 
@@ -703,6 +728,7 @@ class RunReach:
             "implied": {f: list(by) for f, by in sorted(self.implied.items())},
             "picked": {f: list(v) for f, v in sorted(self.picked.items())},
             "replaced": dict(sorted(self.replaced.items())),
+            "negated": dict(sorted(self.negated.items())),
             "phased": {
                 ns: {f: list(v) for f, v in sorted(by_f.items())} for ns, by_f in sorted(self.phased.items())
             },
@@ -753,6 +779,7 @@ class RunReach:
             implied = {str(f): tuple(str(b) for b in by) for f, by in data["implied"].items()}
             picked = {str(f): tuple(str(v) for v in vs) for f, vs in data["picked"].items()}
             replaced = {str(f): str(new) for f, new in data["replaced"].items()}
+            negated = {str(f): str(off) for f, off in data["negated"].items()}
             phased = {
                 str(ns): {str(f): tuple(str(p) for p in v) for f, v in by_f.items()}
                 for ns, by_f in data["phased"].items()
@@ -779,6 +806,7 @@ class RunReach:
             picked,
             replaced,
             phased,
+            negated,
         )
 
 
@@ -907,6 +935,12 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
         knowledge.picked,
         replaced,
         phased,
+        {
+            i.flag: i.off_flag
+            for _, flags in sorted(knowledge.scoped.items())
+            for i in flags.values()
+            if i.off_flag
+        },
     )
 
 

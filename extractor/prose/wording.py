@@ -29,11 +29,16 @@ def fmt_values(values: Sequence[str]) -> str:
 
 def constraint_words(c: Constraint) -> str:
     who = f"`{c.name}`" if c.kind == "flag" else f"the environment variable `{c.name}`"
+    off = c.info.off_flag if c.kind == "flag" and c.info is not None else ""
     if c.op == "truthy":
+        if off:
+            return f"{who} is on (given, or turned on at launch unless `{off}` is given)"
         if c.kind == "flag":
             return f"{who} is given" if (c.info and c.info.is_bool) else f"{who} is set to a non-empty value"
         return f"{who} is on (its default)" if c.on_by_default else f"{who} is set to a true value"
     if c.op == "falsy":
+        if off:
+            return f"`{off}` is given (or `{c.name}` is left out and not turned on at launch)"
         if c.kind == "flag":
             return f"{who} is not given"
         return (
