@@ -1730,6 +1730,28 @@ def test_a_switch_that_leaving_out_does_not_turn_off_is_left_by_its_no_form() ->
     assert back is not None and back.apply("a.py", partial) == got
 
 
+def test_a_selecting_value_no_declaration_offers_is_said_to_come_only_from_python() -> None:
+    from extractor.prose.reach import RunReach
+
+    old = (frozenset({("flag", "--adapter-backend", ("legacy",))}),)
+    partial = _partial("make_legacy", "ValueError")
+    declared = {"srt": {"--adapter-backend": ("fast", "small")}}
+    run = RunReach({"a.py": {"make_legacy": old}}, {}, declared=declared)
+    said = run.apply("a.py", partial)["triggerScenarios"]
+    assert said.endswith(
+        "with `--adapter-backend legacy` (a value the command line refuses: only Python code, "
+        "`ServerArgs` or `sglang.Engine`, sets it)."
+    )
+    # A package that declares the flag without choices takes any value; so does a value the
+    # checkpoint's config declares.
+    open_ended = {**declared, "gen": {"--adapter-backend": ()}}
+    for other in (
+        RunReach(run.table, {}, declared=open_ended),
+        RunReach(run.table, {}, declared=declared, agreed={"--adapter-backend"}),
+    ):
+        assert "refuses" not in other.apply("a.py", partial)["triggerScenarios"]
+
+
 def test_a_selecting_flag_goes_on_the_command_line_only_in_a_form_that_parses() -> None:
     from extractor.prose.reach import RunReach
 

@@ -92,6 +92,17 @@ def test_a_switch_detected_at_launch_is_turned_off_by_its_no_form_never_by_leavi
     assert "--no-shared-outer" in off.exampleFix.split("# after", 1)[0]
 
 
+def test_a_value_outside_every_declared_choice_is_said_to_come_only_from_python() -> None:
+    (prose,) = _prose("copy_backend.py", "python/sglang/srt/mem_cache/copy.py").values()
+    assert prose.triggerScenarios.startswith("A `copy_backend` outside the choices of `--copy-backend` makes")
+    assert prose.triggerScenarios.endswith(
+        "The command line refuses such a value (the choices are direct, kernel): only Python code that "
+        "sets `copy_backend` on `ServerArgs` or `sglang.Engine` can pass one."
+    )
+    assert prose.exampleFix.startswith("# before (only from Python: the command line refuses this value)\n")
+    assert "--copy-backend direct" in _after(prose)
+
+
 def test_a_half_precision_check_in_model_code_is_the_dtype_flag() -> None:
     got = _prose("vision.py", "python/sglang/srt/models/tower.py")
     forward = got["VisionTower.forward"]

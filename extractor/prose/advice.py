@@ -24,6 +24,7 @@ from extractor.prose.constraints import AtomView, Constraint, literal, simplify,
 from extractor.prose.device import DEVICE_RULE
 from extractor.prose.dtype import model_dtype
 from extractor.prose.fixes import (
+    REFUSED_BEFORE,
     OtherCheck,
     Setting,
     advice_sentences,
@@ -33,6 +34,8 @@ from extractor.prose.fixes import (
     failing_words,
     fixed_settings,
     launch_values,
+    refused_trigger,
+    refused_values,
     render_setting,
     setting_words,
     together_words,
@@ -702,6 +705,11 @@ def advise(
     if not fix:
         fix = f"# before\n{call_of(site)}\n# after\n# apply: {sols[0] if sols else 'see solutions'}"
     trigger = _trigger(site, roles, cause, fixed, cond, passed)
+    if kind == "flag":
+        refused = refused_values(deciding)
+        if refused:
+            trigger = refused_trigger(trigger, refused, own)
+            fix = fix.replace("# before\n", f"{REFUSED_BEFORE}\n", 1)
     situations = situations_of(site, roles, cause, cond)
     return Advice(
         solutions=_first_not_an_alternative(list(dict.fromkeys(sols))[:8]),

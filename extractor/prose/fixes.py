@@ -422,3 +422,37 @@ def together_words(sentence: str, extra: Sequence[tuple[Setting, int]]) -> str:
     return (
         f"{sentence} together with {words} (without it the check at line {lines} of the same function trips)"
     )
+
+
+# The ``before`` line of a fix whose failing value the command line refuses.
+REFUSED_BEFORE = "# before (only from Python: the command line refuses this value)"
+
+
+def refused_values(deciding: Sequence[Constraint]) -> list[FlagInfo]:
+    """The flags whose failing value lies outside every choice they declare: argparse refuses it on
+    the command line, so only Python code (``ServerArgs``, ``sglang.Engine``) can pass it."""
+    out: list[FlagInfo] = []
+    for name in dict.fromkeys(c.name for c in deciding if c.kind == "flag"):
+        group = [c for c in deciding if c.name == name]
+        info = group[0].info
+        if info is not None and info.choices and "<unsupported-value>" in failing_group(group):
+            out.append(info)
+    return out
+
+
+def refused_trigger(trigger: str, refused: Sequence[FlagInfo], own: frozenset[str]) -> str:
+    """``trigger`` told that the failing value of the first ``refused`` flag cannot come from the
+    command line: argparse refuses it, so only code (``ServerArgs``, ``sglang.Engine``, or for a
+    script's own flag a caller of its functions) can pass one."""
+    info = refused[0]
+    said = trigger.replace(
+        f"Launching with `{info.flag} <unsupported-value>`",
+        f"A `{info.dest}` outside the choices of `{info.flag}`",
+    )
+    # A script's own flag is refused by its own parser: only code calling its functions passes one.
+    who = (
+        "only code that calls this script's functions itself"
+        if info.flag in own
+        else f"only Python code that sets `{info.dest}` on `ServerArgs` or `sglang.Engine`"
+    )
+    return f"{said} The command line refuses such a value (the choices are {', '.join(info.choices)}): {who} can pass one."

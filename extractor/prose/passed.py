@@ -23,9 +23,12 @@ from extractor.prose.classify import classify
 from extractor.prose.commands import launcher_of_path
 from extractor.prose.constraints import Constraint, passed_constraints
 from extractor.prose.fixes import (
+    REFUSED_BEFORE,
     advice_sentences,
     failing_launch,
     fixed_settings,
+    refused_trigger,
+    refused_values,
     render_setting,
     setting_words,
 )
@@ -284,6 +287,9 @@ def with_passed(
         if failing
         else f"Launching with {shown} such that `{cond}` holds in {where} ({via})."
     )
+    refused = refused_values(deciding)
+    if refused:
+        out["triggerScenarios"] = refused_trigger(out["triggerScenarios"], refused, frozenset())
     out["commonSituations"] = (
         f"A launch command, deployment script or programmatic ServerArgs/Engine call that sets {shown} "
         f"to a value {where} does not handle."
@@ -302,7 +308,8 @@ def with_passed(
         before = " ".join([base, *failing_launch([c for c in deciding if c.name == pick.constraint.name])])
         after = " ".join([base, *render_setting(pick)])
         if before != after:
-            out["exampleFix"] = f"# before\n{before}\n# after\n{after}"
+            head = REFUSED_BEFORE if refused else "# before"
+            out["exampleFix"] = f"{head}\n{before}\n# after\n{after}"
     else:
         # No one value to name (a size that must divide a model dimension): the launch still
         # shows which flag to change, in place of the bug-report steps of an internal check.

@@ -74,6 +74,7 @@ class _Terms(NamedTuple):
     replaced: Mapping[str, str]
     phased: Mapping[str, Sequence[str]] = {}
     negated: Mapping[str, str] = {}
+    refused: AbstractSet[str] = frozenset()
 
 
 _NO_TERMS = _Terms({}, frozenset(), {}, frozenset(), {}, {}, {})
@@ -124,6 +125,9 @@ def _plain_selector_words(sel: Selector, terms: _Terms) -> str:
             by = terms.implied.get(name, ())
             return f"`{name}` (or {_either(by)}, {_sets(name, terms.switches)})" if by else f"`{name}`"
         said = _values_words(f"{name} ", values)
+        if name in terms.refused:
+            # No declaration's choices hold the value: argparse refuses it on the command line.
+            return f"{said} (a value the command line refuses: only Python code, `ServerArgs` or `sglang.Engine`, sets it)"
         if name in terms.agreed:
             # The checkpoint's config names the value itself; the flag only has to agree with it.
             return f"{said} (given, or declared by the checkpoint's config)"
@@ -197,6 +201,7 @@ def reach_phrase(
     replaced: Mapping[str, str] | None = None,
     phased: Mapping[str, Sequence[str]] | None = None,
     negated: Mapping[str, str] | None = None,
+    refused: AbstractSet[str] = frozenset(),
 ) -> str:
     """``with `--attention-backend dsa` or `nsa`, for `X` checkpoints`` (empty when nothing narrows).
     ``defaults``: valued flags that always hold a value -> their default (empty: picked by the code);
@@ -205,7 +210,8 @@ def reach_phrase(
     them when not given); ``picked``: values the launch code sets a flag to itself; ``forced``: the
     architectures the code sets each value for, whatever the command line says; ``replaced``:
     deprecated spellings -> the flag each stands in for; ``negated``: switches that leaving out does
-    not turn off -> the spelling that does (``--no-x``)."""
+    not turn off -> the spelling that does (``--no-x``); ``refused``: valued flags whose selecting
+    values no declaration's choices hold."""
     implied = implied or {}
     terms = _Terms(
         defaults or {},
@@ -217,6 +223,7 @@ def reach_phrase(
         replaced or {},
         phased or {},
         negated or {},
+        refused,
     )
     common = frozenset.intersection(*reach) if len(reach) > 1 else frozenset()
     rest = [c - common for c in reach]
@@ -381,11 +388,15 @@ def _workarounds(
     return out
 
 
-def _command_args(reach: Reach, switches: AbstractSet[str]) -> list[str]:
+def _command_args(
+    reach: Reach, switches: AbstractSet[str], refused: AbstractSet[str] = frozenset()
+) -> list[str]:
     if len(reach) != 1:
         return []
     args = []
     for kind, name, values in sorted(reach[0]):
+        if name in refused:
+            continue  # the command line would not parse it
         # A flag that takes a value is only written with one: ``--x`` alone would not parse.
         if kind == "flag" and (len(values) == 1 or (not values and name in switches)):
             args.append(f"{name} {values[0]}" if values else name)
@@ -477,9 +488,10 @@ def _wording(
     replaced: Mapping[str, str] | None = None,
     phased: Mapping[str, Sequence[str]] | None = None,
     negated: Mapping[str, str] | None = None,
+    refused: AbstractSet[str] = frozenset(),
 ) -> _Wording:
     phrase = reach_phrase(
-        reach, defaults, agreed, implied, switches, picked, forced, replaced, phased, negated
+        reach, defaults, agreed, implied, switches, picked, forced, replaced, phased, negated, refused
     )
     if not phrase:
         return _Wording("", [], [], [], [])
@@ -490,7 +502,7 @@ def _wording(
         phrase,
         _tags(reach),
         _workarounds(core, choices, switches, agreed, optional, forced, implied, phased, negated),
-        _command_args(reach, switches),
+        _command_args(reach, switches, refused),
         _other_values(core, choices, forced),
     )
 
@@ -602,7 +614,8 @@ class RunReach:
         self.implied = implied or {}
         """Switches -> the flags that turn them on: leaving the path needs those left out too."""
         self.declared = declared or {}
-        """namespace -> flag -> the choices its server args declare (see :meth:`_choices_for`)."""
+        """namespace -> flag -> the choices its server args declare, empty for a flag declared
+        without (see :meth:`_choices_for` and :meth:`_refused`)."""
         self.picked = picked or {}
         """flag -> values the launch code sets it to itself: a path they select is not only for
         those who give them."""
@@ -656,8 +669,24 @@ class RunReach:
                 self.replaced,
                 self._phased_for(ns, reach, phase),
                 self.negated,
+                self._refused(reach),
             )
         return with_reach(partial, reach, choices, self.switches, self.agreed, self.optional, wording)
+
+    def _refused(self, reach: Reach) -> frozenset[str]:
+        """The valued flags of ``reach`` whose selecting values no package's declaration offers
+        among the choices it declares for that flag: the command line refuses them."""
+        out = set()
+        for conj in reach:
+            for kind, name, values in conj:
+                # A value the checkpoint's config declares never passes the command line.
+                if kind != "flag" or not values or name in self.agreed:
+                    continue
+                declared = [set(by[name]) for _, by in sorted(self.declared.items()) if name in by]
+                # A package that declares the flag without choices takes any value.
+                if declared and all(declared) and not any(set(values) & d for d in declared):
+                    out.add(name)
+        return frozenset(out)
 
     def _phased_for(self, ns: str | None, reach: Reach, phase: str = "") -> Mapping[str, Sequence[str]]:
         """The per-phase flags of package ``ns`` for the flags whose selecting values it declares
@@ -928,10 +957,8 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
         namespaces,
         dict(sorted(defaults.items())),
         implied,
-        {
-            ns: {i.flag: i.choices for i in flags.values() if i.choices}
-            for ns, flags in sorted(knowledge.scoped.items())
-        },
+        # Every flag, with no choices where its declaration lists none (it takes any value).
+        {ns: {i.flag: i.choices for i in flags.values()} for ns, flags in sorted(knowledge.scoped.items())},
         knowledge.picked,
         replaced,
         phased,
