@@ -1062,6 +1062,75 @@ def test_a_value_test_of_an_attribute_holding_the_flags_enum_selects_that_value(
     )
 
 
+def test_a_class_method_called_on_its_class_by_name_is_reached_by_its_callers_not_its_builders() -> None:
+    modes = "python/sglang/srt/layers/modes.py"
+    files = {
+        ARGS: SERVER_ARGS,
+        modes: textwrap.dedent(
+            """\
+            class Modes:
+                def __init__(self, mlp):
+                    self.mlp = mlp
+
+                @classmethod
+                def init_new(cls, sparse):
+                    return cls(cls._mlp_mode(sparse))
+
+                @classmethod
+                def _mlp_mode(cls, sparse):
+                    if sparse not in (0, 1):
+                        raise NotImplementedError
+                    return sparse
+            """
+        ),
+        # One family builds the class itself; two others only call its class method.
+        "python/sglang/srt/models/owl.py": textwrap.dedent(
+            """\
+            from sglang.srt.layers.modes import Modes
+
+
+            class OwlForCausalLM:
+                def __init__(self, config):
+                    self.modes = Modes(1)
+
+
+            EntryClass = OwlForCausalLM
+            """
+        ),
+        "python/sglang/srt/models/lark.py": textwrap.dedent(
+            """\
+            from sglang.srt.layers.modes import Modes
+
+
+            class LarkForCausalLM:
+                def __init__(self, config):
+                    self.modes = Modes.init_new(config.sparse)
+
+
+            EntryClass = LarkForCausalLM
+            """
+        ),
+        "python/sglang/srt/models/wren.py": textwrap.dedent(
+            """\
+            from sglang.srt.layers.modes import Modes
+
+
+            class WrenForCausalLM:
+                def __init__(self, config):
+                    self.modes = Modes.init_new(0)
+
+
+            EntryClass = WrenForCausalLM
+            """
+        ),
+    }
+    reach = _site_reach(files)
+    families = (frozenset({("arch", "", ("LarkForCausalLM", "WrenForCausalLM"))}),)
+    assert reach.of(modes, "Modes.init_new") == families
+    # ``cls._mlp_mode(...)`` inside it names the class too: the same ways in, not Owl's.
+    assert reach.of(modes, "Modes._mlp_mode") == families
+
+
 def test_a_runs_reach_read_back_from_the_cache_holds_every_setting_it_was_built_with() -> None:
     """A warm run reads the reach back from the cache: what it words records with must all be there."""
     cuda = frozenset({("platform", "cuda", ())})

@@ -616,6 +616,12 @@ class ReachFinder:
         if cls is not None and name in _CONSTRUCTORS:
             # Building the class (or a subclass that keeps its constructor) runs it.
             return [*cls, *(calls or [])]
+        if calls is not None and d.params[:1] != ("self",) and all(e.on_class for e in self._callers(node)):
+            # A class- or static method called on its class by name (``LayerScatterModes.init_new(...)``)
+            # needs no instance: its callers' ways in are its own, not also those that build its
+            # class. Called on a class picked elsewhere (``quant_cls.from_config(...)``), the
+            # ways that pick the class still hold.
+            return calls
         if calls is None and not self._named_anywhere(name) and self._others_named(owner, name):
             # No call, reference or lookup of this name anywhere in the target, while its class's
             # other methods are called: nothing of sglang runs it, so its class's ways in are none

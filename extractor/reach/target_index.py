@@ -35,6 +35,9 @@ class Edge:
     down: bool = False
     """``self.m()`` that runs a subclass's override: only that subclass's instances take it, so the
     caller's own ways in (those of every subclass) do not carry over."""
+    on_class: bool = False
+    """The call names the class it calls the method on (``LayerScatterModes.init_new()``,
+    ``cls.m()``): no instance, and no class picked elsewhere, is involved."""
 
 
 @dataclass
@@ -503,10 +506,16 @@ class TargetIndex:
         if parts[0] in ("self", "cls") and len(parts) == 2 and not call.ref:
             cls = self.owner_class(module, call.caller)
         inherited = self.lookup_method(cls, parts[1]) if cls is not None else None
+        on_class = (
+            not call.ref
+            and not call.recv
+            and len(parts) >= 2
+            and (parts[0] == "cls" if len(parts) == 2 else parts[-2][:1].isupper())
+        )
         for target in targets:
             down = cls is not None and target != inherited
             self._callers.setdefault(target, []).append(
-                Edge(caller, f.path, guards, catches, confident, down)
+                Edge(caller, f.path, guards, catches, confident, down, on_class)
             )
 
 
