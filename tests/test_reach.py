@@ -1131,6 +1131,54 @@ def test_a_class_method_called_on_its_class_by_name_is_reached_by_its_callers_no
     assert reach.of(modes, "Modes._mlp_mode") == families
 
 
+def test_a_function_kept_in_a_named_tuple_runs_where_its_field_is_called() -> None:
+    kernels = "python/sglang/srt/layers/fused_ops.py"
+    files = {
+        ARGS: SERVER_ARGS,
+        kernels: textwrap.dedent(
+            """\
+            def fused_norm(x):
+                raise NotImplementedError("fused norm needs bf16")
+
+
+            def split_norm(x):
+                return x
+            """
+        ),
+        "python/sglang/srt/models/owl.py": textwrap.dedent(
+            """\
+            from typing import NamedTuple
+
+
+            class Ops(NamedTuple):
+                fused_norm: object
+                split_norm: object
+
+
+            def get_ops() -> Ops:
+                from sglang.srt.layers.fused_ops import fused_norm, split_norm
+
+                return Ops(fused_norm, split_norm)
+
+
+            class OwlForCausalLM:
+                def forward(self, x, server_args):
+                    if server_args.enable_adapters:
+                        return get_ops().fused_norm(x)
+                    return get_ops().split_norm(x)
+
+
+            EntryClass = OwlForCausalLM
+            """
+        ),
+    }
+    reach = _site_reach(files)
+    # Built into the tuple under no test, called through its field only under the switch.
+    owl = ("arch", "OwlForCausalLM", ())
+    assert reach.of(kernels, "fused_norm") == (frozenset({("flag", "--enable-adapters", ()), owl}),)
+    assert reach.of(kernels, "split_norm") == (frozenset({owl}),)
+
+
 def test_a_runs_reach_read_back_from_the_cache_holds_every_setting_it_was_built_with() -> None:
     """A warm run reads the reach back from the cache: what it words records with must all be there."""
     cuda = frozenset({("platform", "cuda", ())})

@@ -238,6 +238,11 @@ _DYNAMIC_MODULE = re.compile(r"^(?:sglang|sgl_kernel)(?:\.[A-Za-z_]\w*)+$")
 _DYNAMIC_PREFIX = re.compile(r"^(?:sglang|sgl_kernel)(?:\.[A-Za-z_]\w*)+\.$")
 
 
+def _name_tail(node: ast.expr) -> str:
+    """``NamedTuple`` of ``NamedTuple`` or ``typing.NamedTuple``; empty for anything else."""
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+
+
 def _is_type_checking(test: ast.expr) -> bool:
     """``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``): a block that never runs."""
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
@@ -273,6 +278,13 @@ class _Builder:
         # Names a value may refer to a definition by: the module's own, then nested ones as met.
         self._def_names = {
             s.name for s in tree.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+        }
+        # The module's own named tuples: a function handed to one is a field value, run only where
+        # the field is called (``ops.fused(...)``, tied by name), not where the tuple is built.
+        self._records = {
+            s.name
+            for s in tree.body
+            if isinstance(s, ast.ClassDef) and any(_name_tail(b) == "NamedTuple" for b in s.bases)
         }
 
     # ----------------------------------------------------------------- entry
@@ -839,8 +851,11 @@ class _Builder:
                         )
                     )
                 stack.append((func.value if isinstance(func, ast.Attribute) else func, gs, False))
-                # ``isinstance(x, Foo)`` tests a class; it does not hand it to anyone.
-                passes = not (isinstance(func, ast.Name) and func.id in TYPE_TESTS)
+                # ``isinstance(x, Foo)`` tests a class; it does not hand it to anyone. A named
+                # tuple of the module keeps what it is given as fields.
+                passes = not (
+                    isinstance(func, ast.Name) and (func.id in TYPE_TESTS or func.id in self._records)
+                )
                 if isinstance(func, ast.Attribute) and func.attr in COLLECTORS:
                     # ``types.append(FooBackend)``: classes gathered for a later type test; a
                     # class built from such a list is built from a name we cannot follow anyway.

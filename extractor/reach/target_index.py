@@ -301,7 +301,9 @@ class TargetIndex:
             found = self.lookup_method(cls, parts[-1])
             if found is not None:
                 out.add(found)
-        return sorted(out)
+        # No class held there has such a method: the attribute holds a function (a named tuple's
+        # field, ``ops.fused(...)``), which only its name ties to a definition.
+        return sorted(out) if out else None
 
     def _targets(self, module: str, f: FileFacts, call: Call) -> tuple[list[str], bool]:
         parts = call.callee.split(".")
