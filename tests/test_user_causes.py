@@ -103,6 +103,22 @@ def test_a_value_outside_every_declared_choice_is_said_to_come_only_from_python(
     assert "--copy-backend direct" in _after(prose)
 
 
+def test_a_kind_of_adapter_the_message_says_is_unsupported_is_the_adapter_being_loaded() -> None:
+    by_message = {
+        site.message.parts[0] if site.message else "": prose
+        for site, prose in _enriched("adapter_kinds.py", "python/sglang/srt/lora/manager.py")
+    }
+    kind = by_message["Adapter serving currently doesn't support adapters that add tokens to the vocabulary"]
+    assert "Cause: the LoRA adapter being loaded" in kind.documentation
+    assert kind.triggerScenarios.startswith("Loading a LoRA adapter (at launch with `--lora-paths`")
+    assert any(s.startswith("The LoRA adapter being loaded is of a kind") for s in kind.solutions)
+    assert "--lora-paths <another-adapter>" in _after(kind)
+    assert not any("report it to sglang" in s for s in kind.solutions)
+    # A count of adapters is no kind of adapter: another way out (not an adapter swap) applies.
+    count = by_message["LoRA currently supports only one adapter per target"]
+    assert "Cause: the LoRA adapter being loaded" not in count.documentation
+
+
 def test_a_half_precision_check_in_model_code_is_the_dtype_flag() -> None:
     got = _prose("vision.py", "python/sglang/srt/models/tower.py")
     forward = got["VisionTower.forward"]

@@ -613,6 +613,26 @@ def advise(
             else "pip install <package>"
         )
         fix = f"# before\n{base}\n# after\n{after}\n{base}"
+    elif kind == "input" and cause.rule == "adapter-limit":
+        sols[:0] = advice
+        sols.append(
+            "The LoRA adapter being loaded is of a kind this server does not support, as the message "
+            "says: load another adapter made without that feature, or merge this one into the base "
+            "model and serve the merged checkpoint without LoRA"
+        )
+        sols.extend(workaround)
+        base = launcher(site, knowledge, False)
+        lora_paths = declared_flag("--lora-paths", knowledge.flags_for(site.path)) is not None
+        fix = (
+            (
+                f"# before: an adapter of the kind the message names\n{base} --lora-paths <this-adapter>\n"
+                f"# after: an adapter without it (or the merged model as --model-path)\n"
+                f"{base} --lora-paths <another-adapter>"
+            )
+            if lora_paths
+            else f"# before: loading an adapter of the kind the message names\n{call_of(site)}\n"
+            f"# after: load another adapter made without it\n{call_of(site)}"
+        )
     elif kind == "input" and cause.rule == "parsed-config":
         entries, given = _parsed_parts(cause, site)
         by = f" given as `{given[0]}`" if given else ""
@@ -898,6 +918,8 @@ def _cause_sentence(cause: Cause, site: Site, passed: passed_on.PassedOn | None)
     names = ", ".join(f"`{n}`" for n in cause.names[:6])
     if cause.rule == "unknown-entry":
         return f"Cause: the data passed in (a file or payload): its {names} entry holds a value the code does not know."
+    if cause.rule == "adapter-limit":
+        return "Cause: the LoRA adapter being loaded, of a kind this code does not support (the message says which)."
     if cause.rule == "parsed-config":
         entries, given = _parsed_parts(cause, site)
         by = f" (`{'`, `'.join(given)}`)" if given else ""
@@ -952,6 +974,11 @@ def _trigger(
     if cause.kind == "dependency":
         pk = ", ".join(cause.names) or "a package it imports"
         return f"Running {where} in an environment without {pk} (or with a version it does not accept)."
+    if cause.kind == "input" and cause.rule == "adapter-limit":
+        return (
+            f"Loading a LoRA adapter (at launch with `--lora-paths`, or through the endpoint that loads "
+            f"one) of a kind {where} does not support (`{cond or 'the check'}`)."
+        )
     if cause.kind == "input" and cause.rule == "unknown-entry":
         keys = ", ".join(f"`{n}`" for n in cause.names[:3])
         return f"The data {where} reads (a file or payload passed to it) gives {keys} a value the code does not know."

@@ -566,6 +566,23 @@ def _message_checkpoint(site: Site, roles: Roles, cs: Constraints) -> tuple[str,
     return tuple(dict.fromkeys([*keys[:3], *_ARCH_RE.findall(msg), *things]))
 
 
+# Right after the limit: "adapters that add tokens", "DoRA adapters" (a kind of adapter), not a
+# count of them ("only one adapter per target").
+_ADAPTER_KIND_RE = re.compile(r"\s+(?!(?:one|two|multiple|more|many)\b)(?:[\w-]+\s+){0,2}?adapters\b", re.I)
+
+
+def _adapter_limit(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
+    # "LoRA serving currently doesn't support adapters that add tokens to the vocabulary": the
+    # adapter the user loads is of a kind the path leaves out; another adapter is the way out.
+    msg = message_text(site)
+    if "/lora/" not in site.path and "lora" not in msg.lower():
+        return None
+    limit = LIMIT_RE.search(msg)
+    if limit is None or not _ADAPTER_KIND_RE.match(msg[limit.end() :]):
+        return None
+    return ("LoRA adapter",)
+
+
 _NO_WEIGHTS_RE = re.compile(
     r"\bno (?:model )?(?:weights?|weight files|safetensors|checkpoint files)\b.{0,40}\bfound\b|"
     r"\b(?:cannot|could not|couldn't) find (?:any )?(?:model )?(?:weights?|weight files)\b",
@@ -665,6 +682,12 @@ RULES: tuple[CauseRule, ...] = (
         _config_entry,
     ),
     CauseRule("weights", "model", "def load_weights(self, weights): ... raise KeyError(name)", _weights),
+    CauseRule(
+        "adapter-limit",
+        "input",
+        'if cfg.added_tokens: raise ValueError("LoRA does not support adapters that add tokens")',
+        _adapter_limit,
+    ),
     CauseRule("timeout", "resource", 'raise TimeoutError("the scheduler did not respond in time")', _timeout),
     CauseRule("message-flag", "flag", 'if self._n > 1: raise ValueError("--x needs --y")', _message_flag),
     CauseRule(

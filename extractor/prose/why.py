@@ -100,6 +100,8 @@ def situations(site: Site, roles: Roles, cause: Cause, cond: str) -> str:
         lead = f"An environment where {pk} is missing or at a version {where} does not accept."
     elif kind == "input" and cause.rule == "parsed-config":
         lead = f"A config or data file (or JSON text) given to {where} with a wrong {_names(cause, 1)} entry ({test}){ctx}."
+    elif kind == "input" and cause.rule == "adapter-limit":
+        lead = f"Loading a LoRA adapter of a kind {where} does not support ({test}){ctx}."
     elif kind == "input":
         lead = f"A caller of {where} passing {_names(cause, 3)} for which {test} holds{ctx}."
     elif kind == "resource":
