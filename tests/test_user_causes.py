@@ -277,14 +277,27 @@ def fuse(x):
         if x.dim() != 2:
             raise ValueError("the fused gate wants a 2-d input")
     return x
+
+
+def unfused(x):
+    if not envs.SGLANG_FUSED_GATE.get():
+        if x.dim() != 3:
+            raise ValueError("the split gate wants a 3-d input")
+    return x
 """
     parsed = parse_source("python/sglang/srt/layers/gate.py", source)
     assert isinstance(parsed, ParsedFile), parsed
-    (site,) = analyse(parsed)
-    prose = enrich(site, knowledge, module_constants(parsed.tree, parsed.path))
+    on, off = (
+        enrich(site, knowledge, module_constants(parsed.tree, parsed.path)) for site in analyse(parsed)
+    )
     # Unsetting it would leave it on: the way out is to turn it off.
-    assert any("set `SGLANG_FUSED_GATE=0`" in s for s in prose.solutions), prose.solutions
-    assert not any("nset `SGLANG_FUSED_GATE`" in s for s in prose.solutions)
+    assert any("set `SGLANG_FUSED_GATE=0`" in s for s in on.solutions), on.solutions
+    assert not any("nset `SGLANG_FUSED_GATE`" in s for s in on.solutions)
+    # Off only when someone set it so: its default is the way out.
+    assert (
+        "Or leave `SGLANG_FUSED_GATE` at its default (on): this check only runs when it is set to 0 or false"
+        in (off.solutions)
+    )
 
 
 def test_a_package_whose_own_extension_fails_to_load_is_reinstalled_not_installed() -> None:

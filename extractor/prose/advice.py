@@ -159,6 +159,17 @@ def _gate_workarounds(roles: Roles, survivor_names: set[str], knowledge: Knowled
             elif c.op == "is-none" and c.kind == "flag":
                 way = _GateWay(f"Or give `{c.name}` a value: this check only runs when it is left unset")
             elif (
+                c.op == "falsy"
+                and c.kind == "env"
+                and (info := knowledge.env_of(c.name)) is not None
+                and info.on_by_default
+            ):
+                # Off only because someone set it so: its default leaves the path.
+                way = _GateWay(
+                    f"Or leave `{c.name}` at its default (on): this check only runs when it is set to 0 or false",
+                    c.name,
+                )
+            elif (
                 c.op in ("eq", "in")
                 and c.values
                 and c.values[0] not in ("None", "False")
