@@ -119,6 +119,13 @@ def test_a_kind_of_adapter_the_message_says_is_unsupported_is_the_adapter_being_
     assert "Cause: the LoRA adapter being loaded" not in count.documentation
 
 
+def test_an_internal_check_whose_message_asks_for_something_says_so_first() -> None:
+    (prose,) = _prose("told_internal.py", "python/sglang/srt/mem_cache/host_pool.py").values()
+    assert INTERNAL in prose.documentation
+    assert prose.solutions[0] == "The message says: Please reduce the size of the host cache."
+    assert prose.solutions[1].startswith("This is an internal check of `HostPool.__init__`")
+
+
 def test_a_half_precision_check_in_model_code_is_the_dtype_flag() -> None:
     got = _prose("vision.py", "python/sglang/srt/models/tower.py")
     forward = got["VisionTower.forward"]

@@ -135,6 +135,10 @@ class _GateWay(NamedTuple):
     """``env`` is on unless turned off: the way out sets it to 0 instead of unsetting it."""
 
 
+def _told(msg: str) -> list[str]:
+    return [f"The message says: {s}" for s in advice_sentences(msg)]
+
+
 def _gate_workarounds(roles: Roles, survivor_names: set[str], knowledge: Knowledge) -> list[_GateWay]:
     """Turning off the optional feature that gates the path (a flag or env var set to enable it)."""
     out: dict[str, _GateWay] = {}
@@ -323,7 +327,7 @@ def advise(
                 envs[c.name] = info
     fixed = fixed_settings(deciding, [*survivors, *validated(site, knowledge, deciding)], envs)
     msg = message_text(site)
-    advice = [f"The message says: {s}" for s in advice_sentences(msg)] if cause.kind != "internal" else []
+    advice = _told(msg) if cause.kind != "internal" else []
     where = _where(site)
     cond = condition_code(roles.deciding)
     avoid = _negated(roles.deciding)
@@ -698,6 +702,7 @@ def advise(
             else ""
         )
     elif is_limit(site):
+        sols.extend(_told(msg))
         sols.append(
             f"{INTERNAL_CHECK}{where} for a case it does not support, as its message says: avoid that case "
             "(another backend, model or input where the message names one). If nothing you chose leads "
@@ -712,6 +717,8 @@ def advise(
             "report needs\npython3 -m sglang.check_env"
         )
     else:
+        # What the message itself asks for comes first: its author knew a way out.
+        sols.extend(_told(msg))
         sols.append(
             f"{INTERNAL_CHECK}{where}: nothing in the launch command, environment or request is "
             "expected to trip it. Report it to sglang as a bug with the full message and traceback, "
