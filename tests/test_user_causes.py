@@ -126,6 +126,16 @@ def test_an_internal_check_whose_message_asks_for_something_says_so_first() -> N
     assert prose.solutions[1].startswith("This is an internal check of `HostPool.__init__`")
 
 
+def test_a_dimension_split_over_the_tensor_parallel_ranks_that_does_not_divide_is_the_tp_size() -> None:
+    sites = _enriched("world_sizes.py", "python/sglang/srt/layers/split.py")
+    by_line = {site.line: prose for site, prose in sites if site.qualname == "pack_weight"}
+    split, empty = (by_line[line] for line in sorted(by_line))
+    assert "Cause: a launch flag (`--tp-size`)" in split.documentation
+    assert split.solutions[0].startswith("Change `--tp-size` in the launch command")
+    # The same share compared with a literal is no size of the group.
+    assert INTERNAL in empty.documentation
+
+
 def test_a_half_precision_check_in_model_code_is_the_dtype_flag() -> None:
     got = _prose("vision.py", "python/sglang/srt/models/tower.py")
     forward = got["VisionTower.forward"]

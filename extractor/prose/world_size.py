@@ -138,6 +138,20 @@ def _size_flags(node: ast.expr, ctx: ReadContext) -> list[FlagInfo]:
     return out
 
 
+# ``input_size_per_partition``: a dimension already split over the tensor-parallel ranks.
+_PER_PARTITION_RE = re.compile(r"^[a-z][a-z0-9_]*_per_partition$")
+
+
+def _split_flags(node: ast.expr, ctx: ReadContext) -> list[FlagInfo]:
+    """The tensor-parallel size's flag when ``node`` names a dimension split over its ranks
+    (``input_size_per_partition``): a check that the share divides evenly is about that size."""
+    name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+    if not _PER_PARTITION_RE.match(name):
+        return []
+    first = flag_for_group("tp", ctx.flags)
+    return [first] if first is not None else []
+
+
 def _size_flag(node: ast.expr, ctx: ReadContext) -> FlagInfo | None:
     found = _size_flags(node, ctx)
     return found[0] if found else None
@@ -192,7 +206,12 @@ def _world_reads(
     for part in split_and(simplify(expr)):
         for node in ast.walk(part):
             if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
-                for split in _size_flags(node.right, ctx) or _size_flags(node.left, ctx):
+                found = (
+                    _size_flags(node.right, ctx)
+                    or _size_flags(node.left, ctx)
+                    or _split_flags(node.left, ctx)
+                )
+                for split in found:
                     if split not in divided:
                         divided.append(split)
         if isinstance(part, ast.Compare) and len(part.ops) == 1:

@@ -46,22 +46,24 @@ def holder_getters(tree: ast.Module, guards: GuardReader) -> list[tuple[str, str
     return out
 
 
-def _holder(node: ast.expr, bound: dict[str, str]) -> str | None:
+def _holder(node: ast.expr, bound: dict[str, ast.expr]) -> str | None:
     """The text naming a holder: a local bound to it, or the expression itself (never ``self``)."""
     if isinstance(node, ast.Name):
-        return bound.get(node.id)
+        value = bound.get(node.id)
+        return _holder(value, {}) if value is not None else None
     if isinstance(node, ast.Attribute | ast.Call):
         text = ast.unparse(node)
         return None if text.startswith(("self.", "cls.")) else text
     return None
 
 
-def _bind(stmt: ast.stmt, bound: dict[str, str]) -> None:
+def _bind(stmt: ast.stmt, bound: dict[str, ast.expr]) -> None:
+    # The value is kept, not its text: most locals never name a holder, and writing each one out
+    # cost more than the rest of the search.
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
         name = stmt.targets[0].id
-        text = _holder(stmt.value, {}) if isinstance(stmt.value, ast.Attribute | ast.Call) else None
-        if text is not None:
-            bound[name] = text
+        if isinstance(stmt.value, ast.Attribute | ast.Call):
+            bound[name] = stmt.value
         else:
             bound.pop(name, None)
 
@@ -70,7 +72,7 @@ def _fills(
     func: ast.FunctionDef | ast.AsyncFunctionDef, guards: GuardReader
 ) -> Iterator[tuple[tuple[str, str], str]]:
     """``((holder, field), flag destination)`` for each ``holder.field = <flag>`` in ``func``."""
-    bound: dict[str, str] = {}
+    bound: dict[str, ast.expr] = {}
     local: dict[str, tuple[str, str]] = {}
     for stmt in own_statements(func.body):
         if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
@@ -86,11 +88,11 @@ def _fills(
             continue
         if not isinstance(target, ast.Attribute):
             continue
-        holder = _holder(target.value, bound)
-        if holder is None:
-            continue
         subject = guards.subject(value, local) if isinstance(value, ast.Attribute | ast.Name) else None
-        if subject is not None and subject[1] == "args":
+        if subject is None or subject[1] != "args":
+            continue
+        holder = _holder(target.value, bound)
+        if holder is not None:
             yield (holder, target.attr), subject[0]
 
 
@@ -102,7 +104,7 @@ def _returned_field(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, 
     last = func.body[-1] if func.body else None
     if not (isinstance(last, ast.Return) and isinstance(last.value, ast.Attribute)):
         return None
-    bound: dict[str, str] = {}
+    bound: dict[str, ast.expr] = {}
     for stmt in func.body[:-1]:
         _bind(stmt, bound)
     holder = _holder(last.value.value, bound)
