@@ -3127,3 +3127,61 @@ def test_an_entry_of_data_a_flag_hands_in_names_that_flag(
     assert "handed in (`extra_config`, the value of `--cache-extra-config`)" in record.documentation
     assert "its `timeout` entry" in record.documentation
     assert any("entry of the data given with `--cache-extra-config`" in s for s in record.solutions)
+
+
+ARGUMENT_KERNEL = """\
+def attend(q, k, score_mod=None, *, sinks=None):
+    if score_mod is not None:
+        raise NotImplementedError("score_mod is not supported by this kernel")
+    if sinks is not None:
+        raise NotImplementedError("sinks are not supported by this kernel")
+    width = q + k
+    if width and q < 0:
+        raise ValueError("a negative query length")
+    return q
+"""
+
+
+def _argument_model(name: str, call: str) -> str:
+    return textwrap.dedent(
+        f"""\
+        from sglang.srt.layers.attend import attend
+
+
+        class {name}ForCausalLM:
+            def forward(self, q, k):
+                return {call}
+
+
+        EntryClass = {name}ForCausalLM
+        """
+    )
+
+
+def test_a_raise_on_an_argument_being_given_is_reached_only_by_the_calls_that_give_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
+    files = {
+        ARGS: SERVER_ARGS.encode(),
+        "python/sglang/srt/layers/attend.py": ARGUMENT_KERNEL.encode(),
+        # Owl passes score_mod by keyword, Lark by position with sinks by keyword, Wren passes
+        # neither (its None is no score_mod).
+        "python/sglang/srt/models/owl.py": _argument_model("Owl", "attend(q, k, score_mod=abs)").encode(),
+        "python/sglang/srt/models/lark.py": _argument_model("Lark", "attend(q, k, abs, sinks=k)").encode(),
+        "python/sglang/srt/models/wren.py": _argument_model("Wren", "attend(q, k, None)").encode(),
+    }
+    repo, shas = make_repo(tmp_path / "repo", [files])
+    records = {r.errorMessage: r for r in _run(repo, shas[0], tmp_path / "cache").records}
+    score = records["score_mod is not supported by this kernel"]
+    assert "for `LarkForCausalLM` or `OwlForCausalLM` checkpoints" in score.triggerScenarios
+    assert "Wren" not in score.triggerScenarios
+    # A keyword-only parameter is matched by its keyword.
+    sinks = records["sinks are not supported by this kernel"]
+    assert "for `LarkForCausalLM` checkpoints" in sinks.triggerScenarios
+    # ``width`` is no parameter: every caller may reach the check.
+    negative = records["a negative query length"]
+    assert (
+        "for `LarkForCausalLM`, `OwlForCausalLM` or `WrenForCausalLM` checkpoints"
+        in negative.triggerScenarios
+    )

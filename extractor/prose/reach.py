@@ -9,9 +9,10 @@ selecting flag, "use another value" as a workaround.
 
 from __future__ import annotations
 
+import ast
 import functools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -862,6 +863,39 @@ def _ends(handling: Mapping[str, Any], name: str, escape: Any, edge: Edge) -> bo
     return ends_raise(handling, edge.path, edge.caller.partition(":")[2], name, escape)
 
 
+def _not_reaching(catching: Callable[[Edge], bool] | None, needed: tuple[str, ...], edge: Edge) -> bool:
+    """Whether a call of a site's function is no way to its raise: it catches the raise, or it
+    leaves out an argument the raise needs given (``needed``; an unknown signature may pass it)."""
+    if catching is not None and catching(edge):
+        return True
+    return bool(needed) and edge.given is not None and not all(p in edge.given for p in needed)
+
+
+def _passed_params(guard: str) -> tuple[str, ...]:
+    """The names a site's guard needs given: ``x`` of an atom ``x is not None`` or a bare ``x``
+    (``if score_mod is not None and y: raise``), in order; a call that leaves one out (or passes a
+    literal ``None``) never reaches the raise."""
+    try:
+        tree = ast.parse(guard, mode="eval").body if guard else None
+    except (SyntaxError, ValueError, RecursionError):
+        return ()
+    atoms = tree.values if isinstance(tree, ast.BoolOp) and isinstance(tree.op, ast.And) else [tree]
+    out: list[str] = []
+    for atom in atoms:
+        if isinstance(atom, ast.Name):
+            out.append(atom.id)
+        elif (
+            isinstance(atom, ast.Compare)
+            and isinstance(atom.left, ast.Name)
+            and len(atom.ops) == 1
+            and isinstance(atom.ops[0], ast.IsNot)
+            and isinstance(atom.comparators[0], ast.Constant)
+            and atom.comparators[0].value is None
+        ):
+            out.append(atom.left.id)
+    return tuple(dict.fromkeys(out))
+
+
 def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Knowledge) -> RunReach:
     """The reach of every site of the run, from the facts its outcomes carry (asked in file order)."""
     facts = [_plain(o.facts) for _, o in outcomes if isinstance(o, Parsed) and o.facts is not None]
@@ -873,7 +907,7 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
         for f in facts
         if isinstance(f, dict) and isinstance(f.get("handling"), dict) and "path" in f
     }
-    narrowed: dict[tuple[str, str, str], Reach] = {}
+    narrowed: dict[tuple[str, ...], Reach] = {}
     table: dict[str, dict[str, Reach]] = {}
     on = frozenset(n for n, i in knowledge.env_info.items() if i.on_by_default)
     launched = knowledge.env_launched - on
@@ -887,16 +921,20 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
                 by_q[qualname] = _env_defaults(tidy(user_ways(sites.of(f.path, qualname))), on, launched)
             base = by_q[qualname]
             escape = partial.get(ESCAPES)
-            if handling and isinstance(escape, list) and qualname != "<module>":
-                memo = (f.path, qualname, orjson.dumps(escape).decode())
+            key = str(partial.get("id", ""))
+            caught = handling and isinstance(escape, list)
+            # ``if score_mod is not None: raise``: only the calls that pass ``score_mod`` lead here.
+            needed = sites.parameters_of(f.path, qualname, _passed_params(_guard(key)))
+            if (caught or needed) and qualname != "<module>":
+                memo = (f.path, qualname, orjson.dumps(escape if caught else None).decode(), *needed)
                 if memo not in narrowed:
                     name = qualname.rpartition(".")[2]
-                    ends = functools.partial(_ends, handling, name, escape)
+                    catching = functools.partial(_ends, handling, name, escape) if caught else None
+                    ends = functools.partial(_not_reaching, catching, needed)
                     narrowed[memo] = _env_defaults(
                         tidy(user_ways(sites.of(f.path, qualname, ends))), on, launched
                     )
                 base = narrowed[memo]
-            key = str(partial.get("id", ""))
             gates = gate_alternatives(
                 _guard(key),
                 f.path,

@@ -64,6 +64,14 @@ class SiteReach:
         """namespace -> flag -> the values the registries of that package are keyed by."""
         return self.finder.scoped_choices
 
+    def parameters_of(self, path: str, qualname: str, names: Iterable[str]) -> tuple[str, ...]:
+        """Those of ``names`` that are parameters of function ``qualname`` of ``path``."""
+        d = self.index.defs.get(f"{module_name(path)}:{qualname}")
+        if d is None or d.kind != "f":
+            return ()
+        params = {*d.params, *d.kwonly}
+        return tuple(n for n in names if n in params)
+
     def of(self, path: str, qualname: str, ends: Callable[[Edge], bool] | None = None) -> Reach:
         """The alternatives of selectors that lead to code in ``qualname`` of ``path`` (``()``: anyone);
         with ``ends``, less the calls of it that catch the site's raise (see :meth:`ReachFinder.of_site`)."""

@@ -64,6 +64,8 @@ class Def:
     (see :mod:`extractor.reach.receiver_facts`)."""
     returns: str = ""
     """For a function: the type expression of what it returns (``""``: unknown)."""
+    kwonly: tuple[str, ...] = ()
+    """For a function: its keyword-only parameters."""
 
 
 class Call(NamedTuple):
@@ -89,6 +91,9 @@ class Call(NamedTuple):
     stored: str = ""
     """For a reference assigned to ``self.x`` (``self.get_fn = self._get_v2``): ``x``. Its ways in
     are the calls of ``self.x(...)``, under the assignment's guards too."""
+    given: str = ""
+    """The arguments it passes other than a literal ``None``, comma-separated: positions
+    (``0``), keywords (``=score_mod``), and ``*`` / ``**`` for an unpacked sequence or mapping."""
 
 
 @dataclass(frozen=True)
@@ -178,6 +183,7 @@ class FileFacts:
                     list(d.params),
                     [list(a) for a in d.attrs],
                     d.returns,
+                    list(d.kwonly),
                 ]
                 for d in self.defs
             ],
@@ -193,6 +199,7 @@ class FileFacts:
                         c[6],
                         c[7],
                         c[8],
+                        c[9],
                     ]
                     for c in calls
                 ]
@@ -236,8 +243,9 @@ class FileFacts:
                         tuple(p),
                         tuple((str(x), str(y)) for x, y in a),
                         str(r),
+                        tuple(str(w) for w in kw),
                     )
-                    for q, k, n, o, b, g, p, a, r in data["defs"]
+                    for q, k, n, o, b, g, p, a, r, kw in data["defs"]
                 ],
                 calls=_calls(data["calls"]),
                 registrations=[Registration(t, r, tuple(k)) for t, r, k in data["regs"]],

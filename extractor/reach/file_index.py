@@ -238,6 +238,23 @@ _DYNAMIC_MODULE = re.compile(r"^(?:sglang|sgl_kernel)(?:\.[A-Za-z_]\w*)+$")
 _DYNAMIC_PREFIX = re.compile(r"^(?:sglang|sgl_kernel)(?:\.[A-Za-z_]\w*)+\.$")
 
 
+def _given(call: ast.Call) -> str:
+    """:attr:`Call.given` of ``call``."""
+    out: list[str] = []
+    for i, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            out.append("*")
+            break
+        if not (isinstance(arg, ast.Constant) and arg.value is None):
+            out.append(str(i))
+    for kw in call.keywords:
+        if kw.arg is None:
+            out.append("**")
+        elif not (isinstance(kw.value, ast.Constant) and kw.value.value is None):
+            out.append(f"={kw.arg}")
+    return ",".join(out)
+
+
 def _name_tail(node: ast.expr) -> str:
     """``NamedTuple`` of ``NamedTuple`` or ``typing.NamedTuple``; empty for anything else."""
     return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
@@ -580,6 +597,7 @@ class _Builder:
                         tuple(guards),
                         positional_params(stmt),
                         returns=returns,
+                        kwonly=tuple(a.arg for a in stmt.args.kwonlyargs),
                     )
                 )
                 self._decorators(stmt, name, qual, guards, catches, local, aliases)
@@ -848,6 +866,7 @@ class _Builder:
                             caught,
                             passed_args(here),
                             self._receiver(func, types),
+                            given=_given(here),
                         )
                     )
                 stack.append((func.value if isinstance(func, ast.Attribute) else func, gs, False))

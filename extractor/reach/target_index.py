@@ -38,6 +38,9 @@ class Edge:
     on_class: bool = False
     """The call names the class it calls the method on (``LayerScatterModes.init_new()``,
     ``cls.m()``): no instance, and no class picked elsewhere, is involved."""
+    given: frozenset[str] | None = None
+    """The parameters of the called definition the call passes something other than a literal
+    ``None`` for; None when that is not known (an unpacked argument, an unknown signature)."""
 
 
 @dataclass
@@ -517,8 +520,41 @@ class TargetIndex:
         for target in targets:
             down = cls is not None and target != inherited
             self._callers.setdefault(target, []).append(
-                Edge(caller, f.path, guards, catches, confident, down, on_class)
+                Edge(
+                    caller,
+                    f.path,
+                    guards,
+                    catches,
+                    confident,
+                    down,
+                    on_class,
+                    self._given(target, call, parts),
+                )
             )
+
+    def _given(self, target: str, call: Call, parts: list[str]) -> frozenset[str] | None:
+        """:attr:`Edge.given` of ``call`` to ``target``."""
+        d = self.defs.get(target)
+        if d is None or d.kind != "f" or call.ref or "*" in call.given.split(","):
+            return None
+        slots = [s for s in call.given.split(",") if s]
+        if "**" in slots:
+            return None
+        # A call through an instance or a class binds the first parameter itself, except an
+        # instance method called on its class by name (``Foo.m(obj, x)``).
+        bound = (
+            d.params[:1] in (("self",), ("cls",))
+            and len(parts) >= 2
+            and not (d.params[0] == "self" and parts[-2][:1].isupper())
+        )
+        params = d.params[1:] if bound else d.params
+        out = set()
+        for slot in slots:
+            if slot.startswith("="):
+                out.add(slot[1:])
+            elif slot.isdigit() and int(slot) < len(params):
+                out.add(params[int(slot)])
+        return frozenset(out)
 
 
 def is_test_path(path: str) -> bool:
