@@ -3130,15 +3130,38 @@ def test_an_entry_of_data_a_flag_hands_in_names_that_flag(
 
 
 ARGUMENT_KERNEL = """\
-def attend(q, k, score_mod=None, *, sinks=None):
+def attend(q, k, score_mod=None, *, sinks=None, bias=None, strict=True):
     if score_mod is not None:
         raise NotImplementedError("score_mod is not supported by this kernel")
     if sinks is not None:
         raise NotImplementedError("sinks are not supported by this kernel")
+    if bias is not None:
+        raise NotImplementedError("bias is not supported by this kernel")
+    if strict and q > k:
+        raise ValueError("more queries than keys")
     width = q + k
     if width and q < 0:
         raise ValueError("a negative query length")
     return q
+"""
+
+
+STORE_OWNER = """\
+class Store:
+    def __init__(self, backend=None):
+        if backend is not None:
+            raise ValueError(f"unknown store backend {backend}")
+
+
+class LocalStore(Store):
+    def __init__(self):
+        super().__init__(backend=None)
+
+
+def build(server_args):
+    if server_args.enable_adapters:
+        return LocalStore()
+    return Store(backend=server_args.attention_backend)
 """
 
 
@@ -3170,6 +3193,8 @@ def test_a_raise_on_an_argument_being_given_is_reached_only_by_the_calls_that_gi
         "python/sglang/srt/models/owl.py": _argument_model("Owl", "attend(q, k, score_mod=abs)").encode(),
         "python/sglang/srt/models/lark.py": _argument_model("Lark", "attend(q, k, abs, sinks=k)").encode(),
         "python/sglang/srt/models/wren.py": _argument_model("Wren", "attend(q, k, None)").encode(),
+        # A constructor is reached by building its class: its argument is given there.
+        "python/sglang/srt/layers/store.py": STORE_OWNER.encode(),
     }
     repo, shas = make_repo(tmp_path / "repo", [files])
     records = {r.errorMessage: r for r in _run(repo, shas[0], tmp_path / "cache").records}
@@ -3179,6 +3204,17 @@ def test_a_raise_on_an_argument_being_given_is_reached_only_by_the_calls_that_gi
     # A keyword-only parameter is matched by its keyword.
     sinks = records["sinks are not supported by this kernel"]
     assert "for `LarkForCausalLM` checkpoints" in sinks.triggerScenarios
+    # No caller passes ``bias``: only code calling the kernel itself gets there.
+    bias = records["bias is not supported by this kernel"]
+    assert bias.triggerScenarios.endswith(
+        "It is reached only when a call passes `bias`, which no caller in sglang does (only your own code "
+        "calling it directly)."
+    )
+    # ``strict`` is on unless a call turns it off: leaving it out is no way around the check.
+    strict = records["more queries than keys"]
+    assert "no caller" not in strict.triggerScenarios
+    store = records["unknown store backend {backend}"]
+    assert "no caller" not in store.triggerScenarios
     # ``width`` is no parameter: every caller may reach the check.
     negative = records["a negative query length"]
     assert (

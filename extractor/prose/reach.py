@@ -58,6 +58,10 @@ _LAUNCHED = ("launch",)
 _LISTED_ARCHS = 4
 
 
+DIRECT = "direct"
+"""A selector kind: ``(DIRECT, "score_mod", ())`` is a call passing that argument, which no caller
+of the target makes (the raise is reached only by code calling the function itself)."""
+
 Implied = Mapping[str, Sequence[str]]
 """switch -> the flags whose giving turns it on in the launch code (``--lora-paths`` turns on
 ``--enable-lora``)."""
@@ -174,6 +178,12 @@ def _plain_selector_words(sel: Selector, terms: _Terms) -> str:
 def _conj_words(conj: frozenset[Selector], terms: _Terms = _NO_TERMS) -> str:
     ordered = sorted(conj, key=lambda s: ({"flag": 0, "env": 1, "arch": 2, "platform": 3}.get(s[0], 4), s))
     parts = []
+    for s in ordered:
+        if s[0] == DIRECT:
+            names = " and ".join(f"`{n}`" for n in s[1].split(","))
+            parts.append(
+                f"when a call passes {names}, which no caller in sglang does (only your own code calling it directly)"
+            )
     flags = [_selector_words(s, terms) for s in ordered if s[0] in ("flag", "env")]
     if flags:
         parts.append("with " + " and ".join(flags))
@@ -871,19 +881,18 @@ def _not_reaching(catching: Callable[[Edge], bool] | None, needed: tuple[str, ..
     return bool(needed) and edge.given is not None and not all(p in edge.given for p in needed)
 
 
-def _passed_params(guard: str) -> tuple[str, ...]:
-    """The names a site's guard needs given: ``x`` of an atom ``x is not None`` or a bare ``x``
-    (``if score_mod is not None and y: raise``), in order; a call that leaves one out (or passes a
-    literal ``None``) never reaches the raise."""
+def _passed_params(guard: str) -> tuple[tuple[str, bool], ...]:
+    """The names a site's guard needs given, each with whether it is tested for truth: ``x`` of an
+    atom ``x is not None`` or a bare ``x`` (``if score_mod is not None and y: raise``), in order."""
     try:
         tree = ast.parse(guard, mode="eval").body if guard else None
     except (SyntaxError, ValueError, RecursionError):
         return ()
     atoms = tree.values if isinstance(tree, ast.BoolOp) and isinstance(tree.op, ast.And) else [tree]
-    out: list[str] = []
+    out: list[tuple[str, bool]] = []
     for atom in atoms:
         if isinstance(atom, ast.Name):
-            out.append(atom.id)
+            out.append((atom.id, True))
         elif (
             isinstance(atom, ast.Compare)
             and isinstance(atom.left, ast.Name)
@@ -892,7 +901,7 @@ def _passed_params(guard: str) -> tuple[str, ...]:
             and isinstance(atom.comparators[0], ast.Constant)
             and atom.comparators[0].value is None
         ):
-            out.append(atom.left.id)
+            out.append((atom.left.id, False))
     return tuple(dict.fromkeys(out))
 
 
@@ -931,9 +940,14 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
                     name = qualname.rpartition(".")[2]
                     catching = functools.partial(_ends, handling, name, escape) if caught else None
                     ends = functools.partial(_not_reaching, catching, needed)
-                    narrowed[memo] = _env_defaults(
-                        tidy(user_ways(sites.of(f.path, qualname, ends))), on, launched
-                    )
+                    if needed and not sites.passed_anywhere(f.path, qualname, needed):
+                        # Called, but never with the argument the raise needs: only a direct call
+                        # from the user's own code gets there.
+                        narrowed[memo] = (frozenset({(DIRECT, ",".join(needed), ())}),)
+                    else:
+                        narrowed[memo] = _env_defaults(
+                            tidy(user_ways(sites.of(f.path, qualname, ends))), on, launched
+                        )
                 base = narrowed[memo]
             gates = gate_alternatives(
                 _guard(key),

@@ -64,13 +64,26 @@ class SiteReach:
         """namespace -> flag -> the values the registries of that package are keyed by."""
         return self.finder.scoped_choices
 
-    def parameters_of(self, path: str, qualname: str, names: Iterable[str]) -> tuple[str, ...]:
-        """Those of ``names`` that are parameters of function ``qualname`` of ``path``."""
+    def parameters_of(self, path: str, qualname: str, tests: Iterable[tuple[str, bool]]) -> tuple[str, ...]:
+        """The parameters of function ``qualname`` of ``path`` that ``tests`` need given: each test
+        is a name and whether it is tested for truth (else for ``is not None``). A parameter counts
+        when leaving it out fails the test: its default is ``None`` (or ``False``, for a truth test)."""
         d = self.index.defs.get(f"{module_name(path)}:{qualname}")
-        if d is None or d.kind != "f":
+        # A constructor is reached by building its class, whose calls are not its own edges.
+        if (
+            d is None
+            or d.kind != "f"
+            or qualname.rpartition(".")[2] in ("__init__", "__new__", "__post_init__")
+        ):
             return ()
-        params = {*d.params, *d.kwonly}
-        return tuple(n for n in names if n in params)
+        return tuple(n for n, truth in tests if n in d.unset or (truth and f"{n}=" in d.unset))
+
+    def passed_anywhere(self, path: str, qualname: str, names: Iterable[str]) -> bool:
+        """Whether some call of function ``qualname`` of ``path`` may pass every one of ``names``
+        (or it has no known call at all)."""
+        edges = self.index.callers(f"{module_name(path)}:{qualname}")
+        wanted = set(names)
+        return not edges or any(e.given is None or wanted <= e.given for e in edges)
 
     def of(self, path: str, qualname: str, ends: Callable[[Edge], bool] | None = None) -> Reach:
         """The alternatives of selectors that lead to code in ``qualname`` of ``path`` (``()``: anyone);

@@ -66,6 +66,9 @@ class Def:
     """For a function: the type expression of what it returns (``""``: unknown)."""
     kwonly: tuple[str, ...] = ()
     """For a function: its keyword-only parameters."""
+    unset: tuple[str, ...] = ()
+    """For a function: the parameters whose default is ``None`` (``name``) or ``False`` (``name=``):
+    left out by a call, they are not given."""
 
 
 class Call(NamedTuple):
@@ -184,6 +187,7 @@ class FileFacts:
                     [list(a) for a in d.attrs],
                     d.returns,
                     list(d.kwonly),
+                    list(d.unset),
                 ]
                 for d in self.defs
             ],
@@ -244,8 +248,9 @@ class FileFacts:
                         tuple((str(x), str(y)) for x, y in a),
                         str(r),
                         tuple(str(w) for w in kw),
+                        tuple(str(u) for u in un),
                     )
-                    for q, k, n, o, b, g, p, a, r, kw in data["defs"]
+                    for q, k, n, o, b, g, p, a, r, kw, un in data["defs"]
                 ],
                 calls=_calls(data["calls"]),
                 registrations=[Registration(t, r, tuple(k)) for t, r, k in data["regs"]],

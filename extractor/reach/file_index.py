@@ -238,6 +238,22 @@ _DYNAMIC_MODULE = re.compile(r"^(?:sglang|sgl_kernel)(?:\.[A-Za-z_]\w*)+$")
 _DYNAMIC_PREFIX = re.compile(r"^(?:sglang|sgl_kernel)(?:\.[A-Za-z_]\w*)+\.$")
 
 
+def _unset_params(args: ast.arguments) -> tuple[str, ...]:
+    """:attr:`Def.unset` of a signature."""
+    positional = [*args.posonlyargs, *args.args]
+    pairs = [
+        *zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True),
+        *((a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None),
+    ]
+    out = []
+    for arg, default in pairs:
+        if isinstance(default, ast.Constant) and default.value is None:
+            out.append(arg.arg)
+        elif isinstance(default, ast.Constant) and default.value is False:
+            out.append(f"{arg.arg}=")
+    return tuple(out)
+
+
 def _given(call: ast.Call) -> str:
     """:attr:`Call.given` of ``call``."""
     out: list[str] = []
@@ -598,6 +614,7 @@ class _Builder:
                         positional_params(stmt),
                         returns=returns,
                         kwonly=tuple(a.arg for a in stmt.args.kwonlyargs),
+                        unset=_unset_params(stmt.args),
                     )
                 )
                 self._decorators(stmt, name, qual, guards, catches, local, aliases)
