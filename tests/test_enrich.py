@@ -652,6 +652,25 @@ def test_a_check_that_fails_on_a_platform_does_not_send_the_user_to_it(knowledge
     ) in prose.solutions
 
 
+def test_a_check_that_fails_off_the_named_devices_sends_the_user_to_them(knowledge: Knowledge) -> None:
+    # ``not in``, ``!=`` and a capability below a bound all fail where the device is missing.
+    for test in (
+        "get_device_sm() not in (100, 103)",
+        "get_device_sm() != 100",
+        "get_device_capability()[0] < 9",
+    ):
+        site = make_site(
+            (atom(test),), error_class="RuntimeError", message="this kernel requires SM100 (Blackwell)"
+        )
+        prose = enrich(site, knowledge)
+        assert prose.errorType == "hardware", test
+        assert not any("run on other hardware" in s for s in prose.solutions), (test, prose.solutions)
+        assert "# after: the same launch on " in prose.exampleFix and "other than" not in prose.exampleFix
+    # ``>=`` a bound fails on the newer devices: those are what to move away from.
+    newer = make_site((atom("get_device_capability()[0] >= 10"),), message="not supported on Blackwell yet")
+    assert any("run on other hardware" in s for s in enrich(newer, knowledge).solutions)
+
+
 def test_a_tensor_shape_in_a_kernel_is_no_checkpoint_cause(knowledge: Knowledge) -> None:
     kernel = make_site(
         (atom("v.shape == (pages, page_size, head_dim)", negated=True, kind="assert"),),

@@ -135,6 +135,25 @@ class _GateWay(NamedTuple):
     """``env`` is on unless turned off: the way out sets it to 0 instead of unsetting it."""
 
 
+def _wants_hardware(v: AtomView) -> bool:
+    """Whether a hardware atom fails where the hardware it names is missing (``not is_cuda()``,
+    ``get_device_sm() not in (100, 103)``, ``major < 9``), rather than where it is (``is_hip()``,
+    ``sm == 120``, ``major >= 10``)."""
+    node = simplify(v.expr) if v.expr is not None else None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return True
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        op = node.ops[0]
+        if isinstance(op, ast.NotIn | ast.NotEq):
+            return True
+        if isinstance(op, ast.In | ast.Eq):
+            return False
+        # ``capability < 9``: too old; ``9 > capability`` reads the same way round.
+        lower = isinstance(op, ast.Lt | ast.LtE)
+        return lower if literal(node.comparators[0]) is not None else not lower
+    return v.simple.startswith("not ")
+
+
 def _told(msg: str) -> list[str]:
     return [f"The message says: {s}" for s in advice_sentences(msg)]
 
@@ -525,8 +544,8 @@ def advise(
         )
     elif kind == "hardware":
         hw = ", ".join(cause.names)
-        fails_on = [v for v in roles.deciding if v.hardware and not v.simple.startswith("not ")]
-        needs = [v for v in roles.deciding if v.hardware and v.simple.startswith("not ")]
+        fails_on = [v for v in roles.deciding if v.hardware and not _wants_hardware(v)]
+        needs = [v for v in roles.deciding if v.hardware and _wants_hardware(v)]
         if fails_on and not needs:
             # ``is_hip() and x not in supported``: the check fails *on* this platform.
             rest = [v.neg for v in roles.deciding if not v.hardware and v.neg]
