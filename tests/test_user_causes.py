@@ -136,6 +136,15 @@ def test_a_dimension_split_over_the_tensor_parallel_ranks_that_does_not_divide_i
     assert INTERNAL in empty.documentation
 
 
+def test_a_later_pipeline_stage_is_said_to_need_its_size_above_one() -> None:
+    staged = _prose("world_sizes.py", "python/sglang/srt/layers/split.py")["StagedModel.forward"]
+    assert "`not self.pp_group.is_first_rank` (`--pp-size` is above 1)" in staged.documentation
+    assert INTERNAL in staged.documentation
+    assert (
+        "Or launch with `--pp-size 1`, if the model fits without that split: this check only runs when it is above 1"
+    ) in staged.solutions
+
+
 def test_a_half_precision_check_in_model_code_is_the_dtype_flag() -> None:
     got = _prose("vision.py", "python/sglang/srt/models/tower.py")
     forward = got["VisionTower.forward"]

@@ -135,6 +135,10 @@ class _GateWay(NamedTuple):
     """``env`` is on unless turned off: the way out sets it to 0 instead of unsetting it."""
 
 
+# A flag that splits the model or the batch over ranks (``--pp-size``, ``--attn-cp-size``, ``--ring-degree``).
+_SPLIT_FLAG_RE = re.compile(r"^--(?:[a-z]+-)*(?:tp|pp|dp|ep|cp|sp)-size$|^--[a-z-]+-degree$")
+
+
 def _wants_hardware(v: AtomView) -> bool:
     """Whether a hardware atom fails where the hardware it names is missing (``not is_cuda()``,
     ``get_device_sm() not in (100, 103)``, ``major < 9``), rather than where it is (``is_hip()``,
@@ -181,6 +185,12 @@ def _gate_workarounds(roles: Roles, survivor_names: set[str], knowledge: Knowled
                     way = _GateWay(f"Or unset `{c.name}`: this check only runs when it is set", c.name)
             elif c.op == "is-none" and c.kind == "flag":
                 way = _GateWay(f"Or give `{c.name}` a value: this check only runs when it is left unset")
+            elif c.op == "gt" and c.values == ("1",) and c.kind == "flag" and _SPLIT_FLAG_RE.match(c.name):
+                # ``not pp_group.is_first_rank``: no split, no later rank.
+                way = _GateWay(
+                    f"Or launch with `{c.name} 1`, if the model fits without that split: this check only "
+                    "runs when it is above 1"
+                )
             elif (
                 c.op == "falsy"
                 and c.kind == "env"

@@ -152,6 +152,19 @@ def _split_flags(node: ast.expr, ctx: ReadContext) -> list[FlagInfo]:
     return [first] if first is not None else []
 
 
+def _rank_gate(expr: ast.expr | None, ctx: ReadContext) -> FlagInfo | None:
+    """The size flag of the group in ``not <group>.is_first_rank`` (or ``is_last_rank``): a rank
+    that is not the first (or the last) exists only when that size is above 1."""
+    if not (isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not)):
+        return None
+    inner = expr.operand
+    if not (isinstance(inner, ast.Attribute) and inner.attr in ("is_first_rank", "is_last_rank")):
+        return None
+    group = group_of(ast.Attribute(value=inner.value, attr="world_size", ctx=ast.Load()), ctx)
+    info = flag_for_group(group, ctx.flags) if group is not None else None
+    return info if info is not None and not info.is_bool else None
+
+
 def _size_flag(node: ast.expr, ctx: ReadContext) -> FlagInfo | None:
     found = _size_flags(node, ctx)
     return found[0] if found else None
@@ -257,6 +270,11 @@ def with_world_sizes(views: Sequence[AtomView], ctx: ReadContext) -> list[AtomVi
     for v in views:
         got = found.get(id(v))
         if got is None:
+            ranked = _rank_gate(v.expr, ctx) if v.atom.role != "deciding" and not v.reads.flags else None
+            if ranked is not None:
+                # ``not self.pp_group.is_first_rank``: a later stage exists only with that size above 1.
+                above = Constraint("flag", ranked.flag, "gt", ("1",), ranked)
+                v = dataclasses.replace(v, reads=Reads(flags=[ranked], envs=[]), constraints=[above])
             out.append(v)
             continue
         divided, compared, constraints, with_config = got
