@@ -3221,3 +3221,39 @@ def test_a_raise_on_an_argument_being_given_is_reached_only_by_the_calls_that_gi
         "for `LarkForCausalLM`, `OwlForCausalLM` or `WrenForCausalLM` checkpoints"
         in negative.triggerScenarios
     )
+
+
+def test_a_class_named_as_a_parameters_default_is_built_where_that_parameter_is() -> None:
+    layer = "python/sglang/srt/layers/owl_layer.py"
+    files = {
+        ARGS: SERVER_ARGS,
+        layer: textwrap.dedent(
+            """\
+            class OwlLayer:
+                def __init__(self, heads, tp_size):
+                    if heads % tp_size != 0:
+                        raise ValueError("heads do not split")
+            """
+        ),
+        "python/sglang/srt/models/owl.py": textwrap.dedent(
+            """\
+            from sglang.srt.layers.owl_layer import OwlLayer
+
+
+            class OwlModel:
+                def __init__(self, config, layer_type=OwlLayer):
+                    self.layers = [layer_type(config.heads, 2) for _ in range(config.depth)]
+
+
+            class OwlForCausalLM:
+                def __init__(self, config):
+                    self.model = OwlModel(config)
+
+
+            EntryClass = OwlForCausalLM
+            """
+        ),
+    }
+    reach = _site_reach(files)
+    # Built only through the parameter whose default names it: the model that holds it.
+    assert reach.of(layer, "OwlLayer.__init__") == (frozenset({("arch", "OwlForCausalLM", ())}),)

@@ -622,6 +622,11 @@ class _Builder:
                     self.facts.abstract.append(name)
                 if not prefix or prefix == owner:
                     self._test_facts(stmt, name)
+                # ``decoder_layer_type=Glm4DecoderLayer``: a definition named as a parameter's default
+                # is what the body builds or calls through that parameter when no caller gives one.
+                for default in (*stmt.args.defaults, *stmt.args.kw_defaults):
+                    if isinstance(default, ast.Name | ast.Attribute):
+                        self._reference(default, name, [], self._types.get(name, {}))
                 typed = typed_params(stmt)
                 flag = class_flag_name(owner.rpartition(".")[2]) if owner else None
                 if flag and stmt.args.args and f"{TYPED}{stmt.args.args[0].arg}" not in typed:
