@@ -1199,6 +1199,7 @@ def test_a_runs_reach_read_back_from_the_cache_holds_every_setting_it_was_built_
         replaced={"--old-mode": "--mode"},
         phased={"srt": {"--backend": ("--prefill-backend",)}},
         negated={"--enable-old": "--no-enable-old"},
+        validations=[(("--enable-old", "on", ()), ("--backend", "in", ("fast",)))],
     )
     back = RunReach.from_plain(orjson.loads(orjson.dumps(run.to_plain())))
     assert back is not None
@@ -3257,3 +3258,30 @@ def test_a_class_named_as_a_parameters_default_is_built_where_that_parameter_is(
     reach = _site_reach(files)
     # Built only through the parameter whose default names it: the model that holds it.
     assert reach.of(layer, "OwlLayer.__init__") == (frozenset({("arch", "OwlForCausalLM", ())}),)
+
+
+def test_leaving_out_a_switch_the_validation_requires_with_what_the_way_in_keeps_is_not_offered() -> None:
+    from extractor.prose.reach import RunReach, _validation_of
+
+    # ``if self.enable_mm_cache and not self.encoder_only: raise``: the cache needs --encoder-only.
+    key = "ServerArgs._check\x1fraise\x1fValueError\x1fneeds encoder\x1fself.enable_mm_cache and not self.encoder_only\x000"
+    from extractor.prose.knowledge import FlagInfo
+
+    flags = {
+        d: FlagInfo(flag=f"--{d.replace('_', '-')}", dest=d, namespace="python/sglang/srt/", is_bool=True)
+        for d in ("enable_mm_cache", "encoder_only")
+    }
+    rule = _validation_of(key, flags)
+    assert rule == (("--enable-mm-cache", "on", ()), ("--encoder-only", "off", ()))
+    # A guard with anything but flag tests is no combination of flags.
+    assert _validation_of(key.replace("not self.encoder_only", "x > 1"), flags) is None
+    both = (frozenset({("flag", "--enable-mm-cache", ()), ("flag", "--encoder-only", ())}),)
+    partial = _partial("Cache.set", "AssertionError")
+    switches = {"--enable-mm-cache", "--encoder-only"}
+    run = RunReach({"a.py": {"Cache.set": both}}, {}, switches=switches, validations=[rule])
+    got = run.apply("a.py", partial)["solutions"]
+    assert any(s.endswith("launch without `--enable-mm-cache`") for s in got)
+    # Dropping --encoder-only while the cache stays on fails at startup.
+    assert not any("launch without `--encoder-only`" in s for s in got)
+    plain = RunReach({"a.py": {"Cache.set": both}}, {}, switches=switches).apply("a.py", partial)["solutions"]
+    assert any("launch without `--encoder-only`" in s for s in plain)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import orjson
 
 from extractor.prose.device import DEVICE_KEY, with_device
-from extractor.prose.knowledge import Knowledge
+from extractor.prose.knowledge import FlagInfo, Knowledge, is_knowledge_path
 from extractor.prose.passed import PASSED_KEY, flag_from_plain, passed_table, with_data_flag, with_passed
 from extractor.prose.unsupported import with_unsupported
 from extractor.reach import SiteReach
@@ -56,6 +56,24 @@ _ON_BY_DEFAULT = ("on",)
 _LAUNCHED = ("launch",)
 """The values of an ``env`` selector whose variable the launch code also turns on itself."""
 _LISTED_ARCHS = 4
+
+
+Validation = tuple[tuple[str, str, tuple[str, ...]], ...]
+"""A flag combination the server-args validation refuses: every ``(flag, op, values)`` holds, op
+``on`` (given), ``off`` (left out) or ``in`` (one of the values)."""
+
+
+def _holds(atom: tuple[str, str, tuple[str, ...]], kept: frozenset[Selector]) -> bool:
+    """Whether a way in that keeps ``kept`` surely meets ``atom`` of a refused combination."""
+    flag, op, values = atom
+    for kind, name, vals in kept:
+        if kind != "flag" or name != flag:
+            continue
+        if op == "on":
+            return True
+        if op == "in" and vals and set(vals) <= set(values):
+            return True
+    return False
 
 
 DIRECT = "direct"
@@ -600,6 +618,7 @@ class RunReach:
         replaced: Mapping[str, str] | None = None,
         phased: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
         negated: Mapping[str, str] | None = None,
+        validations: Sequence[Validation] = (),
     ) -> None:
         # path -> qualname (the callers' reach) or whole site key (a site whose own guard
         # narrows it further) -> reach.
@@ -637,6 +656,8 @@ class RunReach:
         (``--attention-backend`` -> ``--prefill-attention-backend``, ``--decode-attention-backend``)."""
         self.negated = negated or {}
         """Switches that leaving out does not turn off -> the spelling that does (``--no-x``)."""
+        self.validations = tuple(validations)
+        """The flag combinations the server-args validation refuses at startup (see :data:`Validation`)."""
         self._wordings: dict[tuple[str, Reach, str], _Wording] = {}
 
     def apply(self, path: str, partial: Mapping[str, Any]) -> dict[str, Any]:
@@ -667,7 +688,7 @@ class RunReach:
         phase = phase_of(path, qualname)
         wording = self._wordings.get((ns or "", reach, phase))
         if wording is None:
-            wording = self._wordings[(ns or "", reach, phase)] = _wording(
+            wording = _wording(
                 reach,
                 choices,
                 self.switches,
@@ -682,7 +703,28 @@ class RunReach:
                 self.negated,
                 self._refused(reach),
             )
+            if self.validations and wording.workarounds:
+                wording = wording._replace(
+                    workarounds=[w for w in wording.workarounds if not self._refused_at_startup(w, reach)]
+                )
+            self._wordings[(ns or "", reach, phase)] = wording
         return with_reach(partial, reach, choices, self.switches, self.agreed, self.optional, wording)
+
+    def _refused_at_startup(self, workaround: str, reach: Reach) -> bool:
+        """Whether leaving out the switch that ``workaround`` drops makes a launch the server-args
+        validation refuses, given what the way in keeps (``experimental_sgl_marlin`` with LoRA
+        needs ``--lora-use-virtual-experts``): that fix would only move the error to startup."""
+        dropped = set(_WITHOUT_RE.findall(workaround))
+        if not dropped or len(reach) != 1:
+            return False
+        kept = reach[0]
+        for rule in self.validations:
+            offs = [a for a in rule if a[1] == "off"]
+            if not any(a[0] in dropped for a in offs):
+                continue
+            if all(a[0] in dropped or _holds(a, kept) for a in rule):
+                return True
+        return False
 
     def _refused(self, reach: Reach) -> frozenset[str]:
         """The valued flags of ``reach`` whose selecting values no package's declaration offers
@@ -769,6 +811,9 @@ class RunReach:
             "picked": {f: list(v) for f, v in sorted(self.picked.items())},
             "replaced": dict(sorted(self.replaced.items())),
             "negated": dict(sorted(self.negated.items())),
+            "validations": [
+                [[flag, op, list(values)] for flag, op, values in rule] for rule in self.validations
+            ],
             "phased": {
                 ns: {f: list(v) for f, v in sorted(by_f.items())} for ns, by_f in sorted(self.phased.items())
             },
@@ -820,6 +865,10 @@ class RunReach:
             picked = {str(f): tuple(str(v) for v in vs) for f, vs in data["picked"].items()}
             replaced = {str(f): str(new) for f, new in data["replaced"].items()}
             negated = {str(f): str(off) for f, off in data["negated"].items()}
+            validations = [
+                tuple((str(f), str(op), tuple(str(v) for v in vals)) for f, op, vals in rule)
+                for rule in data["validations"]
+            ]
             phased = {
                 str(ns): {str(f): tuple(str(p) for p in v) for f, v in by_f.items()}
                 for ns, by_f in data["phased"].items()
@@ -847,6 +896,7 @@ class RunReach:
             replaced,
             phased,
             negated,
+            validations,
         )
 
 
@@ -879,6 +929,54 @@ def _not_reaching(catching: Callable[[Edge], bool] | None, needed: tuple[str, ..
     if catching is not None and catching(edge):
         return True
     return bool(needed) and edge.given is not None and not all(p in edge.given for p in needed)
+
+
+_HOLDERS = frozenset({"self", "server_args", "args"})
+
+
+def _validation_of(key: str, flags: Mapping[str, FlagInfo]) -> Validation | None:
+    """The flag combination a server-args ``raise`` refuses, when its guard is only tests of flags
+    (given, left out, one of some values); None for anything else."""
+    parts = key.split("\x1f")
+    if len(parts) < 5 or parts[1] != "raise":
+        return None
+    try:
+        tree = ast.parse(_guard(key), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    atoms = tree.values if isinstance(tree, ast.BoolOp) and isinstance(tree.op, ast.And) else [tree]
+    out: list[tuple[str, str, tuple[str, ...]]] = []
+    for atom in atoms:
+        op, node = "on", atom
+        values: tuple[str, ...] = ()
+        if isinstance(atom, ast.UnaryOp) and isinstance(atom.op, ast.Not):
+            op, node = "off", atom.operand
+        elif isinstance(atom, ast.Compare) and len(atom.ops) == 1:
+            right = atom.comparators[0]
+            if (
+                isinstance(atom.ops[0], ast.Eq)
+                and isinstance(right, ast.Constant)
+                and isinstance(right.value, str)
+            ):
+                op, node, values = "in", atom.left, (right.value,)
+            elif isinstance(atom.ops[0], ast.In) and isinstance(right, ast.Tuple | ast.List | ast.Set):
+                texts = [
+                    e.value for e in right.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
+                ]
+                if len(texts) != len(right.elts):
+                    return None
+                op, node, values = "in", atom.left, tuple(texts)
+            else:
+                return None
+        if not (
+            isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in _HOLDERS
+        ):
+            return None
+        info = flags.get(node.attr)
+        if info is None or (op != "in" and not info.is_bool):
+            return None
+        out.append((info.flag, op, values))
+    return tuple(out) if len(out) >= 2 else None
 
 
 def _passed_params(guard: str) -> tuple[tuple[str, bool], ...]:
@@ -962,6 +1060,15 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
             if joined != by_q[qualname]:
                 by_q[key] = joined
     passed = passed_table([(f.path, o.records) for f, o in outcomes if isinstance(o, Parsed)], sites)
+    validations = sorted(
+        {
+            rule
+            for f, o in outcomes
+            if isinstance(o, Parsed) and is_knowledge_path(f.path)
+            for partial in o.records
+            if (rule := _validation_of(str(partial.get("id", "")), knowledge.flags_for(f.path))) is not None
+        }
+    )
     switches = frozenset(f.flag for flags in knowledge.scoped.values() for f in flags.values() if f.is_bool)
     optional = frozenset(f.flag for flags in knowledge.scoped.values() for f in flags.values() if f.optional)
     namespaces = {path: knowledge.namespace_of(path) for path in table}
@@ -1020,6 +1127,7 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
             for i in flags.values()
             if i.off_flag
         },
+        validations,
     )
 
 
