@@ -1853,7 +1853,7 @@ def test_a_selecting_value_no_declaration_offers_is_said_to_come_only_from_pytho
 
     old = (frozenset({("flag", "--adapter-backend", ("legacy",))}),)
     partial = _partial("make_legacy", "ValueError")
-    declared = {"srt": {"--adapter-backend": ("fast", "small")}}
+    declared: dict[str, dict[str, tuple[str, ...]]] = {"srt": {"--adapter-backend": ("fast", "small")}}
     run = RunReach({"a.py": {"make_legacy": old}}, {}, declared=declared)
     said = run.apply("a.py", partial)["triggerScenarios"]
     assert said.endswith(
@@ -1862,7 +1862,7 @@ def test_a_selecting_value_no_declaration_offers_is_said_to_come_only_from_pytho
     )
     # A package that declares the flag without choices takes any value; so does a value the
     # checkpoint's config declares.
-    open_ended = {**declared, "gen": {"--adapter-backend": ()}}
+    open_ended: dict[str, dict[str, tuple[str, ...]]] = {**declared, "gen": {"--adapter-backend": ()}}
     for other in (
         RunReach(run.table, {}, declared=open_ended),
         RunReach(run.table, {}, declared=declared, agreed={"--adapter-backend"}),
