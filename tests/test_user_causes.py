@@ -145,6 +145,21 @@ def test_a_later_pipeline_stage_is_said_to_need_its_size_above_one() -> None:
     ) in staged.solutions
 
 
+def test_a_message_that_states_the_form_of_a_value_is_about_the_value_handed_in() -> None:
+    (prose,) = _prose("address_form.py", "python/sglang/srt/utils/address.py").values()
+    assert (
+        "Cause: the value handed in (a launch setting, a request field or an argument) is not in the form"
+        in (prose.documentation)
+    )
+    assert prose.solutions[0].startswith(
+        "Give the value in the form the message states (tcp://host:port or host:port)"
+    )
+    assert prose.triggerScenarios.startswith(
+        "Passing parse_host_port a value that is not in the form its message states"
+    )
+    assert not any("report it to sglang" in s.lower() for s in prose.solutions)
+
+
 def test_a_half_precision_check_in_model_code_is_the_dtype_flag() -> None:
     got = _prose("vision.py", "python/sglang/srt/models/tower.py")
     forward = got["VisionTower.forward"]

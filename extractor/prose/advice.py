@@ -17,7 +17,15 @@ from typing import NamedTuple
 from extractor.analysis.conditions import split_and
 from extractor.analysis.facts import Site
 from extractor.prose import passed_on
-from extractor.prose.cause import CHECKPOINT_THING_RE, Cause, Roles, config_keys, is_limit, message_text
+from extractor.prose.cause import (
+    CHECKPOINT_THING_RE,
+    FORMAT_RE,
+    Cause,
+    Roles,
+    config_keys,
+    is_limit,
+    message_text,
+)
 from extractor.prose.combinations import combination_of, told_setting, told_unset
 from extractor.prose.commands import call_of, code_fix, launcher
 from extractor.prose.constraints import AtomView, Constraint, literal, simplify, unparse
@@ -687,7 +695,11 @@ def advise(
         fix = f"# before: data whose {entries} entry makes `{cond}` true\n{call}\n# after: the same call with that entry corrected{want}\n{call}"
     elif kind == "input":
         fields = [n for n in cause.names if n != "request"]
-        subject = ", ".join(f"`{f}`" for f in fields[:3]) or "the request"
+        subject = (
+            "the value"
+            if cause.rule == "format"
+            else ", ".join(f"`{f}`" for f in fields[:3]) or "the request"
+        )
         specific = _input_solutions(site, roles, cause, constants, subject, cond)
         sols.extend(specific)
         if specific or advice:
@@ -842,6 +854,12 @@ def _input_solutions(
     parser looks for."""
     where = _where(site)
     out: list[str] = []
+    if cause.rule == "format" and (m := FORMAT_RE.search(message_text(site))) is not None:
+        form = m.group("form").strip().rstrip(".")
+        out.append(
+            f"Give the value in the form the message states ({form}): the one passed in, a launch "
+            "setting or request field, does not parse that way"
+        )
     if cause.rule == "missing-path":
         named = [n for n in cause.names if n != "path"]
         what = ", ".join(f"`{n}`" for n in named) or "the path in the message"
@@ -967,6 +985,11 @@ def _cause_sentence(cause: Cause, site: Site, passed: passed_on.PassedOn | None)
         return f"Cause: the data passed in (a file or payload): its {names} entry holds a value the code does not know."
     if cause.rule == "adapter-limit":
         return "Cause: the LoRA adapter being loaded, of a kind this code does not support (the message says which)."
+    if cause.rule == "format":
+        return (
+            "Cause: the value handed in (a launch setting, a request field or an argument) is not in the "
+            "form the message states."
+        )
     if cause.rule == "parsed-config":
         entries, given = _parsed_parts(cause, site)
         by = f" (`{'`, `'.join(given)}`)" if given else ""
@@ -1021,6 +1044,9 @@ def _trigger(
     if cause.kind == "dependency":
         pk = ", ".join(cause.names) or "a package it imports"
         return f"Running {where} in an environment without {pk} (or with a version it does not accept)."
+    if cause.kind == "input" and cause.rule == "format":
+        held = f" (`{cond}` holds)" if cond else " (its parse fails)"
+        return f"Passing {where} a value that is not in the form its message states{held}."
     if cause.kind == "input" and cause.rule == "adapter-limit":
         return (
             f"Loading a LoRA adapter (at launch with `--lora-paths`, or through the endpoint that loads "

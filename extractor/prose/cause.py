@@ -642,6 +642,21 @@ def _missing_path(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] 
     return None
 
 
+# "{field_name} must be formatted as tcp://host:port or host:port", "Expected format: `data:...`":
+# the message states the form a value must take, so the value handed in is what to correct.
+FORMAT_RE = re.compile(
+    r"(?:must be formatted as|must be (?:given )?in the (?:format|form)(?: of)?|must be of the form|"
+    r"\bexpected format(?: is)?:?|should be in the (?:format|form)(?: of)?|must follow the format)\s*(?P<form>.+)$",
+    re.I,
+)
+
+
+def _format(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
+    # A value that does not parse into the form the message states: the caller's to correct.
+    m = FORMAT_RE.search(message_text(site))
+    return ("value",) if m is not None and m.group("form").strip(" .:") else None
+
+
 def _timeout(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
     # A peer, a service or a lock did not answer in time: a resource of the deployment.
     short = site.error_class.rsplit(".", 1)[-1]
@@ -689,6 +704,9 @@ RULES: tuple[CauseRule, ...] = (
         _adapter_limit,
     ),
     CauseRule("timeout", "resource", 'raise TimeoutError("the scheduler did not respond in time")', _timeout),
+    CauseRule(
+        "format", "input", 'raise ValueError(f"{name} must be formatted as host:port") from exc', _format
+    ),
     CauseRule("message-flag", "flag", 'if self._n > 1: raise ValueError("--x needs --y")', _message_flag),
     CauseRule(
         "message-env", "env", 'if self._fast: raise ValueError("SGLANG_X needs SGLANG_Y")', _message_env

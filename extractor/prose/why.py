@@ -100,6 +100,8 @@ def situations(site: Site, roles: Roles, cause: Cause, cond: str) -> str:
         lead = f"An environment where {pk} is missing or at a version {where} does not accept."
     elif kind == "input" and cause.rule == "parsed-config":
         lead = f"A config or data file (or JSON text) given to {where} with a wrong {_names(cause, 1)} entry ({test}){ctx}."
+    elif kind == "input" and cause.rule == "format":
+        lead = f"A value handed to {where} that is not in the form its message states ({test}){ctx}."
     elif kind == "input" and cause.rule == "adapter-limit":
         lead = f"Loading a LoRA adapter of a kind {where} does not support ({test}){ctx}."
     elif kind == "input":
