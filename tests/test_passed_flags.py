@@ -27,6 +27,7 @@ PLACES = {
     "server_args_addr.py": "python/sglang/srt/server_args_addr.py",
     "addr.py": "python/sglang/srt/offload/addr.py",
     "grid_model.py": "python/sglang/srt/models/grid_model.py",
+    "targets.py": "python/sglang/srt/offload/targets.py",
 }
 FIELDS = ("errorType", "documentation", "triggerScenarios", "solutions", "exampleFix")
 

@@ -86,7 +86,9 @@ def pending_spec(site: Site, roles: Roles, ctx: ReadContext, cause: Cause) -> di
         "kind": [kind.error_type, kind.background, kind.handling],
         "advice": advice_sentences(site.message.template[:4000]) if site.message else [],
         "mm": "multimodal_gen" in site.path,
-        "str": sorted(_token(name) for name in str_tested(roles.deciding) if _token(name)),
+        # A value that must be a str anywhere on the path to the site (a gate's ``isinstance``
+        # too) is a str there: a list flag never fills it.
+        "str": sorted(_token(name) for name in str_tested([*roles.deciding, *roles.gates]) if _token(name)),
     }
 
 
