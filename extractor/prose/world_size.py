@@ -28,12 +28,13 @@ from collections.abc import Mapping, Sequence
 
 from extractor.analysis.conditions import split_and
 from extractor.analysis.walk import called_name
+from extractor.prose.config_read import config_read
 from extractor.prose.constraints import AtomView, Constraint, literal, simplify
 from extractor.prose.flag_spelling import find_flag
 from extractor.prose.knowledge import FlagInfo
 from extractor.prose.reads import BINDING_DEPTH, ReadContext, Reads
 
-__all__ = ["config_key", "flag_for_group", "group_of", "with_world_sizes"]
+__all__ = ["flag_for_group", "group_of", "with_world_sizes"]
 
 _GETTER_RE = re.compile(r"^_?get_([a-z][a-z0-9_]*?)_world_size$")
 _GROUP_RE = re.compile(r"^_?(?:get_)?([a-z][a-z0-9_]*?)_group$")
@@ -45,9 +46,6 @@ _SIZE_NAME_RE = re.compile(r"^_?(?:get_)?((?:attn_|attention_)?(?:tp|dp|pp|ep|cp
 _FILLER = ("model", "parallel", "group", "attn", "attention")
 _SUFFIXES = ("_size", "_degree", "_parallel_size")
 _ORDER = frozenset({"lt", "gt", "le", "ge"})
-# A value of the model's config: ``config.x``, ``self.config.x``, ``hf_config.text_config.x``,
-# ``getattr(config, "x", ...)``.
-_CONFIG_ROOT_RE = re.compile(r"(?:^|[._])config$")
 _CMP = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
 _MIRROR = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "eq": "eq", "ne": "ne"}
 
@@ -176,34 +174,14 @@ _ATTENTION_TP = frozenset({"attn_tp", "attention_tp"})
 _ATTENTION_SPLITS = ("dp_size", "attn_cp_size")
 
 
-def config_key(node: ast.expr, ctx: ReadContext | None = None, depth: int = 0) -> str | None:
+def _config_key(node: ast.expr, ctx: ReadContext, depth: int = 0) -> str | None:
     """The key of the model's config that ``node`` reads (``n_routed_experts`` for
-    ``config.n_routed_experts``), following a local name bound once; None for anything else."""
-    if isinstance(node, ast.Attribute):
-        holder = node.value
-        while isinstance(holder, ast.Attribute) and not _CONFIG_ROOT_RE.search(holder.attr):
-            holder = holder.value
-        name = (
-            holder.attr
-            if isinstance(holder, ast.Attribute)
-            else holder.id
-            if isinstance(holder, ast.Name)
-            else ""
-        )
-        return node.attr if _CONFIG_ROOT_RE.search(name) else None
-    if (
-        isinstance(node, ast.Call)
-        and called_name(node) == "getattr"
-        and len(node.args) >= 2
-        and isinstance(node.args[1], ast.Constant)
-        and isinstance(node.args[1].value, str)
-    ):
-        return config_key(ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Load()))
-    if isinstance(node, ast.Name) and ctx is not None and depth < BINDING_DEPTH:
+    ``config.n_routed_experts``, :func:`~extractor.reach.arguments.config_read`), following a
+    local name bound once; None for anything else."""
+    if isinstance(node, ast.Name) and depth < BINDING_DEPTH:
         values = ctx.bindings.get(node.id, ())
-        if len(values) == 1:
-            return config_key(values[0], ctx, depth + 1)
-    return None
+        return _config_key(values[0], ctx, depth + 1) if len(values) == 1 else None
+    return config_read(node)
 
 
 def _world_reads(
@@ -239,7 +217,7 @@ def _world_reads(
                 constraints.append(Constraint("flag", info.flag, op, lit, info))
             elif op in _ORDER:
                 for size, other in ((left, right), (right, left)):
-                    if config_key(other, ctx) is None:
+                    if _config_key(other, ctx) is None:
                         continue
                     for split in _size_flags(size, ctx):
                         with_config = True

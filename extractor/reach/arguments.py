@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from extractor.analysis.walk import called_name, own_statements
+from extractor.prose.config_read import config_read
 from extractor.prose.knowledge import FlagInfo, Knowledge
 from extractor.prose.world_size import flag_for_group, group_of
 from extractor.reach.facts import Call, FileFacts
@@ -86,36 +86,13 @@ CONFIG_SOURCE = "config"
 ``flag`` is the config key): :meth:`PassedFlags.of` leaves those out, and
 :meth:`PassedFlags.config_of` gives their keys."""
 
-# The names a model's config object goes by: ``config``, ``hf_config``, ``text_config`` and the
-# like, on their own or as an attribute (``self.config``, ``model_config.hf_config``). sglang's
-# own ``model_config`` mixes launch flags in, so it is not one.
-_CONFIG_NAME_RE = re.compile(r"^(?:hf_|hf_text_|text_|vision_|audio_|llm_|language_|draft_)?config$")
-
-
-def _config_read(node: ast.expr) -> str | None:
-    """The key of ``config.key`` or ``getattr(config, "key", ...)`` on a model config object."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr":
-        if (
-            len(node.args) >= 2
-            and isinstance(node.args[1], ast.Constant)
-            and isinstance(node.args[1].value, str)
-        ):
-            node = ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Load())
-        else:
-            return None
-    if not isinstance(node, ast.Attribute) or not node.attr.isidentifier() or node.attr.startswith("_"):
-        return None
-    recv = node.value
-    name = recv.id if isinstance(recv, ast.Name) else recv.attr if isinstance(recv, ast.Attribute) else ""
-    return node.attr if _CONFIG_NAME_RE.match(name) else None
-
 
 def value_source(node: ast.expr) -> tuple[str, str] | None:
     """What ``node`` carries, when it may be a flag's value unchanged."""
     env = _env_read(node)
     if env is not None:
         return ("e", env)
-    key = _config_read(node)
+    key = config_read(node)
     if key is not None:
         return ("c", key)
     group = group_of(node) if isinstance(node, ast.Call | ast.Attribute) else None

@@ -1,0 +1,35 @@
+"""A read of the model's config object: ``config.key`` or ``getattr(config, "key", ...)``.
+
+Its own module so that the readers of passed values (:mod:`extractor.reach.arguments`) and of
+parallel sizes (:mod:`extractor.prose.world_size`) read config keys the same way.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+__all__ = ["config_read"]
+
+# The names a model's config object goes by: ``config``, ``hf_config``, ``text_config`` and the
+# like, on their own or as an attribute (``self.config``, ``model_config.hf_config``). sglang's
+# own ``model_config`` mixes launch flags in, so it is not one.
+_CONFIG_NAME_RE = re.compile(r"^(?:hf_|hf_text_|text_|vision_|audio_|llm_|language_|draft_)?config$")
+
+
+def config_read(node: ast.expr) -> str | None:
+    """The key of ``config.key`` or ``getattr(config, "key", ...)`` on a model config object."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr":
+        if (
+            len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+        ):
+            node = ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Load())
+        else:
+            return None
+    if not isinstance(node, ast.Attribute) or not node.attr.isidentifier() or node.attr.startswith("_"):
+        return None
+    recv = node.value
+    name = recv.id if isinstance(recv, ast.Name) else recv.attr if isinstance(recv, ast.Attribute) else ""
+    return node.attr if _CONFIG_NAME_RE.match(name) else None
