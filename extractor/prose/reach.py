@@ -928,7 +928,7 @@ def _not_reaching(catching: Callable[[Edge], bool] | None, needed: tuple[str, ..
     leaves out an argument the raise needs given (``needed``; an unknown signature may pass it)."""
     if catching is not None and catching(edge):
         return True
-    return bool(needed) and edge.given is not None and not all(p in edge.given for p in needed)
+    return bool(needed) and not edge.may_pass(needed)
 
 
 _HOLDERS = frozenset({"self", "server_args", "args"})

@@ -82,8 +82,8 @@ class SiteReach:
         """Whether some call of function ``qualname`` of ``path`` may pass every one of ``names``
         (or it has no known call at all)."""
         edges = self.index.callers(f"{module_name(path)}:{qualname}")
-        wanted = set(names)
-        return not edges or any(e.given is None or wanted <= e.given for e in edges)
+        wanted = tuple(names)
+        return not edges or any(e.may_pass(wanted) for e in edges)
 
     def of(self, path: str, qualname: str, ends: Callable[[Edge], bool] | None = None) -> Reach:
         """The alternatives of selectors that lead to code in ``qualname`` of ``path`` (``()``: anyone);

@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 32
+FACTS_VERSION = 33
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 Atom = tuple[str, ...]
@@ -64,8 +64,6 @@ class Def:
     (see :mod:`extractor.reach.receiver_facts`)."""
     returns: str = ""
     """For a function: the type expression of what it returns (``""``: unknown)."""
-    kwonly: tuple[str, ...] = ()
-    """For a function: its keyword-only parameters."""
     unset: tuple[str, ...] = ()
     """For a function: the parameters whose default is ``None`` (``name``) or ``False`` (``name=``):
     left out by a call, they are not given."""
@@ -186,7 +184,6 @@ class FileFacts:
                     list(d.params),
                     [list(a) for a in d.attrs],
                     d.returns,
-                    list(d.kwonly),
                     list(d.unset),
                 ]
                 for d in self.defs
@@ -247,10 +244,9 @@ class FileFacts:
                         tuple(p),
                         tuple((str(x), str(y)) for x, y in a),
                         str(r),
-                        tuple(str(w) for w in kw),
                         tuple(str(u) for u in un),
                     )
-                    for q, k, n, o, b, g, p, a, r, kw, un in data["defs"]
+                    for q, k, n, o, b, g, p, a, r, un in data["defs"]
                 ],
                 calls=_calls(data["calls"]),
                 registrations=[Registration(t, r, tuple(k)) for t, r, k in data["regs"]],

@@ -613,7 +613,6 @@ class _Builder:
                         tuple(guards),
                         positional_params(stmt),
                         returns=returns,
-                        kwonly=tuple(a.arg for a in stmt.args.kwonlyargs),
                         unset=_unset_params(stmt.args),
                     )
                 )

@@ -42,6 +42,10 @@ class Edge:
     """The parameters of the called definition the call passes something other than a literal
     ``None`` for; None when that is not known (an unpacked argument, an unknown signature)."""
 
+    def may_pass(self, names: Iterable[str]) -> bool:
+        """Whether the call may give every parameter of ``names`` (an unknown signature may)."""
+        return self.given is None or all(n in self.given for n in names)
+
 
 @dataclass
 class TargetIndex:
@@ -535,10 +539,8 @@ class TargetIndex:
     def _given(self, target: str, call: Call, parts: list[str]) -> frozenset[str] | None:
         """:attr:`Edge.given` of ``call`` to ``target``."""
         d = self.defs.get(target)
-        if d is None or d.kind != "f" or call.ref or "*" in call.given.split(","):
-            return None
         slots = [s for s in call.given.split(",") if s]
-        if "**" in slots:
+        if d is None or d.kind != "f" or call.ref or "*" in slots or "**" in slots:
             return None
         # A call through an instance or a class binds the first parameter itself, except an
         # instance method called on its class by name (``Foo.m(obj, x)``).
