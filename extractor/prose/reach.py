@@ -931,6 +931,18 @@ def _not_reaching(catching: Callable[[Edge], bool] | None, needed: tuple[str, ..
     return bool(needed) and not edge.may_pass(needed)
 
 
+def _guard_atoms(guard: str) -> list[ast.expr]:
+    """The tests a site's guard text joins with ``and`` at its top (the whole guard when it joins
+    none); none when there is no guard or it does not parse."""
+    try:
+        tree = ast.parse(guard, mode="eval").body if guard else None
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    if tree is None:
+        return []
+    return tree.values if isinstance(tree, ast.BoolOp) and isinstance(tree.op, ast.And) else [tree]
+
+
 _HOLDERS = frozenset({"self", "server_args", "args"})
 
 
@@ -940,13 +952,8 @@ def _validation_of(key: str, flags: Mapping[str, FlagInfo]) -> Validation | None
     parts = key.split("\x1f")
     if len(parts) < 5 or parts[1] != "raise":
         return None
-    try:
-        tree = ast.parse(_guard(key), mode="eval").body
-    except (SyntaxError, ValueError, RecursionError):
-        return None
-    atoms = tree.values if isinstance(tree, ast.BoolOp) and isinstance(tree.op, ast.And) else [tree]
     out: list[tuple[str, str, tuple[str, ...]]] = []
-    for atom in atoms:
+    for atom in _guard_atoms(_guard(key)):
         op, node = "on", atom
         values: tuple[str, ...] = ()
         if isinstance(atom, ast.UnaryOp) and isinstance(atom.op, ast.Not):
@@ -982,13 +989,8 @@ def _validation_of(key: str, flags: Mapping[str, FlagInfo]) -> Validation | None
 def _passed_params(guard: str) -> tuple[tuple[str, bool], ...]:
     """The names a site's guard needs given, each with whether it is tested for truth: ``x`` of an
     atom ``x is not None`` or a bare ``x`` (``if score_mod is not None and y: raise``), in order."""
-    try:
-        tree = ast.parse(guard, mode="eval").body if guard else None
-    except (SyntaxError, ValueError, RecursionError):
-        return ()
-    atoms = tree.values if isinstance(tree, ast.BoolOp) and isinstance(tree.op, ast.And) else [tree]
     out: list[tuple[str, bool]] = []
-    for atom in atoms:
+    for atom in _guard_atoms(guard):
         if isinstance(atom, ast.Name):
             out.append((atom.id, True))
         elif (
@@ -1031,7 +1033,8 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
             key = str(partial.get("id", ""))
             caught = handling and isinstance(escape, list)
             # ``if score_mod is not None: raise``: only the calls that pass ``score_mod`` lead here.
-            needed = sites.parameters_of(f.path, qualname, _passed_params(_guard(key)))
+            guard = _guard(key)
+            needed = sites.parameters_of(f.path, qualname, _passed_params(guard))
             if (caught or needed) and qualname != "<module>":
                 memo = (f.path, qualname, orjson.dumps(escape if caught else None).decode(), *needed)
                 if memo not in narrowed:
@@ -1048,7 +1051,7 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
                         )
                 base = narrowed[memo]
             gates = gate_alternatives(
-                _guard(key),
+                guard,
                 f.path,
                 knowledge,
                 functools.partial(sites.passed_selector, f.path, qualname),
