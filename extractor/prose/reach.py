@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import orjson
 
 from extractor.prose.device import DEVICE_KEY, with_device
+from extractor.prose.direct import DIRECT, direct_arguments, with_direct
 from extractor.prose.knowledge import FlagInfo, Knowledge, is_knowledge_path
 from extractor.prose.passed import PASSED_KEY, flag_from_plain, passed_table, with_data_flag, with_passed
 from extractor.prose.unsupported import with_unsupported
@@ -76,9 +77,8 @@ def _holds(atom: tuple[str, str, tuple[str, ...]], kept: frozenset[Selector]) ->
     return False
 
 
-DIRECT = "direct"
-"""A selector kind: ``(DIRECT, "score_mod", ())`` is a call passing that argument, which no caller
-of the target makes (the raise is reached only by code calling the function itself)."""
+_NO_CALLER: Reach = (frozenset({(DIRECT, "", ())}),)
+"""The reach of a function nothing of the target calls."""
 
 Implied = Mapping[str, Sequence[str]]
 """switch -> the flags whose giving turns it on in the launch code (``--lora-paths`` turns on
@@ -197,7 +197,11 @@ def _conj_words(conj: frozenset[Selector], terms: _Terms = _NO_TERMS) -> str:
     ordered = sorted(conj, key=lambda s: ({"flag": 0, "env": 1, "arch": 2, "platform": 3}.get(s[0], 4), s))
     parts = []
     for s in ordered:
-        if s[0] == DIRECT:
+        if s[0] == DIRECT and not s[1]:
+            parts.append(
+                "when code of your own calls it directly (nothing in sglang outside its tests calls it)"
+            )
+        elif s[0] == DIRECT:
             names = " and ".join(f"`{n}`" for n in s[1].split(","))
             parts.append(
                 f"when a call passes {names}, which no caller in sglang does (only your own code calling it directly)"
@@ -678,6 +682,9 @@ class RunReach:
         by_key = self.table.get(path, {})
         key = str(partial.get("id", ""))
         reach = by_key[key] if key in by_key else by_key.get(qualname, ())
+        needed = direct_arguments(reach)
+        if needed is not None:
+            partial = with_direct(partial, qualname, needed)
         device = partial.get(DEVICE_KEY)
         if device is not None:
             partial = with_device({k: v for k, v in partial.items() if k != DEVICE_KEY}, device, reach)
@@ -1027,7 +1034,11 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
             qualname = _qualname(partial)
             by_q = table.setdefault(f.path, {})
             if qualname not in by_q:
-                by_q[qualname] = _env_defaults(tidy(user_ways(sites.of(f.path, qualname))), on, launched)
+                by_q[qualname] = (
+                    _NO_CALLER
+                    if qualname != "<module>" and sites.uncalled(f.path, qualname)
+                    else _env_defaults(tidy(user_ways(sites.of(f.path, qualname))), on, launched)
+                )
             base = by_q[qualname]
             escape = partial.get(ESCAPES)
             key = str(partial.get("id", ""))
@@ -1035,7 +1046,7 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
             # ``if score_mod is not None: raise``: only the calls that pass ``score_mod`` lead here.
             guard = _guard(key)
             needed = sites.parameters_of(f.path, qualname, _passed_params(guard))
-            if (caught or needed) and qualname != "<module>":
+            if (caught or needed) and qualname != "<module>" and base != _NO_CALLER:
                 memo = (f.path, qualname, orjson.dumps(escape if caught else None).decode(), *needed)
                 if memo not in narrowed:
                     name = qualname.rpartition(".")[2]

@@ -64,6 +64,11 @@ class SiteReach:
         """namespace -> flag -> the values the registries of that package are keyed by."""
         return self.finder.scoped_choices
 
+    def uncalled(self, path: str, qualname: str) -> bool:
+        """Whether nothing of the target runs function ``qualname`` of ``path`` (see
+        :meth:`TargetIndex.uncalled`): only code calling it directly gets there."""
+        return self.index.uncalled(f"{module_name(path)}:{qualname}")
+
     def parameters_of(self, path: str, qualname: str, tests: Iterable[tuple[str, bool]]) -> tuple[str, ...]:
         """The parameters of function ``qualname`` of ``path`` that ``tests`` need given: each test
         is a name and whether it is tested for truth (else for ``is not None``). A parameter counts

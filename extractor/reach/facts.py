@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 33
+FACTS_VERSION = 34
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 Atom = tuple[str, ...]
@@ -67,6 +67,8 @@ class Def:
     unset: tuple[str, ...] = ()
     """For a function: the parameters whose default is ``None`` (``name``) or ``False`` (``name=``):
     left out by a call, they are not given."""
+    decorated: bool = False
+    """Whether it has a decorator: one may register it, and whoever holds the registry calls it."""
 
 
 class Call(NamedTuple):
@@ -165,6 +167,11 @@ class FileFacts:
     """Module names (or name prefixes ending in ``.``) a call spells as a string
     (``import_module("sglang.x")``, ``register("k", "sglang.x", "C")``): imported where no import
     statement shows it."""
+    mentions: list[str] = field(default_factory=list)
+    """Names the file spells other than as the last name of a call: attributes and names it reads,
+    the identifier words of its strings (docstrings aside), and the fixed ends of its f-strings
+    (``forward_*`` of ``getattr(self, f"forward_{key}")``, ``*_communicator``). A function whose
+    name no file calls or mentions is run by nothing in the target."""
 
     def to_plain(self) -> dict[str, Any]:
         """JSON-ready lists and strings; :meth:`from_plain` rebuilds the same facts."""
@@ -185,6 +192,7 @@ class FileFacts:
                     [list(a) for a in d.attrs],
                     d.returns,
                     list(d.unset),
+                    d.decorated,
                 ]
                 for d in self.defs
             ],
@@ -221,6 +229,7 @@ class FileFacts:
             "named": list(self.named),
             "imported": [list(i) for i in self.imported],
             "dynamic": list(self.dynamic),
+            "mentions": list(self.mentions),
         }
 
     @classmethod
@@ -245,8 +254,9 @@ class FileFacts:
                         tuple((str(x), str(y)) for x, y in a),
                         str(r),
                         tuple(str(u) for u in un),
+                        bool(dec),
                     )
-                    for q, k, n, o, b, g, p, a, r, un in data["defs"]
+                    for q, k, n, o, b, g, p, a, r, un, dec in data["defs"]
                 ],
                 calls=_calls(data["calls"]),
                 registrations=[Registration(t, r, tuple(k)) for t, r, k in data["regs"]],
@@ -264,6 +274,7 @@ class FileFacts:
                 named=[str(n) for n in data["named"]],
                 imported=[tuple(str(x) for x in i) for i in data["imported"]],
                 dynamic=[str(d) for d in data["dynamic"]],
+                mentions=[str(m) for m in data["mentions"]],
             )
         except (KeyError, TypeError, ValueError, AttributeError):
             return None

@@ -45,11 +45,13 @@ from extractor.reach.syntax import (
     TESTS,
     TYPE_TESTS,
     class_name,
+    f_string_ends,
     flat,
     handler_names,
     heads,
     is_class_name,
     node_fields,
+    spelled_names,
 )
 
 __all__ = ["file_facts", "module_name"]
@@ -304,6 +306,7 @@ class _Builder:
         self._import_guards: dict[str, dict[str, list[tuple[int, ...]]]] = {}
         self._tables: dict[str, list[tuple[str, str]]] = {}
         self._type_checking = 0
+        self._mentions: set[str] = set()
         """Depth of ``if TYPE_CHECKING:`` blocks around the statement walked: imports there never run."""
         """Module-level dicts of definitions by string key: name -> (key, the definition's name)."""
         """name -> the target an import binds it to -> the guards of each such import."""
@@ -355,6 +358,7 @@ class _Builder:
         ]
         if "ArgumentParser" in self.facts.calls and not is_knowledge_path(self.facts.path):
             self._own_parser()
+        self.facts.mentions = sorted(self._mentions.difference(self.facts.calls))
 
     def _own_parser(self) -> None:
         """A script that parses its own command line: its ``args.dtype`` is its own ``--dtype``,
@@ -614,6 +618,7 @@ class _Builder:
                         positional_params(stmt),
                         returns=returns,
                         unset=_unset_params(stmt.args),
+                        decorated=bool(stmt.decorator_list),
                     )
                 )
                 self._decorators(stmt, name, qual, guards, catches, local, aliases)
@@ -707,6 +712,8 @@ class _Builder:
                     self._field_action(stmt, qual, guards)
                     if stmt.value is not None:
                         self._class_list(owner, stmt.target, stmt.value)
+                if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+                    continue  # a docstring: the names it spells are prose, not uses
                 before = len(self._calls)
                 self._expr(stmt, qual, guards, catches, local, aliases)
                 self._mark_stored(stmt, before)
@@ -839,11 +846,21 @@ class _Builder:
         calls = self._calls
         types = self._types.get(qual, {})
         caught = None if catches is None else list(catches)
+        mentions = self._mentions
         while stack:
             here, gs, value = stack.pop()
             kind = type(here)
+            if kind is ast.Constant:
+                assert isinstance(here, ast.Constant)
+                if type(here.value) is str:
+                    mentions.update(spelled_names(here.value))
+                continue
+            if kind is ast.JoinedStr:
+                assert isinstance(here, ast.JoinedStr)
+                mentions.update(f_string_ends(here))
             if kind is ast.Attribute:
                 assert isinstance(here, ast.Attribute)
+                mentions.add(here.attr)
                 if value:
                     self._reference(here, qual, gs, types)
                 inner = here.value
@@ -853,6 +870,7 @@ class _Builder:
                 continue
             if kind is ast.Name:
                 assert isinstance(here, ast.Name)
+                mentions.add(here.id)
                 if value:
                     self._reference(here, qual, gs, types)
                     self._table_use(here, qual, gs, types)
@@ -944,9 +962,12 @@ class _Builder:
                 held = getattr(here, field_name, None)
                 for c in held if type(held) is list else (held,):
                     if isinstance(c, ast.Name):
+                        mentions.add(c.id)
                         if value:
                             self._reference(c, qual, gs, types)
                             self._table_use(c, qual, gs, types)
+                    elif type(c) is ast.Constant and type(c.value) is str:
+                        mentions.update(spelled_names(c.value))
                     elif isinstance(c, ast.AST) and type(c) not in LEAVES:
                         stack.append((c, gs, value))
 

@@ -4,6 +4,7 @@ nodes, module-level statements behind top-level ``if`` / ``try``, a loop's or ``
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable, Sequence
 
 __all__ = [
@@ -13,11 +14,13 @@ __all__ = [
     "TESTS",
     "TYPE_TESTS",
     "class_name",
+    "f_string_ends",
     "flat",
     "handler_names",
     "heads",
     "is_class_name",
     "node_fields",
+    "spelled_names",
 ]
 
 # Only the comparisons and tests of these read a name; they never hand its value on.
@@ -25,6 +28,37 @@ TESTS = frozenset({ast.Compare, ast.BoolOp, ast.UnaryOp})
 TYPE_TESTS = frozenset({"isinstance", "issubclass", "type", "getattr", "hasattr", "setattr"})
 # Methods that put a value into a container (``types.append(Foo)``).
 COLLECTORS = frozenset({"append", "add"})
+
+
+_WORD_RE = re.compile(r"[A-Za-z_]\w{2,}")
+
+
+def spelled_names(text: str) -> list[str]:
+    """The names a string may look a definition up by: the words of one without spaces
+    (``"load_thing"``, ``"sglang.srt.x:load_thing"``); a sentence (a message, a log line) is prose."""
+    if not text or len(text) > _MAX_SPELLED or any(c.isspace() for c in text):
+        return []
+    return _WORD_RE.findall(text)
+
+
+_MAX_SPELLED = 200
+_TAIL_RE = re.compile(r"[A-Za-z_]\w*$")
+_HEAD_RE = re.compile(r"^\w+")
+
+
+def f_string_ends(node: ast.JoinedStr) -> list[str]:
+    """The name pieces an f-string glues a value to: ``forward_*`` of ``f"forward_{key}"`` and
+    ``*_communicator`` of ``f"{kind}_communicator"`` (a name looked up that way is any name so shaped)."""
+    out = []
+    parts = node.values
+    for i, part in enumerate(parts):
+        if not (isinstance(part, ast.Constant) and isinstance(part.value, str)):
+            continue
+        if i + 1 < len(parts) and (m := _TAIL_RE.search(part.value)):
+            out.append(f"{m.group()}*")
+        if i > 0 and (m := _HEAD_RE.match(part.value)):
+            out.append(f"*{m.group()}")
+    return out
 
 
 LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue})

@@ -21,6 +21,10 @@ from extractor.reach.receiver_types import ReceiverTypes
 __all__ = ["Edge", "TargetIndex"]
 
 _MAX_REEXPORT = 3
+_PLAIN_BASES = frozenset(
+    {"object", "ABC", "abc.ABC", "Generic", "typing.Generic", "Protocol", "typing.Protocol"}
+)
+"""Bases whose own code calls no method of a subclass by its name."""
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,10 @@ class TargetIndex:
     """module -> the import statements that run it (their function, or ``<module>``, and guards)."""
     dynamic: set[str] = field(default_factory=set)
     """Modules, and name prefixes ending in ``.``, that some call imports by a string."""
+    mentioned: set[str] = field(default_factory=set)
+    """Names some file (tests aside) spells other than as a call (:attr:`FileFacts.mentions`)."""
+    _ends: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+    """The fixed starts and ends of names f-strings build (``forward_``, ``_communicator``)."""
 
     @classmethod
     def build(cls, facts: Iterable[FileFacts]) -> TargetIndex:
@@ -129,6 +137,7 @@ class TargetIndex:
                 index._calls_by_name.setdefault(name, []).append((f, calls))
             index.named.update(f.named)
             index.dynamic.update(f.dynamic)
+            index.mentioned.update(f.mentions)
             for qual, dotted, *ids in f.imported:
                 target = dotted if dotted in index.files else dotted.rpartition(".")[0]
                 if target in index.files and target != f.module:
@@ -141,6 +150,10 @@ class TargetIndex:
                 if short != local and not local.startswith("*"):
                     # ``from m import f as g`` (or ``g = f``): calls of ``g`` are filed under ``g``.
                     index._aliases.setdefault(short, set()).add(local)
+        index._ends = (
+            tuple(sorted(m[:-1] for m in index.mentioned if m.endswith("*"))),
+            tuple(sorted(m[1:] for m in index.mentioned if m.startswith("*"))),
+        )
         return index
 
     def imported_by_name(self, module: str) -> bool:
@@ -189,6 +202,52 @@ class TargetIndex:
                 if not confident or node in targets:
                     return False
         return True
+
+    def uncalled(self, node: str) -> bool:
+        """Whether nothing of the target (tests aside) can run function ``node``: other modules
+        import its module, but no file calls, names, looks up or spells its name, no decorator
+        registers it, and no class it is a method of derives from another library's class (whose
+        code may call a method by its name) while its other methods are called."""
+        d = self.defs.get(node)
+        if d is None or d.kind != "f" or d.decorated or node in self.op_names:
+            return False
+        name = d.qualname.rpartition(".")[2]
+        if is_test_path(self.path_of.get(node, "")) or name.startswith("test"):
+            return False  # a test runner runs it
+        module = node.partition(":")[0]
+        if not self.importers.get(module):
+            # A module no other one imports is run as a script or loaded by a name we cannot read:
+            # who calls into it is unknown, not absent.
+            return False
+        starts, ends = self._ends
+        if (
+            name.startswith("__")
+            or self.is_named(name)
+            or name in self.mentioned
+            or any(self.is_named(a) or a in self.mentioned for a in self._aliases.get(name, ()))
+            or name.startswith(starts)
+            or name.endswith(ends)
+        ):
+            return False
+        if not d.owner or "<locals>" in d.qualname:
+            return True
+        cls = f"{module}:{d.owner}"
+        if any(self._foreign_base(c) for c in (cls, *self.ancestors(cls))):
+            return False
+        # A class used through none of its methods may be handed to code we cannot read; one whose
+        # other methods are called is used by name, and this one is not among them.
+        return any(
+            other != name and not other.startswith("__") and (self.is_named(other) or other in self.mentioned)
+            for other in self.methods.get(cls, {})
+        )
+
+    def _foreign_base(self, cls: str) -> bool:
+        """Whether class ``cls`` names a base that is not one of the target's and not a plain one."""
+        d = self.defs.get(cls)
+        if d is None:
+            return True
+        own = len(self.bases.get(cls, []))
+        return len([b for b in d.bases if b not in _PLAIN_BASES]) > own
 
     # ----------------------------------------------------------------- resolution
 

@@ -1,0 +1,85 @@
+"""An internal check that only a direct call reaches: the call's arguments decide it, not a bug.
+
+When nothing in the target calls a function (``set_default_attn_processor`` of a vendored model,
+an NVML wrapper sglang never uses), or no caller passes the argument its check needs (``out=`` of
+a kernel), the only way to the raise is code of the user's own that calls it: a script, a
+notebook, a test. A worker's record calls such a check an internal invariant and sends the user to
+a bug report; once the run knows the callers, :func:`with_direct` says instead that the direct
+call's arguments trip it, and what the call must satisfy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from extractor.prose.advice import INTERNAL_CHECK
+from extractor.prose.passed import internal_sentence
+
+__all__ = ["DIRECT", "direct_arguments", "with_direct"]
+
+DIRECT = "direct"
+"""A selector kind: ``(DIRECT, "score_mod", ())`` is a call passing that argument, which no caller
+of the target makes (the raise is reached only by code calling the function itself);
+``(DIRECT, "", ())`` is any call, for a function nothing of the target calls."""
+
+
+def direct_arguments(reach: Sequence[frozenset[tuple[str, str, tuple[str, ...]]]]) -> tuple[str, ...] | None:
+    """When every way into a site is a direct call, the arguments such a call must pass (none for a
+    function nothing calls); else None."""
+    if not reach:
+        return None
+    needed: list[str] = []
+    for conj in reach:
+        direct = [s for s in conj if s[0] == DIRECT]
+        if not direct:
+            return None
+        needed.extend(n for s in direct for n in s[1].split(",") if n)
+    return tuple(dict.fromkeys(needed))
+
+
+def with_direct(partial: Mapping[str, Any], where: str, needed: Sequence[str]) -> dict[str, Any]:
+    """``partial`` (an internal check in function ``where``) stated as the arguments of a direct
+    call, the only way to it; unchanged when the record is not an internal check."""
+    said = internal_sentence(partial.get("documentation"))
+    if said is None:
+        return dict(partial)
+    out = dict(partial)
+    passing = f" passing {' and '.join(f'`{n}`' for n in needed)}" if needed else ""
+    how = (
+        f"no caller in sglang outside its tests calls `{where}`{passing}"
+        if needed
+        else f"nothing in sglang outside its tests calls `{where}`"
+    )
+    cond = str(partial.get("validationCode") or "").strip().rpartition("\n")[2]
+    check = f"`{cond}`" if cond else "the check"
+    out["documentation"] = str(partial["documentation"]).replace(
+        said,
+        "Cause: the arguments of a direct call: only code of your own that calls it (a script, a "
+        "notebook, a test) reaches this check.",
+    )
+    out["triggerScenarios"] = (
+        f"Code of your own calling `{where}` directly{passing}, with arguments (or an object state) "
+        f"for which {check} holds."
+    )
+    out["commonSituations"] = (
+        f"A script or notebook that calls `{where}` itself{passing}, outside the paths sglang runs."
+    )
+    own = (
+        f"Check what your code passes to `{where}` (and the state of the object it calls it on): "
+        f"this check fails when {check}. {how[0].upper()}{how[1:]}, so the call that failed is "
+        "your own; if the traceback shows only sglang's code, report that with it"
+    )
+    kept = [s for s in partial.get("solutions", ()) if not str(s).startswith(INTERNAL_CHECK)]
+    out["solutions"] = list(dict.fromkeys([own, *kept]))[:8]
+    call = f"{where.rpartition('.')[2]}(...)"
+    out["exampleFix"] = (
+        f"# before: a call of your own for which {check} holds\n{call}\n"
+        f"# after: the same call with arguments (and an object state) for which it does not\n{call}"
+    )
+    out["errorType"], out["backgroundTag"], out["handlingStrategy"] = (
+        "validation",
+        "invalid-value",
+        "validation",
+    )
+    return out
