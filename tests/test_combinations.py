@@ -76,3 +76,66 @@ def test_a_flag_no_declaration_describes_reads_as_a_switch_by_its_name(knowledge
     site = make_site((atom("not self._prompts"),), message="--apply-template requires --prompt-file")
     before, after = enrich(site, knowledge).exampleFix.split("# after\n")
     assert before.endswith("--apply-template\n") and after.endswith("--apply-template --prompt-file <value>")
+
+
+ENVIRON = b"""\
+class EnvBool:
+    def __init__(self, default):
+        self.default = default
+
+
+class Envs:
+    SGLANG_JIT_ACT = EnvBool(True)
+    SGLANG_FIX_MEMORY = EnvBool(False)
+
+
+envs = Envs()
+"""
+
+LAUNCH_ARGS = b"""\
+from dataclasses import dataclass
+
+from sglang.srt.environ import envs
+
+
+@dataclass
+class ServerArgs:
+    moe_backend: str = "auto"
+
+    def __post_init__(self):
+        if self.moe_backend == "mega":
+            envs.SGLANG_FIX_MEMORY.set(True)
+
+    @staticmethod
+    def add_cli_args(parser):
+        parser.add_argument("--moe-backend", type=str, default="auto")
+"""
+
+
+def test_a_needed_variable_on_by_default_is_kept_on_and_one_the_launch_turns_on_is_set_to_0() -> None:
+    from extractor.prose.knowledge import build_knowledge
+
+    knowledge = build_knowledge(
+        {"python/sglang/srt/server_args.py": LAUNCH_ARGS, "python/sglang/srt/environ.py": ENVIRON}
+    )
+    assert knowledge.env_launched == frozenset({"SGLANG_FIX_MEMORY"})
+    site = make_site((atom("swizzle"),), message="SGLANG_FIX_MEMORY requires SGLANG_JIT_ACT=True")
+    prose = enrich(site, knowledge)
+    # Setting a variable that is already on changes nothing; it matters only if something set it to 0.
+    assert prose.solutions[0] == (
+        "Keep `SGLANG_JIT_ACT` on, its default: the message says `SGLANG_FIX_MEMORY` needs it; "
+        "if your environment sets `SGLANG_JIT_ACT=0`, remove that"
+    )
+    # Unsetting a variable the launch turns on itself for some setups may leave it on.
+    assert prose.solutions[1] == "Or set `SGLANG_FIX_MEMORY=0`"
+
+
+def test_the_words_of_a_combination_follow_what_each_variable_is_when_left_unset() -> None:
+    need = Combination("need", "SGLANG_A", "SGLANG_B")
+    assert need.solutions() == [
+        "Also set `SGLANG_B`: the message says `SGLANG_A` needs it",
+        "Or unset `SGLANG_A`",
+    ]
+    assert need.solutions(on={"SGLANG_B"}, launched={"SGLANG_A"})[1] == "Or set `SGLANG_A=0`"
+    conflict = Combination("conflict", "SGLANG_A", "SGLANG_B")
+    assert conflict.solutions(launched={"SGLANG_B"})[0].startswith("Unset `SGLANG_A`, or set `SGLANG_B=0`")

@@ -805,3 +805,28 @@ def test_a_switch_the_message_speaks_against_is_dropped_not_given_a_value(knowle
 def test_a_switch_the_message_tells_to_pass_is_not_dropped(knowledge: Knowledge, message: str) -> None:
     prose = enrich(make_site((atom("layer.scattered"),), message=message), knowledge)
     assert not any(s.startswith("Launch without `--stream`") for s in prose.solutions)
+
+
+def test_a_method_that_leaves_a_case_out_on_purpose_is_not_fixed_by_a_subclass(knowledge: Knowledge) -> None:
+    # "only supports prefill": the kernel is not meant to decode, and subclassing it is no fix.
+    limit = make_site(
+        qualname="PrefillKernel.decode",
+        in_class="PrefillKernel",
+        error_class="NotImplementedError",
+        message="PrefillKernel only supports prefill (extend)",
+    )
+    prose = enrich(limit, knowledge)
+    assert "subclass" not in prose.exampleFix
+    assert prose.commonSituations.startswith(
+        "Any call of `PrefillKernel.decode`: it does not support the case, as its message says."
+    )
+    assert "expected never to produce" not in prose.commonSituations
+    # A hook with no message, or one that asks for an override, is filled by a subclass.
+    for message in (None, "subclasses must implement decode"):
+        hook = make_site(
+            qualname="KernelBase.decode",
+            in_class="KernelBase",
+            error_class="NotImplementedError",
+            message=message,
+        )
+        assert "use a subclass that overrides decode" in enrich(hook, knowledge).exampleFix, message

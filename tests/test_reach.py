@@ -3285,3 +3285,15 @@ def test_leaving_out_a_switch_the_validation_requires_with_what_the_way_in_keeps
     assert not any("launch without `--encoder-only`" in s for s in got)
     plain = RunReach({"a.py": {"Cache.set": both}}, {}, switches=switches).apply("a.py", partial)["solutions"]
     assert any("launch without `--encoder-only`" in s for s in plain)
+
+
+def test_a_variable_the_checks_gate_already_turns_off_is_not_offered_twice() -> None:
+    reach = (frozenset({("env", "SGLANG_AVOID_RETOKENIZE", ("on",))}),)
+    gate = "Or set `SGLANG_AVOID_RETOKENIZE=0`: this check only runs when it is on, which is its default"
+    out = with_reach(
+        {"solutions": [gate], "documentation": "", "triggerScenarios": "", "tags": []}, reach, {}
+    )
+    assert out["solutions"] == [gate]
+    # With no such gate the reach's own way out is offered.
+    alone = with_reach({"solutions": [], "documentation": "", "triggerScenarios": "", "tags": []}, reach, {})
+    assert any("`SGLANG_AVOID_RETOKENIZE=0`" in s for s in alone["solutions"])

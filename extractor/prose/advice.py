@@ -189,6 +189,13 @@ def _gate_workarounds(roles: Roles, survivor_names: set[str], knowledge: Knowled
                     # Unsetting a variable that is on by default leaves it on.
                     text = f"Or set `{c.name}=0`: this check only runs when it is on, which is its default"
                     way = _GateWay(text, c.name, on_by_default=True)
+                elif c.kind == "env" and c.name in knowledge.env_launched:
+                    # The launch turns it on itself for some setups: only an explicit 0 keeps it off.
+                    text = (
+                        f"Or set `{c.name}=0`: this check only runs when it is on, and sglang turns it on "
+                        "itself for some setups"
+                    )
+                    way = _GateWay(text, c.name, on_by_default=True)
                 else:
                     way = _GateWay(f"Or unset `{c.name}`: this check only runs when it is set", c.name)
             elif c.op == "is-none" and c.kind == "flag":
@@ -393,7 +400,12 @@ def advise(
             sols.extend(_argv_solutions(site, knowledge, roles, named[0], avoid))
         combo = combination_of(msg) if not fixed and named else None
         if combo is not None:
-            sols.extend(combo.solutions())
+            on = {
+                n
+                for n in (combo.first, combo.second)
+                if (e := knowledge.env_of(n)) is not None and e.on_by_default
+            }
+            sols.extend(combo.solutions(on, knowledge.env_launched))
             fix = _command(site, knowledge, *combo.launches(knowledge.flags_for(site.path)), own)
         elif not fixed and named:
             shown = ", ".join(f"`{n}`" for n in named[:3])

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from extractor.prose.flag_spelling import declared_flag
@@ -103,15 +104,27 @@ class Combination:
     second: str
     value: str = ""
 
-    def solutions(self) -> list[str]:
+    def solutions(
+        self, on: AbstractSet[str] = frozenset(), launched: AbstractSet[str] = frozenset()
+    ) -> list[str]:
+        """The fixes the message's words give. ``on``: variables on unless set to 0 (asked for,
+        one is kept on, not set); ``launched``: variables the launch code may turn on itself
+        (left unset, one may still be on, so it is set to 0)."""
         a, b = f"`{self.first}`", f"`{self.second}`"
         if self.kind == "conflict":
             return [
-                f"{_upper_first(_drop(self.first))}, or {_drop(self.second)}: "
+                f"{_upper_first(_drop(self.first, on | launched))}, or {_drop(self.second, on | launched)}: "
                 f"the message says {a} and {b} cannot be combined"
             ]
+        drop = f"Or {_drop(self.first, on | launched)}"
+        if self.second in on and not self.value:
+            return [
+                f"Keep {b} on, its default: the message says {a} needs it; if your environment sets "
+                f"`{self.second}=0`, remove that",
+                drop,
+            ]
         needed = f"`{self.second} {self.value}`" if self.value else b
-        return [f"Also set {needed}: the message says {a} needs it", f"Or {_drop(self.first)}"]
+        return [f"Also set {needed}: the message says {a} needs it", drop]
 
     def launches(self, flags: Mapping[str, FlagInfo]) -> tuple[list[str], list[str]]:
         """The settings of a launch that trips the check, and of one that does not."""
@@ -126,8 +139,11 @@ def _upper_first(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def _drop(name: str) -> str:
-    return f"launch without `{name}`" if name.startswith("--") else f"unset `{name}`"
+def _drop(name: str, kept_on: AbstractSet[str] = frozenset()) -> str:
+    if name.startswith("--"):
+        return f"launch without `{name}`"
+    # A variable on by default, or one the launch turns on itself, is off only when set to 0.
+    return f"set `{name}=0`" if name in kept_on else f"unset `{name}`"
 
 
 def _given(name: str, flags: Mapping[str, FlagInfo], value: str = "") -> list[str]:

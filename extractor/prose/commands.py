@@ -227,6 +227,17 @@ def _module_name(path: str) -> str:
     return "_".join(re.sub(r"\W", "_", p) for p in parts) or "module"
 
 
+_OVERRIDE_RE = re.compile(r"subclass|overrid|implement|abstract|must define|should define", re.I)
+
+
+def _meant_to_override(site: Site) -> bool:
+    """Whether a method that always raises ``NotImplementedError`` is a hook for subclasses to fill
+    (no message, or one that asks for an override), not a path a concrete class leaves out on
+    purpose ("only supports prefill"), where a subclass is no fix."""
+    template = site.message.template if site.message is not None else ""
+    return not template.strip() or bool(_OVERRIDE_RE.search(template[:400]))
+
+
 def code_fix(site: Site, views: list[AtomView]) -> str:
     call = call_of(site)
     plain = [v for v in views if v.expr is not None and v.atom.kind != "except"]
@@ -241,7 +252,7 @@ def code_fix(site: Site, views: list[AtomView]) -> str:
                 f"    cause = e.__cause__  # the original {h}\n"
                 f"    ...  # fix what `cause` points at (input, file or config), then retry"
             )
-        if site.error_class.endswith("NotImplementedError") and site.in_class:
+        if site.error_class.endswith("NotImplementedError") and site.in_class and _meant_to_override(site):
             meth = site.qualname.rsplit(".", 1)[-1]
             return (
                 f"# before: {site.qualname} is not implemented here\n{call}\n"

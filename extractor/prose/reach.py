@@ -473,6 +473,7 @@ def _with_args(fix: str, args: list[str]) -> str:
 
 
 _WITHOUT_RE = re.compile(r"launch without `([^`]+)`")
+_WITH_RE = re.compile(r"launch with `([^`]+)`")
 
 
 _SWAP_RE = re.compile(r"use another one, e\.g\. `(--[a-z0-9-]+) ")
@@ -480,11 +481,16 @@ _OTHER_RE = re.compile(r"`(--[a-z0-9-]+)` other than")
 
 
 def _said_already(extra: str, solutions: Sequence[str]) -> bool:
-    """Whether every "launch without `X`" that ``extra`` advises is already a solution, or the
-    other value of flag X it offers already is ("pick a `--x` other than ..."): the reach says
-    the same thing the check's own gate did, and twice reads as two fixes."""
+    """Whether every "launch without `X`" (or "launch with `X=0`") that ``extra`` advises is
+    already a solution, or the other value of flag X it offers already is ("pick a `--x` other
+    than ..."): the reach says the same thing the check's own gate did, and twice reads as two
+    fixes."""
     swapped = _SWAP_RE.search(extra)
     if swapped is not None and any(swapped.group(1) in _OTHER_RE.findall(s) for s in solutions):
+        return True
+    # "launch with `SGLANG_X=0`" where a solution already sets `SGLANG_X=0` (the gate's own way out).
+    given = set(_WITH_RE.findall(extra))
+    if given and all(any(f"`{g}`" in s for s in solutions) for g in given):
         return True
     dropped = set(_WITHOUT_RE.findall(extra))
     if not dropped:

@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 
 from extractor.analysis.facts import Site
-from extractor.prose.cause import Cause, Roles
+from extractor.prose.cause import Cause, Roles, is_limit
 from extractor.prose.constraints import AtomView
 
 __all__ = ["code_words", "doc_sentences", "situations"]
@@ -115,6 +115,12 @@ def situations(site: Site, roles: Roles, cause: Cause, cond: str) -> str:
         )
     elif site.guard.handlers:
         lead = f"{where} catching {', '.join(f'`{h}`' for h in site.guard.handlers[:2])} and raising this instead{ctx}."
+    elif is_limit(site):
+        lead = (
+            f"A call of {where} with a case it does not support, as its message says ({test}){ctx}."
+            if cond
+            else f"Any call of {where}: it does not support the case, as its message says."
+        )
     else:
         lead = f"{where} reached with {test}{ctx}, a state its callers are expected never to produce."
     why = code_words(site)
