@@ -583,3 +583,18 @@ def test_a_variable_on_by_default_is_said_turned_off_not_unset() -> None:
     )
     off = Constraint("env", "SGLANG_SLOW", "falsy")
     assert constraint_words(off) == "the environment variable `SGLANG_SLOW` is unset or false"
+
+
+def test_an_attribute_the_model_constructor_copies_from_the_config_is_named_by_its_key() -> None:
+    got = _by_message("copied_config.py", "python/sglang/srt/models/owl_draft.py")
+    layers = got["only one draft layer is supported"]
+    assert f"{MODEL_CAUSE} (`num_nextn_predict_layers`)" in layers.documentation
+    assert "Use a model whose `num_nextn_predict_layers` is one of 1" in layers.solutions[0]
+    groups = got["top groups must fit the groups"]
+    assert f"{MODEL_CAUSE} (`topk_group`, `n_group`)" in groups.documentation
+    for message in ("the half width must be a multiple of 64", "more groups than devices"):
+        assert "num_nextn_predict_layers" not in got[message].documentation, message
+        assert "(`n_group`" not in got[message].documentation, message
+    # Outside the model files a ``config`` may be sglang's own: the attribute keeps its name.
+    layer = _by_message("copied_config.py", "python/sglang/srt/layers/owl_draft.py")
+    assert "num_nextn_predict_layers" not in layer["only one draft layer is supported"].documentation

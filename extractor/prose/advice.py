@@ -528,8 +528,8 @@ def advise(
             key = config_key_of(site, subject) or next(
                 (k for k in keys if k == key or k.endswith("." + key)), key
             )
-            if cause.rule == "config-entry" and len(keys) == 1:
-                key = keys[0]  # the local holds that entry of the config mapping
+            if cause.rule in ("config-entry", "config-attribute") and len(keys) == 1:
+                key = keys[0]  # the local (or attribute) holds that entry of the config
 
             if cause.rule == "from-config" and len(cause.names) > 1:
                 # The class is built from these keys of the checkpoint's config (any spelling).

@@ -19,12 +19,13 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from extractor.analysis.walk import key_read
+from extractor.prose.config_read import config_read
 
 if TYPE_CHECKING:  # the declarations module imports this one; these are only annotations
     from extractor.analysis.facts import Site
     from extractor.prose.constraints import AtomView
 
-__all__ = ["config_fields", "config_keys", "config_word"]
+__all__ = ["attribute_keys", "config_attributes", "config_fields", "config_keys", "config_word"]
 
 _BUILDERS = frozenset({"from_config", "from_dict", "from_hf_config", "from_json"})
 
@@ -139,6 +140,73 @@ def config_keys(
             else:
                 continue
             keys.extend(k for k in found if k not in keys)
+    return tuple(keys)
+
+
+def config_attributes(module: ast.Module) -> Mapping[str, Mapping[str, str]]:
+    """Top-level class -> ``self.x`` -> the model config key its constructor copies into it
+    (``self.num_mtp_layers = getattr(config, "num_nextn_predict_layers", 1)``), read off the
+    constructor's own statements; an attribute it assigns twice is left out. Never raises."""
+    out: dict[str, dict[str, str]] = {}
+    try:
+        for stmt in module.body:
+            if not isinstance(stmt, ast.ClassDef):
+                continue
+            init = next(
+                (s for s in stmt.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None
+            )
+            if init is None:
+                continue
+            found: dict[str, str | None] = {}
+            for line in init.body:
+                if not (isinstance(line, ast.Assign | ast.AnnAssign) and line.value is not None):
+                    continue
+                target = line.targets[0] if isinstance(line, ast.Assign) else line.target
+                if not (
+                    isinstance(target, ast.Attribute)
+                    and isinstance(target.value, ast.Name)
+                    and target.value.id == "self"
+                ):
+                    continue
+                attr = f"self.{target.attr}"
+                found[attr] = None if attr in found else config_read(line.value)
+            kept = {a: k for a, k in found.items() if k is not None}
+            if kept:
+                out[stmt.name] = kept
+    except (AttributeError, TypeError, RecursionError):
+        return {}
+    return out
+
+
+def attribute_keys(
+    site: Site, deciding: Sequence[AtomView], attrs: Mapping[str, Mapping[str, str]]
+) -> tuple[str, ...]:
+    """The config keys of a check whose every test compares what the constructor copied from the
+    model's config (``self.num_mtp_layers != 1``) with constants or with each other: the
+    checkpoint's values decide it. Empty when some operand is anything else (a tensor's shape, a
+    launch setting), where the config value is only one side of the story."""
+    by_attr = attrs.get((site.in_class or "").rsplit(".", 1)[-1])
+    if not by_attr or not deciding:
+        return ()
+    keys: list[str] = []
+    for v in deciding:
+        if v.expr is None:
+            return ()
+        for node in ast.walk(v.expr):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "self"
+            ):
+                key = by_attr.get(f"self.{node.attr}")
+                if key is None:
+                    return ()
+                if key not in keys:
+                    keys.append(key)
+            elif (isinstance(node, ast.Name) and node.id != "self") or isinstance(
+                node, ast.Call | ast.Subscript | ast.Lambda | ast.NamedExpr
+            ):
+                return ()
     return tuple(keys)
 
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from extractor.prose.argv import argv_flags
-from extractor.prose.config_fields import config_fields
+from extractor.prose.config_fields import config_attributes, config_fields
 from extractor.prose.imports import guarded_imports
 
 __all__ = [
@@ -565,6 +565,9 @@ class ModuleConstants(dict[str, str]):
     config_fields: Mapping[str, Mapping[str, tuple[str, ...]]]
     """Class -> parameter or ``self.`` attribute -> the config keys its ``from_config`` fills it
     from (:func:`extractor.prose.config_fields.config_fields`)."""
+    config_attrs: Mapping[str, Mapping[str, str]]
+    """Class -> ``self.`` attribute -> the model config key its constructor copies into it
+    (:func:`extractor.prose.config_fields.config_attributes`)."""
     """Top-level class or function -> the flags it looks up in a raw argument list
     (:func:`extractor.prose.argv.argv_flags`)."""
 
@@ -576,6 +579,7 @@ class ModuleConstants(dict[str, str]):
         guarded: Mapping[str, str] | None = None,
         script_flags: Mapping[str, FlagInfo] | None = None,
         config_fields: Mapping[str, Mapping[str, tuple[str, ...]]] | None = None,
+        config_attrs: Mapping[str, Mapping[str, str]] | None = None,
     ):
         super().__init__(strings or {})
         self.exprs = dict(values or {})
@@ -583,6 +587,7 @@ class ModuleConstants(dict[str, str]):
         self.guarded = dict(guarded or {})
         self.script_flags = dict(script_flags or {})
         self.config_fields = dict(config_fields or {})
+        self.config_attrs = dict(config_attrs or {})
 
 
 def module_constants(module: ast.Module, path: str = "", text: str | None = None) -> ModuleConstants:
@@ -629,4 +634,5 @@ def module_constants(module: ast.Module, path: str = "", text: str | None = None
         except (RecursionError, AttributeError, TypeError, ValueError):
             own = {}
     fields = config_fields(module) if text is None or "from_" in text else {}
-    return ModuleConstants(strings, values, argv, guarded_imports(module), own, fields)
+    attrs = config_attributes(module) if text is None or "config" in text else {}
+    return ModuleConstants(strings, values, argv, guarded_imports(module), own, fields, attrs)

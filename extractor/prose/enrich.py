@@ -22,7 +22,7 @@ from extractor.prose.advice import advise, condition_code
 from extractor.prose.argv import argv_flag
 from extractor.prose.cause import Cause, cause_of, split_roles
 from extractor.prose.classify import classify
-from extractor.prose.config_fields import config_keys, config_word
+from extractor.prose.config_fields import attribute_keys, config_keys, config_word
 from extractor.prose.constraints import AtomView, atom_view
 from extractor.prose.device import DEVICE_RULE, device_spec, tensor_platforms
 from extractor.prose.dtype import model_dtype
@@ -209,6 +209,13 @@ def _enrich(
         keys = config_keys(site, roles.deciding, getattr(ctx.constants, "config_fields", {}))
         if keys:
             cause = Cause("model", (config_word(site), *keys), "from-config")
+    if cause.kind in ("internal", "model") and cause.rule != "from-config" and "/models/" in site.path:
+        # ``self.num_mtp_layers != 1`` where a model's constructor copied it from the config: the
+        # checkpoint's key decides it, and the fix names that key, not the attribute. (Outside
+        # the model files a ``config`` is as often sglang's own: a runner's, a backend's.)
+        keys = attribute_keys(site, roles.deciding, getattr(ctx.constants, "config_attrs", {}))
+        if keys:
+            cause = Cause("model", keys, "config-attribute")
     # A path the class read from the raw command line is that flag's (``--config``), not any path.
     if cause.kind == "internal" or cause.rule == "missing-path":
         flag = argv_flag(site, ctx.flags, getattr(ctx.constants, "argv", {}))
