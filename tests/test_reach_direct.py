@@ -4,7 +4,8 @@ A function whose name no file calls, references, looks up or spells is run by no
 internal check in it is about the arguments of whoever calls it directly (a script, a notebook), not
 a bug to report. Names spelled in strings, in f-strings that build a method name, behind a decorator
 or in a class another library derives (``torch.nn.Module`` calls its subclasses' methods by name)
-keep the function among the callable ones.
+keep the function among the callable ones. Likewise, code that serves decode alone is not run by
+the object a prefill-only flag builds: that flag is no way into it.
 """
 
 from __future__ import annotations
@@ -184,3 +185,95 @@ def test_a_function_called_only_by_sglangs_tests_is_still_reached_only_directly(
     assert "Cause: the arguments of a direct call" in records["rows must fill whole packs"].documentation
     # The test itself is run by its runner, not by a call: it is not said to be called directly.
     assert "directly" not in records["pack_rows changed its rows"].triggerScenarios
+
+
+DISPATCH_ARGS = """\
+from dataclasses import dataclass
+
+
+@dataclass
+class ServerArgs:
+    kernel_prefill_backend: str = "plain"
+    kernel_decode_backend: str = "plain"
+
+    @staticmethod
+    def add_cli_args(parser):
+        parser.add_argument("--kernel-prefill-backend", type=str, default="plain", choices=["plain", "flash"])
+        parser.add_argument("--kernel-decode-backend", type=str, default="plain", choices=["plain", "flash"])
+"""
+
+DISPATCH = """\
+from sglang.srt.layers.flash_kernel import FlashKernel
+from sglang.srt.layers.plain_kernel import PlainKernel
+
+
+class Dispatcher:
+    def __init__(self, server_args):
+        if server_args.kernel_prefill_backend == "flash":
+            self.extend_kernel = FlashKernel()
+        else:
+            self.extend_kernel = PlainKernel()
+        self.decode_kernel = PlainKernel()
+
+    def forward(self, batch):
+        if batch.is_decode:
+            return self.decode_kernel.decode(batch)
+        return self.extend_kernel.extend(batch)
+"""
+
+FLASH_KERNEL = """\
+class FlashKernel:
+    def extend(self, batch):
+        assert batch is not None, "no batch to extend"
+        return batch
+
+    def decode(self, batch):
+        raise NotImplementedError("FlashKernel only supports prefill")
+"""
+
+MODEL = """\
+from sglang.srt.layers.dispatcher import Dispatcher
+
+
+class OwlForCausalLM:
+    def __init__(self, server_args):
+        self.dispatcher = Dispatcher(server_args)
+
+    def forward(self, batch):
+        return self.dispatcher.forward(batch)
+
+
+EntryClass = OwlForCausalLM
+"""
+
+PLAIN_KERNEL = """\
+class PlainKernel:
+    def extend(self, batch):
+        return batch
+
+    def decode(self, batch):
+        return batch
+"""
+
+
+def test_decode_code_is_not_said_to_run_with_a_prefill_only_flag(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
+    files = {
+        ARGS: DISPATCH_ARGS,
+        "python/sglang/srt/layers/dispatcher.py": DISPATCH,
+        "python/sglang/srt/layers/flash_kernel.py": FLASH_KERNEL,
+        "python/sglang/srt/layers/plain_kernel.py": PLAIN_KERNEL,
+        "python/sglang/srt/models/owl.py": MODEL,
+    }
+    repo, shas = make_repo(tmp_path / "repo", [{p: s.encode() for p, s in files.items()}])
+    result = extract(
+        ExtractOptions.build(source=str(repo), sha=shas[0], jobs=1, cache_dir=tmp_path / "cache")
+    )
+    records = {r.errorMessage: r for r in result.records}
+    # The extend kernel the prefill flag builds runs its extend path...
+    assert "with `--kernel-prefill-backend flash`" in records["no batch to extend"].triggerScenarios
+    # ...but not its decode, which only the decode kernel's owner would call.
+    decode = records["FlashKernel only supports prefill"]
+    assert "--kernel-prefill-backend" not in decode.triggerScenarios + " ".join(decode.solutions)

@@ -362,7 +362,8 @@ def _workarounds(
             f"This code runs only with `{name} {shown}`: if that {what} is not required, "
             f"use another one, e.g. `{name} {others[0]}`"
             + (
-                f" (and leave out {' and '.join(f'`{p}`' for p in phases)}, or give them another one too)"
+                f" (and leave out {' and '.join(f'`{p}`' for p in phases)}, or give "
+                f"{'them' if len(phases) > 1 else 'it'} another one too)"
                 if phases
                 else ""
             )
@@ -596,10 +597,33 @@ _PHASE_WORDS = {"decode": "decode", "prefill": "prefill", "extend": ""}
 
 def phase_of(path: str, qualname: str) -> str:
     """``decode`` when the names of the code (its function, class or file: ``forward_decode``,
-    ``decode_attention.py``) say it serves the decode phase alone; else ``""``."""
+    ``decode_attention.py``) say it serves the decode phase alone; else ``""``. Prefill and extend
+    code is not one phase's: a speculative run's verify pass takes it with the decode backend."""
     text = "/".join([*path.rsplit("/", 2)[-2:], qualname]).lower()
     found = {p for w, p in _PHASE_WORDS.items() if re.search(rf"(?:^|[^a-z]){w}(?:$|[^a-z])", text)}
     return "decode" if found == {"decode"} else ""
+
+
+_PHASE_FLAG_RE = re.compile(r"(?:^--|-)(decode|prefill)(?:-|$)")
+
+
+def _in_phase(reach: Reach, phase: str) -> Reach:
+    """``reach`` less the ways in that pick code for the other phase of the run (see
+    :func:`phase_of`): code that serves decode alone (``FlashKDAKernel.decode``) is not run by the
+    object a prefill-only flag builds (``--linear-attn-prefill-backend flashkda`` builds the extend
+    kernel, whose ``decode`` nothing calls). When no way in is left, one was missed and nothing is
+    said."""
+    if not phase or not reach:
+        return reach
+    kept = tuple(
+        conj
+        for conj in reach
+        if not any(
+            s[0] == "flag" and (m := _PHASE_FLAG_RE.search(s[1])) is not None and m.group(1) != phase
+            for s in conj
+        )
+    )
+    return reach if len(kept) == len(reach) else kept
 
 
 def _other_phase(flag: str, phase: str) -> bool:
@@ -1043,7 +1067,10 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
                 by_q[qualname] = (
                     _NO_CALLER
                     if qualname != "<module>" and sites.uncalled(f.path, qualname)
-                    else _env_defaults(tidy(user_ways(sites.of(f.path, qualname))), on, launched)
+                    else _in_phase(
+                        _env_defaults(tidy(user_ways(sites.of(f.path, qualname))), on, launched),
+                        phase_of(f.path, qualname),
+                    )
                 )
             base = by_q[qualname]
             escape = partial.get(ESCAPES)
@@ -1076,7 +1103,10 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
             )
             # A site under ``if __name__ == "__main__":`` runs when its file is run as a script,
             # whatever imports the module elsewhere: nothing of the served path is said of it.
-            joined = _env_defaults(tidy(user_ways(with_gates(base, gates))), on, launched)
+            joined = _in_phase(
+                _env_defaults(tidy(user_ways(with_gates(base, gates))), on, launched),
+                phase_of(f.path, qualname),
+            )
             if joined != by_q[qualname]:
                 by_q[key] = joined
     passed = passed_table([(f.path, o.records) for f, o in outcomes if isinstance(o, Parsed)], sites)
