@@ -598,3 +598,28 @@ def test_an_attribute_the_model_constructor_copies_from_the_config_is_named_by_i
     # Outside the model files a ``config`` may be sglang's own: the attribute keeps its name.
     layer = _by_message("copied_config.py", "python/sglang/srt/layers/owl_draft.py")
     assert "num_nextn_predict_layers" not in layer["only one draft layer is supported"].documentation
+
+
+def test_an_error_code_of_a_gpu_driver_library_is_the_drivers_not_a_bug() -> None:
+    got = _prose("driver_calls.py", "python/sglang/srt/utils/driver_calls.py")
+    nvml = got["device_count"]
+    assert "Cause: the GPU driver: its `NVML` library reported a failure" in nvml.documentation
+    assert INTERNAL not in nvml.documentation
+    assert "`nvidia-smi`" in nvml.solutions[0] and nvml.exampleFix.endswith("nvidia-smi")
+    assert not any(s.startswith("This is an internal check") for s in nvml.solutions)
+    nccl = got["all_reduce"]
+    assert "its `NCCL` library" in nccl.documentation
+    assert nccl.solutions[0].startswith("Rerun with `NCCL_DEBUG=INFO`")
+    # A class of sglang's own named after CUDA is no driver's answer.
+    assert "GPU driver" not in got["capture"].documentation
+
+
+def test_a_local_read_from_the_request_makes_its_check_the_requests() -> None:
+    got = _prose("request_fields.py", "python/sglang/srt/managers/request_fields.py")
+    ids = got["validate_logprob_ids"]
+    assert "Cause: the request or call input (`token_ids_logprob`)" in ids.documentation
+    kinds = got["ingest"]
+    assert "Cause: the request or call input (`input_types`)" in kinds.documentation
+    # The scheduler's own request object, and an assert on the server's state, stay internal.
+    assert INTERNAL in got["release"].documentation
+    assert INTERNAL in got["check_batch"].documentation

@@ -572,6 +572,30 @@ def advise(
             [path_flag, "<this-checkpoint>"],
             [path_flag, "<a-supported-checkpoint>"],
         )
+    elif kind == "hardware" and cause.rule == "driver-error":
+        lib = cause.names[0]
+        libs = "CUDA libraries" if lib == "CUDA" else f"CUDA and {lib} libraries"
+        if lib == "NCCL":
+            sols.append(
+                "Rerun with `NCCL_DEBUG=INFO` to see what NCCL failed on: a network interface it cannot use "
+                "(set `NCCL_SOCKET_IFNAME`), a peer rank that exited first (its own log says why), or a GPU "
+                "or driver problem"
+            )
+        sols.append(
+            f"The {lib} library reported this failure; the message is its own error string. Check the GPU "
+            f"and its driver: `nvidia-smi` lists the GPUs, the driver is as new as the {libs} of the "
+            "environment need, and no GPU has fallen off the bus (Xid errors in `dmesg`). A GPU that does "
+            'not support the call ("Not Supported") cannot answer it'
+        )
+        sols.append(
+            "If the driver was updated or a GPU was reset, restart the node or the container, then retry"
+        )
+        sols[:0] = advice
+        sols.extend(workaround)
+        fix = (
+            f"# before: {lib} fails in {where}\n{launcher(site, knowledge)}\n"
+            "# after: check the GPUs and the driver first\nnvidia-smi"
+        )
     elif kind == "hardware":
         hw = ", ".join(cause.names)
         fails_on = [v for v in roles.deciding if v.hardware and not _wants_hardware(v)]
@@ -1002,6 +1026,11 @@ def _cause_sentence(cause: Cause, site: Site, passed: passed_on.PassedOn | None)
             "Cause: the value handed in (a launch setting, a request field or an argument) is not in the "
             "form the message states."
         )
+    if cause.rule == "driver-error":
+        return (
+            f"Cause: the GPU driver: its {names} library reported a failure (a driver that does not match "
+            "the libraries, a GPU that is lost or does not support the call), not sglang's own state."
+        )
     if cause.rule == "parsed-config":
         entries, given = _parsed_parts(cause, site)
         by = f" (`{'`, `'.join(given)}`)" if given else ""
@@ -1045,6 +1074,8 @@ def _trigger(
         if not cond:
             return f"Loading a model whose config ({reads}) {where} does not accept."
         return f"Loading a model for which `{cond}` holds in {where} (it reads {reads})."
+    if cause.rule == "driver-error":
+        return f"The {cause.names[0]} library answering {where} with an error code (its message says which)."
     if cause.kind == "hardware":
         return f"Running on a platform without {', '.join(cause.names)} support, so `{cond or 'the device check'}` holds in {where}."
     if cause.kind == "dependency" and cause.rule == "own-extension":

@@ -484,12 +484,34 @@ def _weights(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | Non
 _ASSERTED_REQUEST_RE = re.compile(r"\b(request|sampling_params|body|payload|messages|prompt)\b")
 
 
+# A field of a request payload a local is read from: ``obj.token_ids_logprob``, ``payload.get("k")``.
+# The scheduler's own ``req`` carries its state as much as the user's fields: it is left out here.
+_BOUND_REQUEST_RE = re.compile(
+    r"\b(?:request|sampling_params|body|payload|obj|recv_req)\."
+    r"(?:get\(\s*['\"]([a-z_][a-z0-9_]*)['\"]|([a-z_][a-z0-9_]*)(?!\s*\())"
+)
+
+
+def _request_bindings(site: Site, views: list[AtomView]) -> list[str]:
+    """The request fields the atoms' locals were read from (``token_ids = obj.token_ids_logprob``,
+    ``kinds = payload.get("input_types")``): those atoms test the request too."""
+    read = names_read(views)
+    return [
+        m.group(1) or m.group(2)
+        for b in site.guard.bindings
+        if b.name in read and b.value is not None
+        for m in _BOUND_REQUEST_RE.finditer(b.source.partition("=")[2])
+    ]
+
+
 def _input(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
     asks = [v for v in roles.deciding if v.request]
+    # An assert guards the server's own state: a local read from the request does not make it the user's.
+    bound = _request_bindings(site, roles.deciding) if site.kind != "assert" else []
     if site.kind == "assert":
         asks = [v for v in asks if _ASSERTED_REQUEST_RE.search(v.text)]
-    if (site.http_status is not None and 400 <= site.http_status < 500) or asks:
-        return tuple(request_fields(roles.deciding)) or ("request",)
+    if (site.http_status is not None and 400 <= site.http_status < 500) or asks or bound:
+        return tuple(dict.fromkeys([*request_fields(roles.deciding), *bound])) or ("request",)
     return None
 
 
@@ -675,7 +697,27 @@ def _timeout(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | Non
     return None
 
 
+# A GPU driver library's error: ``NVMLError(ret)`` raised from a return code of the NVML C API,
+# ``RuntimeError(f"NCCL error: {...}")`` from NCCL's. The message is the library's own error string.
+_DRIVER_CLASS_RE = re.compile(
+    r"^(NVML|NCCL|Nccl|Nvml|CUDA|Cuda|CU|cuda)(?:Library(?:Mismatch)?|Runtime|Driver|RT)?Error(?:_\w+)?$"
+)
+_DRIVER_MESSAGE_RE = re.compile(r"\b(NCCL|CUDA|NVML|cuBLAS|CUBLAS|cuDNN|CUDNN|NVRTC) (?:error|failure)\b")
+
+
+def _driver_error(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
+    short = site.error_class.rsplit(".", 1)[-1]
+    m = _DRIVER_CLASS_RE.match(short)
+    if m is not None:
+        return (m.group(1).upper(),)
+    found = _DRIVER_MESSAGE_RE.search(message_text(site)[:200])
+    return (found.group(1).upper(),) if found is not None else None
+
+
 RULES: tuple[CauseRule, ...] = (
+    CauseRule(
+        "driver-error", "hardware", "raise NVMLError(ret)  # a return code of the NVML C API", _driver_error
+    ),
     CauseRule("dependency", "dependency", 'raise ImportError("please install flashinfer>=0.2")', _dependency),
     CauseRule("deciding-flag", "flag", 'if server_args.tp_size > 8: raise ValueError("...")', _flag),
     CauseRule("deciding-env", "env", 'if envs.SGLANG_X.get(): raise ValueError("...")', _env),

@@ -93,6 +93,11 @@ def situations(site: Site, roles: Roles, cause: Cause, cond: str) -> str:
         lead = "A `--model-path` that points at the wrong folder or repo, or a download that stopped before the weight files."
     elif kind == "model":
         lead = f"Loading a checkpoint whose config gives {_names(cause, 3)} a value {where} does not handle ({test}){ctx}."
+    elif kind == "hardware" and cause.rule == "driver-error":
+        lead = (
+            f"A machine whose GPU driver and {cause.names[0]} library disagree, or whose GPU is lost or "
+            f"does not support what {where} asks of it."
+        )
     elif kind == "hardware":
         lead = f"Running {where} on a device without {', '.join(cause.names)}{ctx}."
     elif kind == "dependency":
