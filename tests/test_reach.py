@@ -3297,3 +3297,53 @@ def test_a_variable_the_checks_gate_already_turns_off_is_not_offered_twice() -> 
     # With no such gate the reach's own way out is offered.
     alone = with_reach({"solutions": [], "documentation": "", "triggerScenarios": "", "tags": []}, reach, {})
     assert any("`SGLANG_AVOID_RETOKENIZE=0`" in s for s in alone["solutions"])
+
+
+def test_a_method_tied_by_its_unique_name_still_leads_in_beside_calls_with_known_receivers() -> None:
+    items = "python/sglang/srt/managers/items.py"
+    files = {
+        ARGS: SERVER_ARGS,
+        items: textwrap.dedent(
+            """\
+            class MediaItem:
+                def set_pad_value(self):
+                    assert self.hash is not None
+
+                def apply(self):
+                    assert self.hash is not None
+
+
+            def from_processor(items):
+                # The items come from a list: their class is not known here.
+                for item in items:
+                    item.set_pad_value()
+                    item.apply()
+            """
+        ),
+        "python/sglang/srt/managers/adapters_only.py": textwrap.dedent(
+            """\
+            from sglang.srt.managers.items import MediaItem
+
+
+            def encode(server_args):
+                if server_args.enable_adapters:
+                    item = MediaItem()
+                    item.set_pad_value()
+                    item.apply()
+            """
+        ),
+        "python/sglang/srt/managers/serve.py": textwrap.dedent(
+            """\
+            from sglang.srt.managers.items import MediaItem, from_processor
+
+
+            def handle(count):
+                return from_processor([MediaItem() for _ in range(count)])
+            """
+        ),
+    }
+    reach = _site_reach(files)
+    # ``item.set_pad_value()`` can only be this method: the served path reaches it too.
+    assert reach.of(items, "MediaItem.set_pad_value") == ()
+    # ``apply`` is a word other libraries' objects answer to: only the known receiver counts.
+    assert reach.of(items, "MediaItem.apply") == (frozenset({("flag", "--enable-adapters", ())}),)

@@ -469,13 +469,31 @@ class ReachFinder:
         self._cut = self._cut or outer_cut
         return result
 
-    def _via_edges(self, edges: list[Edge], depth: int, target: str = "") -> list[Conj] | None:
+    def _via_edges(
+        self, edges: list[Edge], depth: int, target: str = "", node: str = ""
+    ) -> list[Conj] | None:
         sure = [e for e in edges if e.confident]
+        if sure and node and len(sure) < len(edges) and self._sole_definition(node):
+            # Tied by name, but no other definition in the target has that name: such a call runs
+            # it unless its receiver is another library's object, so it leads in as surely.
+            sure = edges
         found = self._via(sure, depth, target) if sure else None
         if found is None and len(sure) < len(edges):
             # Calls tied by name alone count only where no call with a known receiver leads in.
             found = self._via([e for e in edges if not e.confident], depth, target)
         return found
+
+    def _sole_definition(self, node: str) -> bool:
+        """Whether ``node`` is a method that is the one definition of its name in the target, and
+        the name is no common one another library's objects answer too (``get``, ``append``: a
+        bare word). A call ``item.set_pad_value()`` on a receiver of unknown class then runs it.
+        (A plain function called by name and not resolved was imported where the index cannot
+        see: another library's function of the same name, as likely as not.)"""
+        d = self.index.defs.get(node)
+        if d is None or not d.owner or d.kind != "f":
+            return False
+        name = d.qualname.rpartition(".")[2]
+        return "_" in name.strip("_") and len(self.index.by_name.get(name, ())) == 1
 
     def _via(self, use: list[Edge], depth: int, target: str = "") -> list[Conj] | None:
         alts: list[Conj] = []
@@ -594,7 +612,7 @@ class ReachFinder:
             # An abstract body runs only when an override calls it (``super().m()``): the class's
             # ways in, or a caller that holds a concrete instance, never reach it.
             return self._via_edges(self._super_calls(node, owner), depth)
-        calls = self._via_edges(self._callers(node), depth, node)
+        calls = self._via_edges(self._callers(node), depth, node, node=node)
         if not d.owner:
             return calls
         name = node.rpartition(".")[2]
@@ -704,7 +722,7 @@ class ReachFinder:
     def _class_alternatives(self, node: str, depth: int, method: str = "") -> list[Conj] | None:
         """The ways the class is built, and those of its subclasses (only the ones that do not
         override ``method``, when given: theirs run their own)."""
-        made = self._via_edges(self._callers(node), depth)
+        made = self._via_edges(self._callers(node), depth, node=node)
         subs: list[Conj] = []
         any_sub = False
         for sub in sorted(self.index.subclasses.get(node, [])):
