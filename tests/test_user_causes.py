@@ -623,3 +623,10 @@ def test_a_local_read_from_the_request_makes_its_check_the_requests() -> None:
     # The scheduler's own request object, and an assert on the server's state, stay internal.
     assert INTERNAL in got["release"].documentation
     assert INTERNAL in got["check_batch"].documentation
+
+
+def test_a_check_on_the_devices_major_capability_is_the_hardwares_and_names_the_generation() -> None:
+    got = _prose("sm_major.py", "python/sglang/srt/layers/attention/sparse_prefill.py")
+    prefill = got["SparsePrefill.__init__"]
+    assert "Cause: the hardware or platform (`SM90 (Hopper)`)" in prefill.documentation
+    assert prefill.solutions[0] == "Run on SM90 (Hopper) hardware: this path needs it"

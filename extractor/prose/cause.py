@@ -89,8 +89,11 @@ _HW_WORDS = (
     (re.compile(r"amx", re.I), "CPU with AMX"),
     (re.compile(r"\b_?is_cpu\b", re.I), "CPU"),
     (re.compile(r"\b_?is_musa\b", re.I), "MUSA"),
-    (re.compile(r"\bis_blackwell\b|blackwell|sm ?10\d", re.I), "SM100 (Blackwell)"),
-    (re.compile(r"\bis_hopper\b|hopper|sm ?90", re.I), "SM90 (Hopper)"),
+    (
+        re.compile(r"\bis_blackwell\b|blackwell|sm ?10\d|sm_major\s*(?:[!=]=|>=?)\s*10\b", re.I),
+        "SM100 (Blackwell)",
+    ),
+    (re.compile(r"\bis_hopper\b|hopper|sm ?90|sm_major\s*[!=]=\s*9\b", re.I), "SM90 (Hopper)"),
     (re.compile(r"\b_?is_cuda\w*\b|\.is_cuda\b|\bcuda\b", re.I), "CUDA"),
 )
 _CONFIG_RECV_RE = re.compile(r"(?:^|[\s(.])((?:hf_|text_|vision_|model_|self\.)?config)\.([a-z_][a-z0-9_]*)")

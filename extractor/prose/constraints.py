@@ -273,6 +273,7 @@ _HW_RE = re.compile(
     r"\bis_(cuda|hip|npu|xpu|cpu|mps|musa|hpu|blackwell|hopper|sm\d+\w*|cuda_alike|flashinfer_available)(?:_supported)?\b|"
     r"_is_(cuda|hip|npu|xpu|cpu|musa|hpu)\b|get_device_capability|device_capability|torch\.cuda\.is_available|"
     r"is_sm\d+|sm_version|compute_capability|get_device_sm|is_fp8_fnuz|supports_fp8|_is_sm|"
+    r"\b(?:device_)?sm_(?:major|minor)\b|\bcc_major\b|"
     r"cpu_(?:has_)?amx|amx_(?:available|support)"
 )
 # Cheap substring pre-checks: most atoms mention none of these, and a substring test is far
