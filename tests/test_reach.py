@@ -1200,6 +1200,7 @@ def test_a_runs_reach_read_back_from_the_cache_holds_every_setting_it_was_built_
         phased={"srt": {"--backend": ("--prefill-backend",)}},
         negated={"--enable-old": "--no-enable-old"},
         validations=[(("--enable-old", "on", ()), ("--backend", "in", ("fast",)))],
+        drafts={"OwlForCausalLMNextN"},
     )
     back = RunReach.from_plain(orjson.loads(orjson.dumps(run.to_plain())))
     assert back is not None
@@ -3347,3 +3348,20 @@ def test_a_method_tied_by_its_unique_name_still_leads_in_beside_calls_with_known
     assert reach.of(items, "MediaItem.set_pad_value") == ()
     # ``apply`` is a word other libraries' objects answer to: only the known receiver counts.
     assert reach.of(items, "MediaItem.apply") == (frozenset({("flag", "--enable-adapters", ())}),)
+
+
+def test_a_record_reached_only_for_a_draft_name_says_that_it_is_the_draft(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
+    files = {p: textwrap.dedent(t) for p, t in DRAFT_FILES.items()}
+    repo, shas = make_repo(tmp_path / "repo", [{p: t.encode() for p, t in files.items()}])
+    records = {r.errorMessage: r for r in _run(repo, shas[0], tmp_path / "cache").records}
+    draft = records["the draft head needs a hidden size that is a multiple of 256"]
+    assert (
+        "`OwlForCausalLMNextN` drafts (the name sglang gives the draft model it loads" in draft.documentation
+    )
+    assert "`OwlForCausalLMNextN` checkpoints" not in draft.documentation + draft.triggerScenarios
+    # The target's own architecture is a checkpoint's.
+    target = records["the model needs a hidden size that is a multiple of 128"]
+    assert "for `OwlForCausalLM` checkpoints" in target.documentation

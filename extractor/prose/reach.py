@@ -20,6 +20,7 @@ import orjson
 
 from extractor.prose.device import DEVICE_KEY, with_device
 from extractor.prose.direct import DIRECT, direct_arguments, with_direct
+from extractor.prose.drafts import draft_only, with_drafts
 from extractor.prose.knowledge import FlagInfo, Knowledge, is_knowledge_path
 from extractor.prose.passed import PASSED_KEY, flag_from_plain, passed_table, with_data_flag, with_passed
 from extractor.prose.unsupported import with_unsupported
@@ -653,6 +654,7 @@ class RunReach:
         phased: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
         negated: Mapping[str, str] | None = None,
         validations: Sequence[Validation] = (),
+        drafts: AbstractSet[str] = frozenset(),
     ) -> None:
         # path -> qualname (the callers' reach) or whole site key (a site whose own guard
         # narrows it further) -> reach.
@@ -692,6 +694,8 @@ class RunReach:
         """Switches that leaving out does not turn off -> the spelling that does (``--no-x``)."""
         self.validations = tuple(validations)
         """The flag combinations the server-args validation refuses at startup (see :data:`Validation`)."""
+        self.drafts = frozenset(drafts)
+        """Architecture names sglang gives a draft model it loads (see :mod:`extractor.prose.drafts`)."""
         self._wordings: dict[tuple[str, Reach, str], _Wording] = {}
 
     def apply(self, path: str, partial: Mapping[str, Any]) -> dict[str, Any]:
@@ -745,7 +749,8 @@ class RunReach:
                     workarounds=[w for w in wording.workarounds if not self._refused_at_startup(w, reach)]
                 )
             self._wordings[(ns or "", reach, phase)] = wording
-        return with_reach(partial, reach, choices, self.switches, self.agreed, self.optional, wording)
+        out = with_reach(partial, reach, choices, self.switches, self.agreed, self.optional, wording)
+        return with_drafts(out, self.drafts) if draft_only(reach, self.drafts) else out
 
     def _refused_at_startup(self, workaround: str, reach: Reach) -> bool:
         """Whether leaving out the switch that ``workaround`` drops makes a launch the server-args
@@ -851,6 +856,7 @@ class RunReach:
             "validations": [
                 [[flag, op, list(values)] for flag, op, values in rule] for rule in self.validations
             ],
+            "drafts": sorted(self.drafts),
             "phased": {
                 ns: {f: list(v) for f, v in sorted(by_f.items())} for ns, by_f in sorted(self.phased.items())
             },
@@ -914,6 +920,7 @@ class RunReach:
                 str(ns): {str(f): tuple(str(x) for x in v) for f, v in by_f.items()}
                 for ns, by_f in data["declared"].items()
             }
+            drafts = frozenset(str(a) for a in data["drafts"])
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
         return cls(
@@ -934,6 +941,7 @@ class RunReach:
             phased,
             negated,
             validations,
+            drafts,
         )
 
 
@@ -1178,6 +1186,7 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
             if i.off_flag
         },
         validations,
+        sites.draft_names,
     )
 
 

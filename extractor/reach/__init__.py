@@ -117,6 +117,11 @@ class SiteReach:
             common.add(("flag", flag, () if () in values else tuple(sorted(set().union(*values)))))
         return names, frozenset(common)
 
+    @property
+    def draft_names(self) -> frozenset[str]:
+        """The architecture names sglang gives a checkpoint it loads as a draft model."""
+        return self._drafts[0]
+
     def _with_drafts(self, reach: Reach) -> Reach:
         names, flags = self._drafts
         if not flags:
