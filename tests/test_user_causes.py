@@ -620,6 +620,8 @@ def test_a_local_read_from_the_request_makes_its_check_the_requests() -> None:
     assert "Cause: the request or call input (`token_ids_logprob`)" in ids.documentation
     kinds = got["ingest"]
     assert "Cause: the request or call input (`input_types`)" in kinds.documentation
+    # ``payload.get("cmd")`` reads the field ``cmd``, not one called ``get``.
+    assert "Cause: the request or call input (`cmd`)" in got["dispatch"].documentation
     # The scheduler's own request object, and an assert on the server's state, stay internal.
     assert INTERNAL in got["release"].documentation
     assert INTERNAL in got["check_batch"].documentation

@@ -98,8 +98,10 @@ _HW_WORDS = (
 )
 _CONFIG_RECV_RE = re.compile(r"(?:^|[\s(.])((?:hf_|text_|vision_|model_|self\.)?config)\.([a-z_][a-z0-9_]*)")
 _ARCH_RE = re.compile(r"\b[A-Z][A-Za-z0-9]+For(?:CausalLM|ConditionalGeneration|Generation)\w*\b")
+# ``request.n``, ``payload.get("cmd")`` (the key, not ``get``); a method call reads no field.
 _REQUEST_FIELD_RE = re.compile(
-    r"\b(?:request|req|sampling_params|body|payload|obj|recv_req)\.([a-z_][a-z0-9_]*)"
+    r"\b(?:request|req|sampling_params|body|payload|obj|recv_req)\."
+    r"(?:get\(\s*['\"]([a-z_][a-z0-9_]*)['\"]|([a-z_][a-z0-9_]*)(?![a-z0-9_]|\s*\())"
 )
 
 
@@ -285,7 +287,9 @@ def _bound_config_keys(site: Site, views: list[AtomView]) -> list[str]:
 
 
 def request_fields(views: list[AtomView]) -> list[str]:
-    return list(dict.fromkeys(m.group(1) for v in views for m in _REQUEST_FIELD_RE.finditer(v.text)))
+    return list(
+        dict.fromkeys(m.group(1) or m.group(2) for v in views for m in _REQUEST_FIELD_RE.finditer(v.text))
+    )
 
 
 @dataclass(frozen=True)
@@ -487,12 +491,9 @@ def _weights(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | Non
 _ASSERTED_REQUEST_RE = re.compile(r"\b(request|sampling_params|body|payload|messages|prompt)\b")
 
 
-# A field of a request payload a local is read from: ``obj.token_ids_logprob``, ``payload.get("k")``.
-# The scheduler's own ``req`` carries its state as much as the user's fields: it is left out here.
-_BOUND_REQUEST_RE = re.compile(
-    r"\b(?:request|sampling_params|body|payload|obj|recv_req)\."
-    r"(?:get\(\s*['\"]([a-z_][a-z0-9_]*)['\"]|([a-z_][a-z0-9_]*)(?!\s*\())"
-)
+# The scheduler's own ``req`` carries its state as much as the user's fields: a local read from it
+# does not make a check the user's.
+_BOUND_REQUEST_RE = re.compile(_REQUEST_FIELD_RE.pattern.replace("request|req|", "request|"))
 
 
 def _request_bindings(site: Site, views: list[AtomView]) -> list[str]:
