@@ -632,3 +632,9 @@ def test_a_check_on_the_devices_major_capability_is_the_hardwares_and_names_the_
     prefill = got["SparsePrefill.__init__"]
     assert "Cause: the hardware or platform (`SM90 (Hopper)`)" in prefill.documentation
     assert prefill.solutions[0] == "Run on SM90 (Hopper) hardware: this path needs it"
+
+
+def test_a_parallel_size_ordered_against_an_attribute_copied_from_the_config_is_the_flag() -> None:
+    got = _by_message("copied_config.py", "python/sglang/srt/models/owl_draft.py")
+    experts = got["tensor parallel size {self.tp_size} exceeds the {self.n_experts} experts"]
+    assert "Cause: a launch flag (`--tp-size`)" in experts.documentation

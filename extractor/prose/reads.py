@@ -120,6 +120,9 @@ class ReadContext:
     named: frozenset[str] = frozenset()
     """Multi-word flag destinations the site's message names (``kv-cache-dtype``): a read of
     that attribute on any receiver (a resolved view, a parameter) is the flag's value."""
+    config_attrs: Mapping[str, str] = field(default_factory=dict)
+    """``self.`` attribute -> the model config key the site's class's constructor copies into it
+    (:func:`extractor.prose.config_fields.config_attributes`)."""
     env_on: Callable[[str], bool] = _never
     """Whether an environment variable is a boolean that is on unless turned off (looked up one
     name at a time: a file's cached result is kept under what it read)."""
@@ -363,6 +366,7 @@ def read_context(site: Site, knowledge: Knowledge, constants: Mapping[str, str] 
         self_is_args=knowledge.is_arg_class(site.path, site.in_class),
         bindings=bindings,
         attr_bindings=attr_bindings,
+        config_attrs=getattr(consts, "config_attrs", {}).get((site.in_class or "").rsplit(".", 1)[-1], {}),
         constants=consts,
         attr_roots=frozenset(k.split(".", 1)[0] for k in attr_bindings),
         module_values=getattr(consts, "exprs", {}),

@@ -177,10 +177,16 @@ _ATTENTION_SPLITS = ("dp_size", "attn_cp_size")
 def _config_key(node: ast.expr, ctx: ReadContext, depth: int = 0) -> str | None:
     """The key of the model's config that ``node`` reads (``n_routed_experts`` for
     ``config.n_routed_experts``, :func:`~extractor.reach.arguments.config_read`), following a
-    local name bound once; None for anything else."""
+    local name bound once, or a ``self.`` attribute the constructor copied from the config; None
+    for anything else."""
     if isinstance(node, ast.Name) and depth < BINDING_DEPTH:
         values = ctx.bindings.get(node.id, ())
         return _config_key(values[0], ctx, depth + 1) if len(values) == 1 else None
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        # ``self.n_routed_experts = getattr(config, "num_experts", None)`` in the constructor.
+        key = ctx.config_attrs.get(f"self.{node.attr}")
+        if key is not None:
+            return key
     return config_read(node)
 
 
