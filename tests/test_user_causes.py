@@ -638,3 +638,12 @@ def test_a_parallel_size_ordered_against_an_attribute_copied_from_the_config_is_
     got = _by_message("copied_config.py", "python/sglang/srt/models/owl_draft.py")
     experts = got["tensor parallel size {self.tp_size} exceeds the {self.n_experts} experts"]
     assert "Cause: a launch flag (`--tp-size`)" in experts.documentation
+
+
+def test_a_check_a_platform_fails_says_it_runs_on_that_platform_not_without_it() -> None:
+    got = _prose("platform_gaps.py", "python/sglang/srt/layers/platform_gaps.py")
+    npu = got["min_capability"]
+    assert npu.triggerScenarios.startswith("Running on NPU, where `_is_npu` holds")
+    assert npu.commonSituations.startswith("Running `min_capability` on NPU")
+    cuda = got["fused_kernel"]
+    assert cuda.triggerScenarios.startswith("Running on a platform without CUDA support")

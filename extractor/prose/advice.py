@@ -28,7 +28,15 @@ from extractor.prose.cause import (
 )
 from extractor.prose.combinations import combination_of, told_setting, told_unset
 from extractor.prose.commands import call_of, code_fix, launcher
-from extractor.prose.constraints import AtomView, Constraint, literal, simplify, unparse
+from extractor.prose.constraints import (
+    AtomView,
+    Constraint,
+    fails_on_hardware,
+    literal,
+    simplify,
+    unparse,
+    wants_hardware,
+)
 from extractor.prose.device import DEVICE_RULE
 from extractor.prose.dtype import model_dtype
 from extractor.prose.fixes import (
@@ -145,25 +153,6 @@ class _GateWay(NamedTuple):
 
 # A flag that splits the model or the batch over ranks (``--pp-size``, ``--attn-cp-size``, ``--ring-degree``).
 _SPLIT_FLAG_RE = re.compile(r"^--(?:[a-z]+-)*(?:tp|pp|dp|ep|cp|sp)-size$|^--[a-z-]+-degree$")
-
-
-def _wants_hardware(v: AtomView) -> bool:
-    """Whether a hardware atom fails where the hardware it names is missing (``not is_cuda()``,
-    ``get_device_sm() not in (100, 103)``, ``major < 9``), rather than where it is (``is_hip()``,
-    ``sm == 120``, ``major >= 10``)."""
-    node = simplify(v.expr) if v.expr is not None else None
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        return True
-    if isinstance(node, ast.Compare) and len(node.ops) == 1:
-        op = node.ops[0]
-        if isinstance(op, ast.NotIn | ast.NotEq):
-            return True
-        if isinstance(op, ast.In | ast.Eq):
-            return False
-        # ``capability < 9``: too old; ``9 > capability`` reads the same way round.
-        lower = isinstance(op, ast.Lt | ast.LtE)
-        return lower if literal(node.comparators[0]) is not None else not lower
-    return v.simple.startswith("not ")
 
 
 def _told(msg: str) -> list[str]:
@@ -598,8 +587,8 @@ def advise(
         )
     elif kind == "hardware":
         hw = ", ".join(cause.names)
-        fails_on = [v for v in roles.deciding if v.hardware and not _wants_hardware(v)]
-        needs = [v for v in roles.deciding if v.hardware and _wants_hardware(v)]
+        fails_on = [v for v in roles.deciding if v.hardware and not wants_hardware(v)]
+        needs = [v for v in roles.deciding if v.hardware and wants_hardware(v)]
         if fails_on and not needs:
             # ``is_hip() and x not in supported``: the check fails *on* this platform.
             rest = [v.neg for v in roles.deciding if not v.hardware and v.neg]
@@ -1076,6 +1065,8 @@ def _trigger(
         return f"Loading a model for which `{cond}` holds in {where} (it reads {reads})."
     if cause.rule == "driver-error":
         return f"The {cause.names[0]} library answering {where} with an error code (its message says which)."
+    if cause.kind == "hardware" and fails_on_hardware(roles.deciding):
+        return f"Running on {', '.join(cause.names)}, where `{cond or 'the device check'}` holds in {where}."
     if cause.kind == "hardware":
         return f"Running on a platform without {', '.join(cause.names)} support, so `{cond or 'the device check'}` holds in {where}."
     if cause.kind == "dependency" and cause.rule == "own-extension":

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from extractor.analysis.conditions import split_and
@@ -394,3 +395,37 @@ def passed_constraints(views: list[AtomView], ctx: ReadContext) -> list[Constrai
 def constraint_of(expr: ast.expr, ctx: ReadContext) -> Constraint | None:
     """The constraint ``expr`` puts on one flag or env value, if it is that simple."""
     return _constraint(expr, False, ctx)
+
+
+def wants_hardware(v: AtomView) -> bool:
+    """Whether a hardware atom fails where the hardware it names is missing (``not is_cuda()``,
+    ``get_device_sm() not in (100, 103)``, ``major < 9``), rather than where it is (``is_hip()``,
+    ``sm == 120``, ``major >= 10``)."""
+    node = simplify(v.expr) if v.expr is not None else None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return True
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        op = node.ops[0]
+        if isinstance(op, ast.NotIn | ast.NotEq):
+            return True
+        if isinstance(op, ast.In | ast.Eq):
+            return False
+        # ``capability < 9``: too old; ``9 > capability`` reads the same way round.
+        lower = isinstance(op, ast.Lt | ast.LtE)
+        return lower if literal(node.comparators[0]) is not None else not lower
+    return v.simple.startswith("not ")
+
+
+def fails_on_hardware(views: Sequence[AtomView]) -> bool:
+    """Whether every hardware test among ``views`` plainly holds where the hardware it names is
+    present (``_is_npu``, ``is_hip()``, ``sm == 120``): the check is one that platform fails.
+    A test of another shape (an ``or``, an ordering) leaves the direction unsaid."""
+    tests = [v for v in views if v.hardware]
+    return bool(tests) and all(_present_test(v) for v in tests)
+
+
+def _present_test(v: AtomView) -> bool:
+    node = simplify(v.expr) if v.expr is not None else None
+    if isinstance(node, ast.Name | ast.Attribute | ast.Call):
+        return True
+    return isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq | ast.In)

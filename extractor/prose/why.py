@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from extractor.analysis.facts import Site
 from extractor.prose.cause import Cause, Roles, is_limit
-from extractor.prose.constraints import AtomView
+from extractor.prose.constraints import AtomView, fails_on_hardware
 
 __all__ = ["code_words", "doc_sentences", "situations"]
 
@@ -98,6 +98,8 @@ def situations(site: Site, roles: Roles, cause: Cause, cond: str) -> str:
             f"A machine whose GPU driver and {cause.names[0]} library disagree, or whose GPU is lost or "
             f"does not support what {where} asks of it."
         )
+    elif kind == "hardware" and fails_on_hardware(roles.deciding):
+        lead = f"Running {where} on {', '.join(cause.names)}{ctx}."
     elif kind == "hardware":
         lead = f"Running {where} on a device without {', '.join(cause.names)}{ctx}."
     elif kind == "dependency":
