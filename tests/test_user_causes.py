@@ -647,3 +647,12 @@ def test_a_check_a_platform_fails_says_it_runs_on_that_platform_not_without_it()
     assert npu.commonSituations.startswith("Running `min_capability` on NPU")
     cuda = got["fused_kernel"]
     assert cuda.triggerScenarios.startswith("Running on a platform without CUDA support")
+
+
+def test_a_check_whose_message_says_the_tensor_parallel_size_does_not_fit_is_that_flag() -> None:
+    got = _prose("told_split.py", "python/sglang/srt/layers/told_split.py")
+    for scope in ("scatter_hidden", "pad_heads"):
+        assert "Cause: a launch flag (`--tp-size`)" in got[scope].documentation, scope
+        assert "--tp-size <accepted-value>" in got[scope].exampleFix, scope
+    # Naming the size is not blaming it.
+    assert INTERNAL in got["gather"].documentation

@@ -20,7 +20,7 @@ from typing import Any
 from extractor.analysis.facts import Site
 from extractor.prose.advice import advise, condition_code
 from extractor.prose.argv import argv_flag
-from extractor.prose.cause import Cause, cause_of, split_roles
+from extractor.prose.cause import Cause, cause_of, message_text, split_roles
 from extractor.prose.classify import classify
 from extractor.prose.config_fields import attribute_keys, config_keys, config_word
 from extractor.prose.constraints import AtomView, atom_view
@@ -37,7 +37,7 @@ from extractor.prose.scripts import own_flags_named
 from extractor.prose.solutions import prevention_tips
 from extractor.prose.tags import site_tags, try_catch_pattern, type_guard
 from extractor.prose.wording import documentation_of, kebab
-from extractor.prose.world_size import with_world_sizes
+from extractor.prose.world_size import told_split, with_world_sizes
 
 __all__ = ["Prose", "Siblings", "enrich"]
 
@@ -223,6 +223,9 @@ def _enrich(
             cause = Cause("flag", (flag,), "argv-flag")
         elif cause.kind == "internal" and (md := model_dtype(site, roles.deciding, ctx.flags)) is not None:
             cause = Cause("flag", (md.flag.flag,), "model-dtype")
+        elif cause.kind == "internal" and (tp := told_split(message_text(site), ctx.flags)) is not None:
+            # The message blames the tensor-parallel size against the model's dimensions.
+            cause = Cause("flag", (tp.flag,), "message-split", with_model=True)
     # Flags a handed-on message names are its advice for the error underneath, not what this raise tests.
     if (cause.kind == "internal" or cause.rule == "message-flag") and site.passes_on is not None:
         cause = passed_on_cause(site, ctx) or cause

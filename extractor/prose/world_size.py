@@ -34,7 +34,7 @@ from extractor.prose.flag_spelling import find_flag
 from extractor.prose.knowledge import FlagInfo
 from extractor.prose.reads import BINDING_DEPTH, ReadContext, Reads
 
-__all__ = ["flag_for_group", "group_of", "with_world_sizes"]
+__all__ = ["flag_for_group", "group_of", "told_split", "with_world_sizes"]
 
 _GETTER_RE = re.compile(r"^_?get_([a-z][a-z0-9_]*?)_world_size$")
 _GROUP_RE = re.compile(r"^_?(?:get_)?([a-z][a-z0-9_]*?)_group$")
@@ -274,3 +274,23 @@ def with_world_sizes(views: Sequence[AtomView], ctx: ReadContext) -> list[AtomVi
             )
         )
     return out
+
+
+# The message says the tensor-parallel size does not fit the model ("TP size may be too large for
+# this model", "not divisible by the tp size", "Cannot TP-shard ..."), while the test reads values
+# the code derived from it.
+_TOLD_SPLIT_RE = re.compile(
+    r"\b(?:TP|tp|tensor[ _-]?(?:model[ _-]?)?parallel)[ _-](?:size|degree)\b[^.;]*?"
+    r"\b(?:too large|incompatible|not divisible|must divide|exceed|greater than|larger than)"
+    r"|\bnot divisible by (?:the )?(?:TP|tp|tensor[ _-]?parallel)(?:[ _-](?:size|degree))?\b"
+    r"|\b(?:this|the) (?:TP|tp|tensor[ _-]?parallel) size is incompatible"
+    r"|\bcannot TP[- ]shard|\bTP[- ]shard (?:is )?not aligned",
+    re.I,
+)
+
+
+def told_split(message: str, flags: Mapping[str, FlagInfo]) -> FlagInfo | None:
+    """The tensor-parallel size flag, when ``message`` says that size does not fit the model."""
+    if not _TOLD_SPLIT_RE.search(message[:400]):
+        return None
+    return flag_for_group("tp", flags)
