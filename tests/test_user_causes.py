@@ -656,3 +656,9 @@ def test_a_check_whose_message_says_the_tensor_parallel_size_does_not_fit_is_tha
         assert "--tp-size <accepted-value>" in got[scope].exampleFix, scope
     # Naming the size is not blaming it.
     assert INTERNAL in got["gather"].documentation
+
+
+def test_a_flag_tested_against_a_named_collection_is_fixed_with_its_members() -> None:
+    got = _prose("bound_choices.py", "python/sglang/srt/layers/bound_choices.py")
+    assert got["copy_kernel"].solutions[0].startswith("Set `--copy-backend` to one of direct, kernel")
+    assert got["page_kernel"].solutions[0].startswith("Set `--page-size` to one of 16, 32")

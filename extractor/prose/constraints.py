@@ -170,6 +170,8 @@ def _constraint(expr: ast.expr, negated: bool, ctx: ReadContext, passed: bool = 
         if subj is None:
             return None
         lit = literal(other)
+        if lit is None and raw in ("in", "not-in"):
+            lit = _bound_collection(other, ctx)
         if lit is None:
             return None
         if (isinstance(expr.ops[0], ast.Is | ast.IsNot) and lit == ("None",)) or (
@@ -187,6 +189,22 @@ def _constraint(expr: ast.expr, negated: bool, ctx: ReadContext, passed: bool = 
         op = FLIP[op]
     kind, name, info = subj
     return Constraint(kind, name, op, values, info, kind == "env" and ctx.env_on(name))
+
+
+def _bound_collection(node: ast.expr, ctx: ReadContext) -> tuple[str, ...] | None:
+    """The members of the collection a name holds, when it is bound once (in the function or at
+    module level) to a literal one: ``policies = {"fifo": Fifo, "lru": Lru}`` holds ``fifo``,
+    ``lru`` (a dict's keys are what ``in`` tests)."""
+    if not isinstance(node, ast.Name):
+        return None
+    local = ctx.bindings.get(node.id, ())
+    value = local[0] if len(local) == 1 else None if local else ctx.module_values.get(node.id)
+    if isinstance(value, ast.Dict):
+        keys = [k.value for k in value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+        return tuple(keys) if keys and len(keys) == len(value.keys) else None
+    if isinstance(value, ast.Tuple | ast.List | ast.Set):
+        return literal(value)
+    return None
 
 
 def _divisor_test(expr: ast.expr) -> tuple[ast.expr, ast.expr, str] | None:
