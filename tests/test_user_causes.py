@@ -662,3 +662,12 @@ def test_a_flag_tested_against_a_named_collection_is_fixed_with_its_members() ->
     got = _prose("bound_choices.py", "python/sglang/srt/layers/bound_choices.py")
     assert got["copy_kernel"].solutions[0].startswith("Set `--copy-backend` to one of direct, kernel")
     assert got["page_kernel"].solutions[0].startswith("Set `--page-size` to one of 16, 32")
+
+
+def test_a_fix_on_a_flag_a_runnable_script_declares_runs_that_script() -> None:
+    got = _prose("own_script.py", "python/sglang/benchmark/own_script.py")
+    fracs = got["run_profile"]
+    assert "python -m sglang.benchmark.own_script --fracs <accepted-value>" in fracs.exampleFix
+    assert "launch_server" not in fracs.exampleFix
+    # "Pass --tokenizer-path explicitly." gives the flag no value called "explicitly".
+    assert "explicitly" not in got["load_tokenizer"].exampleFix

@@ -345,10 +345,12 @@ def advise(
     selectors: Sequence[str] = (),
     constants: Sequence[tuple[str, str]] = (),
     others: Callable[[], Sequence[OtherCheck]] | None = None,
+    script_flags: frozenset[str] = frozenset(),
 ) -> Advice:
     """Solutions, exampleFix, triggerScenarios and commonSituations for ``cause``. ``selectors``
     are extra fixes from outside the function (turning off what selects the site's path);
-    ``constants`` the module constants the condition compares with (name, value)."""
+    ``constants`` the module constants the condition compares with (name, value);
+    ``script_flags`` the flags a tool script's own parser declares (a fix on one runs the script)."""
     deciding = [c for v in roles.deciding for c in v.constraints]
     survivors = [c for v in roles.survivors for c in v.constraints]
     survivor_names = {c.name for c in survivors} | {f.flag for v in roles.survivors for f in v.reads.flags}
@@ -372,7 +374,7 @@ def advise(
     passed = passed_on.passed_on_from(site, cause)
     own = frozenset(
         f.flag for v in [*roles.deciding, *roles.gates] for f in v.reads.flags if f.namespace == site.path
-    )
+    ) | frozenset(n for n in cause.names if n in script_flags)
     if kind in ("flag", "env"):
         sols.extend(setting_words(opts) for opts in fixed)
         if fixed:

@@ -164,6 +164,7 @@ def _declared(name: str, flags: Mapping[str, FlagInfo]) -> FlagInfo | None:
 # instead"); unlike after a needed setting, "enabled" or "disabled" there is the value.
 _NOT_TOLD_VALUES = frozenset(
     {"to", "or", "and", "instead", "if", "when", "for", "on", "in", "the", "a", "an"}
+    | {"explicitly", "manually", "directly", "again", "first", "too", "also", "here", "there"}
 )
 _TOLD_RE = re.compile(
     r"\b(?:pass|use|add|set|enable|specify|try|with)\s+[`'\"]?(--[a-z][a-z0-9-]*)(?:[ =][`'\"]?([A-Za-z0-9_.]+))?",
@@ -178,7 +179,7 @@ def told_setting(advice: Sequence[str], flags: Mapping[str, FlagInfo]) -> list[s
         m = _TOLD_RE.search(sentence)
         if m is None:
             continue
-        flag, value = m.group(1), m.group(2) or ""
+        flag, value = m.group(1), (m.group(2) or "").rstrip(".")
         if value.lower() in _NOT_TOLD_VALUES:
             value = ""
         info = _declared(flag, flags)

@@ -559,6 +559,9 @@ class ModuleConstants(dict[str, str]):
     argv: dict[str, tuple[str, ...]]
     script_flags: dict[str, FlagInfo]
     """dest -> flag of a tool script's own ``add_argument`` declarations (namespace: the file)."""
+    runnable: bool
+    """Whether the file runs as a program (an ``if __name__ == "__main__":`` block): a fix on a
+    flag of its own is written against running it, not the server."""
     guarded: dict[str, str]
     """Names bound by a module-level optional import -> its package
     (:func:`extractor.prose.imports.guarded_imports`)."""
@@ -580,6 +583,7 @@ class ModuleConstants(dict[str, str]):
         script_flags: Mapping[str, FlagInfo] | None = None,
         config_fields: Mapping[str, Mapping[str, tuple[str, ...]]] | None = None,
         config_attrs: Mapping[str, Mapping[str, str]] | None = None,
+        runnable: bool = False,
     ):
         super().__init__(strings or {})
         self.exprs = dict(values or {})
@@ -588,6 +592,7 @@ class ModuleConstants(dict[str, str]):
         self.script_flags = dict(script_flags or {})
         self.config_fields = dict(config_fields or {})
         self.config_attrs = dict(config_attrs or {})
+        self.runnable = runnable
 
 
 def module_constants(module: ast.Module, path: str = "", text: str | None = None) -> ModuleConstants:
@@ -635,4 +640,5 @@ def module_constants(module: ast.Module, path: str = "", text: str | None = None
             own = {}
     fields = config_fields(module) if text is None or "from_" in text else {}
     attrs = config_attributes(module) if text is None or "config" in text else {}
-    return ModuleConstants(strings, values, argv, guarded_imports(module), own, fields, attrs)
+    runnable = any(isinstance(s, ast.If) and "__main__" in ast.unparse(s.test) for s in module.body)
+    return ModuleConstants(strings, values, argv, guarded_imports(module), own, fields, attrs, runnable)

@@ -233,7 +233,12 @@ def _enrich(
     tags = site_tags(site, views, total, kind)
     shown = constant_values(site, [*roles.deciding, *roles.gates], ctx.constants)
     others = (lambda: siblings.others(site, knowledge, constants)) if siblings is not None else None
-    advice = advise(site, knowledge, roles, cause, reach.selectors, shown, others)
+    script_flags = (
+        frozenset(f.flag for f in getattr(ctx.constants, "script_flags", {}).values())
+        if getattr(ctx.constants, "runnable", False)
+        else frozenset()
+    )
+    advice = advise(site, knowledge, roles, cause, reach.selectors, shown, others, script_flags)
     context = list(reach.context)
     if siblings is not None:
         tested = {c.name for v in views for c in v.constraints}
