@@ -269,6 +269,8 @@ def test_every_read_kind_is_recorded_under_its_code_and_checked_again(
     assert "max_queue" in list(recorder.flags_for(GATE))
     assert declared_flag("--tp-size", recorder.flags_for(GATE)) is not None
     assert recorder.env_of("SGLANG_NOT_DECLARED") is None
+    # Whether the launch code turns a variable on is one answer per name, not the whole knowledge.
+    assert recorder.launches_env("SGLANG_NOT_DECLARED") is knowledge.launches_env("SGLANG_NOT_DECLARED")
     assert recorder.checks_for(GATE, "tp_size") == knowledge.checks_for(GATE, "tp_size")
     assert recorder.distribution_for("torch") == knowledge.distribution_for("torch")
     assert recorder.knows_distributions() == knowledge.knows_distributions()

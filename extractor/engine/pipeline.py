@@ -77,7 +77,7 @@ __all__ = [
 # 4: parsed outcomes carry the file's reach facts.
 # 5: the knowledge answers are recorded under named read kinds (engine/read_kinds.py).
 # 6: flags found by a finder of prose/flag_spelling.py and the distributions are read one by one.
-PAYLOAD_VERSION = 6
+PAYLOAD_VERSION = 7
 
 
 def namespace(options_scope: Scope) -> str:

@@ -25,6 +25,7 @@ class ReadKind(enum.Enum):
     ALL_FLAGS = "all-flags"
     FOUND_FLAG = "found-flag"
     ENV = "env"
+    LAUNCHED_ENV = "launched-env"
     CHECKS = "checks"
     DISTRIBUTION = "distribution"
     WHOLE_KNOWLEDGE = "whole-knowledge"
@@ -46,6 +47,7 @@ READ_KINDS: MappingProxyType[ReadKind, str] = MappingProxyType(
         "'finder:key': a digest of it, or none",
         ReadKind.ALL_FLAGS: "every flag of a module's namespace, by path: a digest of them all",
         ReadKind.ENV: "an environment variable, by name: its kind and default, or none",
+        ReadKind.LAUNCHED_ENV: "whether the launch code turns an environment variable on itself, by name",
         ReadKind.CHECKS: "what the server-args validation of a module's namespace demands of one flag, "
         "by path and attribute: its checks",
         ReadKind.DISTRIBUTION: "the declared requirement that provides an import, by module name "

@@ -130,6 +130,11 @@ class RecordingKnowledge:
         self.reads[(ReadKind.ENV.value, "", name)] = [info.kind, info.default] if info is not None else None
         return info
 
+    def launches_env(self, name: str) -> bool:
+        answer = self._k().launches_env(name)
+        self.reads[(ReadKind.LAUNCHED_ENV.value, "", name)] = answer
+        return answer
+
     def checks_for(self, path: str, dest: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
         answer = self._k().checks_for(path, dest)
         self.reads[(ReadKind.CHECKS.value, path, dest)] = _checks_plain(answer)
@@ -190,6 +195,8 @@ def _answer(
         case ReadKind.ENV:
             info = knowledge.env_of(key)
             return [info.kind, info.default] if info is not None else None
+        case ReadKind.LAUNCHED_ENV:
+            return knowledge.launches_env(key)
         case ReadKind.CHECKS:
             return _checks_plain(knowledge.checks_for(path, key))
         case ReadKind.DISTRIBUTION:

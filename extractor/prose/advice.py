@@ -178,7 +178,7 @@ def _gate_workarounds(roles: Roles, survivor_names: set[str], knowledge: Knowled
                     # Unsetting a variable that is on by default leaves it on.
                     text = f"Or set `{c.name}=0`: this check only runs when it is on, which is its default"
                     way = _GateWay(text, c.name, on_by_default=True)
-                elif c.kind == "env" and c.name in knowledge.env_launched:
+                elif c.kind == "env" and knowledge.launches_env(c.name):
                     # The launch turns it on itself for some setups: only an explicit 0 keeps it off.
                     text = (
                         f"Or set `{c.name}=0`: this check only runs when it is on, and sglang turns it on "
@@ -396,7 +396,8 @@ def advise(
                 for n in (combo.first, combo.second)
                 if (e := knowledge.env_of(n)) is not None and e.on_by_default
             }
-            sols.extend(combo.solutions(on, knowledge.env_launched))
+            launched = {n for n in (combo.first, combo.second) if knowledge.launches_env(n)}
+            sols.extend(combo.solutions(on, launched))
             fix = _command(site, knowledge, *combo.launches(knowledge.flags_for(site.path)), own)
         elif not fixed and named:
             shown = ", ".join(f"`{n}`" for n in named[:3])

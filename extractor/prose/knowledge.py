@@ -174,6 +174,10 @@ class Knowledge:
         """What the target's env registry declares about ``name`` (type and default), if anything."""
         return self.env_info.get(name)
 
+    def launches_env(self, name: str) -> bool:
+        """Whether the launch code turns variable ``name`` on itself for some setups."""
+        return name in self.env_launched
+
     def knows_distributions(self) -> bool:
         """Whether the target's package metadata declared any requirement."""
         return bool(self.distributions)
