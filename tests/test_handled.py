@@ -97,3 +97,51 @@ def test_what_is_and_is_not_swallowed(tmp_path: Path, monkeypatch: pytest.Monkey
     assert relayed[14]["handled"] == "swallowed"
     assert "packing failed, shipping unpacked" in str(relayed[14]["triggerScenarios"])
     assert relayed[32]["handled"] is None  # nobody up the chain catches it
+
+
+NESTED = """\
+def start(model_path, callbacks):
+    def resolve(path):
+        if "/" not in path:
+            raise ValueError(f"not a repo id: {path}")
+        return path
+
+    def on_ready(event):
+        if event is None:
+            raise RuntimeError("no event to handle")
+
+    callbacks.append(on_ready)
+    try:
+        repo = resolve(model_path)
+    except Exception as e:
+        print(f"could not resolve {e}; using the local model")
+        repo = None
+    return repo
+"""
+
+CALLER = """\
+from sglang.pkg.starter import start
+
+
+def main(args):
+    return start(args.model_path, [])
+"""
+
+
+def test_a_nested_function_its_parent_only_calls_inside_a_try_is_handled_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
+    files = {"python/sglang/pkg/starter.py": NESTED.encode(), "python/sglang/pkg/main.py": CALLER.encode()}
+    repo, shas = make_repo(tmp_path / "repo", [files])
+    records = {
+        r.errorMessage: r
+        for r in extract(
+            ExtractOptions.build(source=str(repo), sha=shas[0], jobs=1, cache_dir=tmp_path / "c")
+        ).records
+    }
+    resolve = records["not a repo id: {path}"]
+    assert "swallowed" in resolve.tags
+    assert "could not resolve {e}; using the local model" in resolve.triggerScenarios
+    # A nested function handed on as a callback may be called anywhere: nothing is said of it.
+    assert "swallowed" not in records["no event to handle"].tags

@@ -129,7 +129,11 @@ def site_handling(
     ancestry = ancestry_of(resolver, error_class)
     own_key = key_of(resolver, error_class)[0]
     found = catches_in([(f.stmt, f.branch) for f in frames], ancestry, resolver, scope, own_key)
-    escapes = found.escapes if found.escapes is not None and _called_by_name(scope, node) else None
+    escapes = (
+        found.escapes
+        if found.escapes is not None and _called_by_name(scope, node, resolver.parsed.tree)
+        else None
+    )
     return Handled(found.caught, escapes, own_key)
 
 
@@ -141,10 +145,13 @@ _PLAIN_DECORATORS = frozenset(
 )  # fmt: skip
 
 
-def _called_by_name(scope: str, node: ast.AST | None) -> bool:
-    """Whether the function's callers can all be found as calls of its name: not a nested function
-    (those are handed around as callbacks and thread targets) and not behind another decorator."""
-    if "<locals>" in scope or not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+def _called_by_name(scope: str, node: ast.AST | None, tree: ast.Module | None = None) -> bool:
+    """Whether the function's callers can all be found as calls of its name: not behind another
+    decorator, and, for a nested function (often handed around as a callback or a thread
+    target), one its enclosing function only ever calls."""
+    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return False
+    if "<locals>" in scope and not _only_called_where_defined(scope, node, tree):
         return False
     for deco in node.decorator_list:
         target = deco.func if isinstance(deco, ast.Call) else deco
@@ -152,6 +159,44 @@ def _called_by_name(scope: str, node: ast.AST | None) -> bool:
         if text not in _PLAIN_DECORATORS and text.rsplit(".", 1)[-1] not in _PLAIN_DECORATORS:
             return False
     return True
+
+
+def _only_called_where_defined(
+    scope: str, node: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module | None
+) -> bool:
+    """Whether nested function ``node`` (of qualname ``scope``) is directly enclosed by a function
+    that names it only to call it: never hands it on as a value."""
+    parts = scope.split(".<locals>.")
+    if tree is None or len(parts) != 2:
+        return False
+    parent = _function_at(tree, parts[0])
+    if parent is None or not any(s is node for s in parent.body):
+        return False
+    called = {id(n.func) for n in ast.walk(parent) if isinstance(n, ast.Call)}
+    return all(
+        id(n) in called
+        for n in ast.walk(parent)
+        if isinstance(n, ast.Name) and n.id == node.name and isinstance(n.ctx, ast.Load)
+    )
+
+
+def _function_at(tree: ast.Module, qualname: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The function (or method) of ``qualname`` (``f``, ``Cls.m``) at the module's top levels."""
+    body: list[ast.stmt] = tree.body
+    found: ast.AST | None = None
+    for part in qualname.split("."):
+        found = next(
+            (
+                s
+                for s in body
+                if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and s.name == part
+            ),
+            None,
+        )
+        if found is None:
+            return None
+        body = found.body
+    return found if isinstance(found, ast.FunctionDef | ast.AsyncFunctionDef) else None
 
 
 # ---------------------------------------------------------------------------- calls in a ``try``
