@@ -3298,6 +3298,13 @@ def test_a_variable_the_checks_gate_already_turns_off_is_not_offered_twice() -> 
     # With no such gate the reach's own way out is offered.
     alone = with_reach({"solutions": [], "documentation": "", "triggerScenarios": "", "tags": []}, reach, {})
     assert any("`SGLANG_AVOID_RETOKENIZE=0`" in s for s in alone["solutions"])
+    # A variable that is off unless set: "unset it" is said once too.
+    opt_in = (frozenset({("env", "SGLANG_GRAPH_MODE", ())}),)
+    unset = "Or unset `SGLANG_GRAPH_MODE`: this check only runs when it is set"
+    out = with_reach(
+        {"solutions": [unset], "documentation": "", "triggerScenarios": "", "tags": []}, opt_in, {}
+    )
+    assert out["solutions"] == [unset]
 
 
 def test_a_method_tied_by_its_unique_name_still_leads_in_beside_calls_with_known_receivers() -> None:

@@ -476,6 +476,7 @@ def _with_args(fix: str, args: list[str]) -> str:
 
 _WITHOUT_RE = re.compile(r"launch without `([^`]+)`")
 _WITH_RE = re.compile(r"launch with `([^`]+)`")
+_UNSET_RE = re.compile(r"[Uu]nset `([^`]+)`")
 
 
 _SWAP_RE = re.compile(r"use another one, e\.g\. `(--[a-z0-9-]+) ")
@@ -493,6 +494,14 @@ def _said_already(extra: str, solutions: Sequence[str]) -> bool:
     # "launch with `SGLANG_X=0`" where a solution already sets `SGLANG_X=0` (the gate's own way out).
     given = set(_WITH_RE.findall(extra))
     if given and all(any(f"`{g}`" in s for s in solutions) for g in given):
+        return True
+    # "unset `SGLANG_X`" where the gate's own way out already unsets it.
+    unset = set(_UNSET_RE.findall(extra))
+    if (
+        unset
+        and not _WITHOUT_RE.search(extra)
+        and unset <= {u for s in solutions for u in _UNSET_RE.findall(s)}
+    ):
         return True
     dropped = set(_WITHOUT_RE.findall(extra))
     if not dropped:
