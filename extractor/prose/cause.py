@@ -98,11 +98,19 @@ _HW_WORDS = (
 )
 _CONFIG_RECV_RE = re.compile(r"(?:^|[\s(.])((?:hf_|text_|vision_|model_|self\.)?config)\.([a-z_][a-z0-9_]*)")
 _ARCH_RE = re.compile(r"\b[A-Z][A-Za-z0-9]+For(?:CausalLM|ConditionalGeneration|Generation)\w*\b")
-# ``request.n``, ``payload.get("cmd")`` (the key, not ``get``); a method call reads no field.
-_REQUEST_FIELD_RE = re.compile(
-    r"\b(?:request|req|sampling_params|body|payload|obj|recv_req)\."
-    r"(?:get\(\s*['\"]([a-z_][a-z0-9_]*)['\"]|([a-z_][a-z0-9_]*)(?![a-z0-9_]|\s*\())"
-)
+
+
+def _field_re(objects: str) -> re.Pattern[str]:
+    """A field read of one of ``objects`` (``a|b``): ``request.n``, ``payload.get("cmd")`` (the key,
+    not ``get``); a method call reads no field."""
+    return re.compile(
+        rf"\b(?:{objects})\."
+        r"(?:get\(\s*['\"]([a-z_][a-z0-9_]*)['\"]|([a-z_][a-z0-9_]*)(?![a-z0-9_]|\s*\())"
+    )
+
+
+_PAYLOADS = "request|sampling_params|body|payload|obj|recv_req"
+_REQUEST_FIELD_RE = _field_re(f"{_PAYLOADS}|req")
 
 
 @dataclass(frozen=True)
@@ -493,7 +501,7 @@ _ASSERTED_REQUEST_RE = re.compile(r"\b(request|sampling_params|body|payload|mess
 
 # The scheduler's own ``req`` carries its state as much as the user's fields: a local read from it
 # does not make a check the user's.
-_BOUND_REQUEST_RE = re.compile(_REQUEST_FIELD_RE.pattern.replace("request|req|", "request|"))
+_BOUND_REQUEST_RE = _field_re(_PAYLOADS)
 
 
 def _request_bindings(site: Site, views: list[AtomView]) -> list[str]:

@@ -49,6 +49,13 @@ def _keys_read(value: ast.expr, source: str) -> tuple[str, ...]:
     return ()
 
 
+def _self_attribute(node: ast.AST) -> str | None:
+    """``self.x`` for a node that reads or writes attribute ``x`` of ``self``; else None."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return f"self.{node.attr}"
+    return None
+
+
 def _params(func: ast.FunctionDef) -> list[str]:
     return [a.arg for a in [*func.args.posonlyargs, *func.args.args][1:]]
 
@@ -91,13 +98,11 @@ def _class_fields(cls: ast.ClassDef) -> dict[str, tuple[str, ...]]:
         if (
             isinstance(node, ast.Assign)
             and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Attribute)
-            and isinstance(node.targets[0].value, ast.Name)
-            and node.targets[0].value.id == "self"
+            and (attr := _self_attribute(node.targets[0])) is not None
             and isinstance(node.value, ast.Name)
             and node.value.id in out
         ):
-            out.setdefault(f"self.{node.targets[0].attr}", out[node.value.id])
+            out.setdefault(attr, out[node.value.id])
     return out
 
 
@@ -129,12 +134,8 @@ def config_keys(
         if v.expr is None:
             return ()
         for node in ast.walk(v.expr):
-            if (
-                isinstance(node, ast.Attribute)
-                and isinstance(node.value, ast.Name)
-                and node.value.id == "self"
-            ):
-                found = by_name.get(f"self.{node.attr}", ())
+            if (attr := _self_attribute(node)) is not None:
+                found = by_name.get(attr, ())
             elif isinstance(node, ast.Name) and site.qualname.endswith(".__init__"):
                 found = by_name.get(node.id, ())  # a parameter is the value only in the constructor
             else:
@@ -161,14 +162,9 @@ def config_attributes(module: ast.Module) -> Mapping[str, Mapping[str, str]]:
             for line in init.body:
                 if not (isinstance(line, ast.Assign | ast.AnnAssign) and line.value is not None):
                     continue
-                target = line.targets[0] if isinstance(line, ast.Assign) else line.target
-                if not (
-                    isinstance(target, ast.Attribute)
-                    and isinstance(target.value, ast.Name)
-                    and target.value.id == "self"
-                ):
+                attr = _self_attribute(line.targets[0] if isinstance(line, ast.Assign) else line.target)
+                if attr is None:
                     continue
-                attr = f"self.{target.attr}"
                 found[attr] = None if attr in found else config_read(line.value)
             kept = {a: k for a, k in found.items() if k is not None}
             if kept:
@@ -178,14 +174,12 @@ def config_attributes(module: ast.Module) -> Mapping[str, Mapping[str, str]]:
     return out
 
 
-def attribute_keys(
-    site: Site, deciding: Sequence[AtomView], attrs: Mapping[str, Mapping[str, str]]
-) -> tuple[str, ...]:
-    """The config keys of a check whose every test compares what the constructor copied from the
-    model's config (``self.num_mtp_layers != 1``) with constants or with each other: the
-    checkpoint's values decide it. Empty when some operand is anything else (a tensor's shape, a
-    launch setting), where the config value is only one side of the story."""
-    by_attr = attrs.get((site.in_class or "").rsplit(".", 1)[-1])
+def attribute_keys(deciding: Sequence[AtomView], by_attr: Mapping[str, str]) -> tuple[str, ...]:
+    """The config keys of a check whose every test compares what the constructor of the site's
+    class copied from the model's config (``by_attr``: ``self.x`` -> key, see
+    :func:`config_attributes`) with constants or with each other (``self.num_mtp_layers != 1``):
+    the checkpoint's values decide it. Empty when some operand is anything else (a tensor's
+    shape, a launch setting), where the config value is only one side of the story."""
     if not by_attr or not deciding:
         return ()
     keys: list[str] = []
@@ -193,12 +187,8 @@ def attribute_keys(
         if v.expr is None:
             return ()
         for node in ast.walk(v.expr):
-            if (
-                isinstance(node, ast.Attribute)
-                and isinstance(node.value, ast.Name)
-                and node.value.id == "self"
-            ):
-                key = by_attr.get(f"self.{node.attr}")
+            if (attr := _self_attribute(node)) is not None:
+                key = by_attr.get(attr)
                 if key is None:
                     return ()
                 if key not in keys:

@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from extractor.prose.advice import INTERNAL_CHECK
-from extractor.prose.passed import internal_sentence
+from extractor.prose.passed import in_place_of_the_report, internal_sentence
 
 __all__ = ["DIRECT", "direct_arguments", "with_direct"]
 
@@ -70,8 +69,7 @@ def with_direct(partial: Mapping[str, Any], where: str, needed: Sequence[str]) -
         f"this check fails when {check}. {how[0].upper()}{how[1:]}, so the call that failed is "
         "your own; if the traceback shows only sglang's code, report that with it"
     )
-    kept = [s for s in partial.get("solutions", ()) if not str(s).startswith(INTERNAL_CHECK)]
-    out["solutions"] = list(dict.fromkeys([own, *kept]))[:8]
+    out["solutions"] = in_place_of_the_report([own], partial)
     call = f"{where.rpartition('.')[2]}(...)"
     out["exampleFix"] = (
         f"# before: a call of your own for which {check} holds\n{call}\n"

@@ -213,7 +213,7 @@ def _enrich(
         # ``self.num_mtp_layers != 1`` where a model's constructor copied it from the config: the
         # checkpoint's key decides it, and the fix names that key, not the attribute. (Outside
         # the model files a ``config`` is as often sglang's own: a runner's, a backend's.)
-        keys = attribute_keys(site, roles.deciding, getattr(ctx.constants, "config_attrs", {}))
+        keys = attribute_keys(roles.deciding, ctx.config_attrs)
         if keys:
             cause = Cause("model", keys, "config-attribute")
     # A path the class read from the raw command line is that flag's (``--config``), not any path.

@@ -45,6 +45,7 @@ __all__ = [
     "data_spec",
     "flag_from_plain",
     "flag_plain",
+    "in_place_of_the_report",
     "internal_sentence",
     "passed_table",
     "pending_spec",
@@ -301,7 +302,7 @@ def with_passed(
     sols.extend(setting_words(opts) for opts in fixed)
     if not fixed:
         sols.append(f"Change {shown} in the launch command so that `{cond}` no longer holds")
-    out["solutions"] = _in_place_of_the_report(sols, partial)
+    out["solutions"] = in_place_of_the_report(sols, partial)
     base = _launch(spec)
     if fixed:
         pick = next(
@@ -360,7 +361,7 @@ def with_passed_config(
         f"Use a checkpoint whose config.json sets {shown} so that `{cond}` no longer holds "
         f"(it reaches `{where}` as {', '.join(f'`{_name(t)}`' for t in tokens)}), or correct that entry if it was edited"
     )
-    out["solutions"] = _in_place_of_the_report(sols, partial)
+    out["solutions"] = in_place_of_the_report(sols, partial)
     base = _launch(spec)
     out["exampleFix"] = (
         f"# before: a checkpoint whose config.json gives {shown} a value {where} rejects\n{base}\n"
@@ -384,7 +385,7 @@ def _config_read(info: FlagInfo) -> str:
     return f"{read} (the config class reads it from {' or '.join(f'`{k}`' for k in keys)})"
 
 
-def _in_place_of_the_report(sols: Sequence[str], partial: Mapping[str, Any]) -> list[str]:
+def in_place_of_the_report(sols: Sequence[str], partial: Mapping[str, Any]) -> list[str]:
     """``sols`` first, then the worker's solutions less the bug report of an internal check."""
     kept = [s for s in partial.get("solutions", ()) if not str(s).startswith(INTERNAL_CHECK)]
     return list(dict.fromkeys([*sols, *kept]))[:8]

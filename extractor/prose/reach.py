@@ -626,19 +626,16 @@ def _in_phase(reach: Reach, phase: str) -> Reach:
     if not phase or not reach:
         return reach
     kept = tuple(
-        conj
-        for conj in reach
-        if not any(
-            s[0] == "flag" and (m := _PHASE_FLAG_RE.search(s[1])) is not None and m.group(1) != phase
-            for s in conj
-        )
+        conj for conj in reach if not any(s[0] == "flag" and _other_phase(s[1], phase) for s in conj)
     )
     return reach if len(kept) == len(reach) else kept
 
 
 def _other_phase(flag: str, phase: str) -> bool:
-    """Whether per-phase ``flag`` (``--prefill-attention-backend``) is for a phase other than ``phase``."""
-    return bool(phase) and any(f"--{p}-" in flag for p in ("decode", "prefill") if p != phase)
+    """Whether ``flag`` (``--prefill-attention-backend``, ``--linear-attn-prefill-backend``) is a
+    phase's own, and that phase is not ``phase``."""
+    m = _PHASE_FLAG_RE.search(flag)
+    return bool(phase) and m is not None and m.group(1) != phase
 
 
 class RunReach:

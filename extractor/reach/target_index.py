@@ -222,9 +222,8 @@ class TargetIndex:
         starts, ends = self._ends
         if (
             name.startswith("__")
-            or self.is_named(name)
-            or name in self.mentioned
-            or any(self.is_named(a) or a in self.mentioned for a in self._aliases.get(name, ()))
+            or self._spelled(name)
+            or any(self._spelled(a) for a in self._aliases.get(name, ()))
             or name.startswith(starts)
             or name.endswith(ends)
         ):
@@ -237,9 +236,13 @@ class TargetIndex:
         # A class used through none of its methods may be handed to code we cannot read; one whose
         # other methods are called is used by name, and this one is not among them.
         return any(
-            other != name and not other.startswith("__") and (self.is_named(other) or other in self.mentioned)
+            other != name and not other.startswith("__") and self._spelled(other)
             for other in self.methods.get(cls, {})
         )
+
+    def _spelled(self, name: str) -> bool:
+        """Whether a file (tests aside) calls, references, looks up or otherwise spells ``name``."""
+        return self.is_named(name) or name in self.mentioned
 
     def _foreign_base(self, cls: str) -> bool:
         """Whether class ``cls`` names a base that is not one of the target's and not a plain one."""
