@@ -5,6 +5,7 @@ imports guarded at module level (the package to install). Fixtures: ``tests/fixt
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -671,3 +672,18 @@ def test_a_fix_on_a_flag_a_runnable_script_declares_runs_that_script() -> None:
     assert "launch_server" not in fracs.exampleFix
     # "Pass --tokenizer-path explicitly." gives the flag no value called "explicitly".
     assert "explicitly" not in got["load_tokenizer"].exampleFix
+
+
+def test_a_passed_check_is_involved_only_through_what_it_pins() -> None:
+    got = _prose("passed_checks.py", "python/sglang/srt/model_executor/runner.py")
+    involved = re.compile(r"Command-line flags involved: (.*?)\.(?= [A-Z]|$)")
+    # ``dp_size > 1 and lora_paths`` passing leaves either one free: neither is named beside the
+    # assert on the page size, nor tagged.
+    runner = got["build_runner"]
+    named = involved.search(runner.documentation)
+    assert named is not None and "`--page-size`" in named.group(1)
+    assert "--lora-paths" not in named.group(1) and "--dp-size" not in named.group(1)
+    assert "lora-paths" not in runner.tags and "dp-size" not in runner.tags
+    # ``copy_backend not in (...)`` passing pins the backend: it stays involved.
+    copy = involved.search(got["pick_copy"].documentation)
+    assert copy is not None and "`--copy-backend`" in copy.group(1) and "`--tp-size`" in copy.group(1)

@@ -32,7 +32,7 @@ from extractor.prose.knowledge import Knowledge
 from extractor.prose.origins import constant_values, refine
 from extractor.prose.passed import data_spec, pending_spec
 from extractor.prose.passed_on import passed_on_cause
-from extractor.prose.reads import read_context, site_reads
+from extractor.prose.reads import Reads, merged_reads, read_context, site_reads
 from extractor.prose.scripts import own_flags_named
 from extractor.prose.solutions import prevention_tips
 from extractor.prose.tags import site_tags, try_catch_pattern, type_guard
@@ -184,11 +184,16 @@ def _enrich(
     forced: Cause | None = None,
 ) -> Prose:
     ctx = read_context(site, knowledge, constants)
-    per_atom, total = site_reads(site, ctx)
+    per_atom, _ = site_reads(site, ctx)
     views = [atom_view(a, r, ctx) for a, r in zip(site.guard.atoms, per_atom, strict=True)]
     if getattr(ctx.constants, "script_flags", None):
         views = own_flags_named(views, site.path)
     roles = split_roles(with_world_sizes(views, ctx))
+    # An earlier check that passed is involved only through what its passing pins on its own
+    # (``algorithm in ('EAGLE', 'EAGLE3')``): the ragged-verify check before an assert, ``not
+    # ragged or not enable_lora``, says nothing of ``--enable-lora`` there.
+    involved = [v for v in views if v.atom.role != "survivor"]
+    total = merged_reads(_pinned(v) if v.atom.role == "survivor" else v.reads for v in views)
     cause = forced or refine(
         site, roles, cause_of(site, roles, [c for v in roles.deciding for c in v.constraints])
     )
@@ -230,7 +235,7 @@ def _enrich(
     if (cause.kind == "internal" or cause.rule == "message-flag") and site.passes_on is not None:
         cause = passed_on_cause(site, ctx) or cause
     kind = classify(site, cause)
-    tags = site_tags(site, views, total, kind)
+    tags = site_tags(site, involved, total, kind)
     shown = constant_values(site, [*roles.deciding, *roles.gates], ctx.constants)
     others = (lambda: siblings.others(site, knowledge, constants)) if siblings is not None else None
     script_flags = (
@@ -269,7 +274,7 @@ def _enrich(
         validationCode=validation_code(site, views),
         typeGuard=type_guard(views),
         tryCatchPattern=try_catch_pattern(site),
-        preventionTips=prevention_tips(site, views, total, kind),
+        preventionTips=prevention_tips(site, involved, total, kind),
         tags=tags,
         backgroundTag=kind.background,
         errorCode=site.error_code,
@@ -283,6 +288,17 @@ def _enrich(
         spec = device_spec(dataclasses.asdict(prose), dataclasses.asdict(internal), platforms)
         prose = dataclasses.replace(prose, device=spec)
     return prose
+
+
+def _pinned(view: AtomView) -> Reads:
+    """The flags and variables a passed check constrains by itself, one conjunct each."""
+    out = Reads()
+    for c in view.constraints:
+        if c.kind == "flag" and c.info is not None:
+            out.add_flag(c.info)
+        elif c.kind == "env":
+            out.add_env(c.name)
+    return out
 
 
 def validation_code(site: Site, views: list[AtomView]) -> str:

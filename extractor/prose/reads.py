@@ -25,7 +25,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from extractor.analysis.facts import GuardAtom, Site
@@ -435,13 +435,18 @@ def _atom_reads(atom: GuardAtom, ctx: ReadContext) -> Reads:
 
 def site_reads(site: Site, ctx: ReadContext) -> tuple[list[Reads], Reads]:
     per_atom = [_atom_reads(a, ctx) for a in site.guard.atoms]
+    return per_atom, merged_reads(per_atom)
+
+
+def merged_reads(each: Iterable[Reads]) -> Reads:
+    """The flags and variables of ``each``, in reading order, each once."""
     total = Reads()
-    for r in per_atom:
+    for r in each:
         for f in r.flags:
             total.add_flag(f)
         for e in r.envs:
             total.add_env(e)
-    return per_atom, total
+    return total
 
 
 def guard_flags(site: Site, knowledge: Knowledge, constants: Mapping[str, str] | None = None) -> list[str]:
