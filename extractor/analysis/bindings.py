@@ -16,6 +16,9 @@ from extractor.analysis.sites import RawSite, ScopeNode
 from extractor.analysis.walk import branches, own_statements, statements_in, walk_nodes
 
 _ASSIGNMENTS = "_sge_assignments"
+# How many assignments back a guard's name is followed: ``port = int(port_str)`` after ``host,
+# port_str = addr.rsplit(":", 1)`` after ``addr = str(value).strip()`` reaches the parameter.
+_DEPTH = 4
 
 
 def unparse(node: ast.AST) -> str:
@@ -104,16 +107,16 @@ def local_bindings(site: RawSite, atoms: list[GuardAtom]) -> list[LocalBinding]:
     """For each local name the guard reads, the last assignment that can run before it is read.
 
     Assignments in branches the path does not take, and those below the test that reads the
-    name, are left out; the names those assignments read are followed one more level.
+    name, are left out; the names those assignments read are followed back up to ``_DEPTH`` levels.
     """
     excluded: set[int] | None = None
-    chosen: dict[int, tuple[str, ast.stmt]] = {}
+    chosen: dict[int, tuple[str, ast.stmt, int]] = {}
     frontier: list[tuple[str, int]] = []
     for atom in atoms:
         if atom.test is not None:
             line = atom.line or site.node.lineno
             frontier.extend((name, line) for name in _names_read([atom.test]))
-    for _ in range(2):
+    for depth in range(1, _DEPTH + 1):
         next_frontier: list[tuple[str, int]] = []
         for name, before in frontier:
             stmts = _assigned_before(site.scope, name, min(before, site.node.lineno))
@@ -131,14 +134,14 @@ def local_bindings(site: RawSite, atoms: list[GuardAtom]) -> list[LocalBinding]:
             for stmt in run:
                 if id(stmt) in chosen:
                     continue
-                chosen[id(stmt)] = (name, stmt)
+                chosen[id(stmt)] = (name, stmt, depth)
                 value = getattr(stmt, "value", None)
                 if value is not None:
                     next_frontier.extend((n, stmt.lineno) for n in _names_read([value]))
         frontier = next_frontier
     on_path = {id(s) for frame in site.frames for s in frame.block[: frame.index]}
     out = []
-    for name, stmt in sorted(chosen.values(), key=lambda p: (p[1].lineno, p[1].col_offset)):
+    for name, stmt, depth in sorted(chosen.values(), key=lambda p: (p[1].lineno, p[1].col_offset)):
         value = getattr(stmt, "value", None)
         out.append(
             LocalBinding(
@@ -147,6 +150,7 @@ def local_bindings(site: RawSite, atoms: list[GuardAtom]) -> list[LocalBinding]:
                 value if isinstance(value, ast.expr) else None,
                 stmt.lineno,
                 always=id(stmt) in on_path,
+                depth=depth,
             )
         )
     return out

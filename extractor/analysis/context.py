@@ -22,6 +22,9 @@ _BINDING_REACH = 12  # how far above the guard a binding may sit and still join 
 _CHAIN_HEAD = "_sge_chain_head"
 
 
+_WINDOW_DEPTH = 2
+
+
 def _is_comment(line: str) -> bool:
     return line.lstrip().startswith("#")
 
@@ -89,7 +92,9 @@ def window_of(
             # A site that opens its function (``def f(): raise NotImplementedError``): show the def.
             start = _first_line(site.scope)
     for binding in bindings:
-        if start - _BINDING_REACH <= binding.line < start:
+        # The window shows what the guard reads and what that is made from; a value further
+        # back is for the cause to trace, not for a reader to scroll through.
+        if binding.depth <= _WINDOW_DEPTH and start - _BINDING_REACH <= binding.line < start:
             start = binding.line
     start, comments = comments_above(parsed, start)
     if guard is not None and node.lineno > start:

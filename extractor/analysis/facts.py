@@ -96,6 +96,8 @@ class LocalBinding:
     line: int
     always: bool = True
     """Whether the assignment runs on every path to the site (not inside a branch of its own)."""
+    depth: int = 1
+    """How many assignments back from the guard it was found (1: the guard reads its name)."""
 
 
 @dataclass(frozen=True)

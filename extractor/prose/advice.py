@@ -64,11 +64,13 @@ from extractor.prose.why import situations as situations_of
 
 __all__ = [
     "INTERNAL_CHECK",
+    "KIND_WORDS",
     "LIMIT_CAUSE",
     "Advice",
     "advise",
     "condition_code",
     "handled_values",
+    "negated_code",
 ]
 
 LIMIT_CAUSE = (
@@ -101,7 +103,7 @@ def condition_code(views: Sequence[AtomView]) -> str:
     return " and ".join(f"({p})" if (" or " in p and len(parts) > 1) else p for p in parts)
 
 
-def _negated(views: Sequence[AtomView]) -> str:
+def negated_code(views: Sequence[AtomView]) -> str:
     """The condition that avoids the site, simplified."""
     exprs = [v.expr for v in views if v.expr is not None and v.atom.kind != "except"]
     if not exprs:
@@ -365,7 +367,7 @@ def advise(
     advice = _told(msg) if cause.kind != "internal" else []
     where = _where(site)
     cond = condition_code(roles.deciding)
-    avoid = _negated(roles.deciding)
+    avoid = negated_code(roles.deciding)
     ways = _gate_workarounds(roles, survivor_names, knowledge)
     workaround = [w.text for w in ways]
     sols: list[str] = []
@@ -550,7 +552,7 @@ def advise(
             sols.append(
                 f"Use a checkpoint this code supports: {where} raises this on every call that reaches it"
             )
-        gate_avoid = _negated(roles.gates)
+        gate_avoid = negated_code(roles.gates)
         if keys and gate_avoid and cause.rule == "config-class":
             sols.append(
                 f"Or change the checkpoint's config so that `{gate_avoid}` (the check only runs otherwise)"
@@ -960,7 +962,7 @@ _TYPE_SAMPLES = {
 }
 
 
-_KIND_WORDS = {
+KIND_WORDS = {
     "flag": "a launch flag",
     "env": "an environment variable",
     "model": "the model (its checkpoint or config)",
@@ -1027,7 +1029,7 @@ def _cause_sentence(cause: Cause, site: Site, passed: passed_on.PassedOn | None)
         entries, given = _parsed_parts(cause, site)
         by = f" (`{'`, `'.join(given)}`)" if given else ""
         return f"Cause: the JSON, YAML or TOML data (a file or text) handed in{by}, which this code parses: its {entries} entry."
-    return f"Cause: {_KIND_WORDS[cause.kind]}" + (f" ({names})." if names else ".")
+    return f"Cause: {KIND_WORDS[cause.kind]}" + (f" ({names})." if names else ".")
 
 
 def _trigger(

@@ -380,10 +380,33 @@ def _hardware(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | No
 _CHECKPOINT_WORDS_RE = re.compile(r"config|architectures?|model_type|checkpoint")
 
 
+# ``sched_meta.config``, ``self.mori_op.config``: the settings object of a kernel or a library,
+# not a checkpoint's (that one is ``config``, ``self.config``, ``hf_config``, ``model.config``).
+_FOREIGN_CONFIG_RE = re.compile(r"\b(?!self\b)(?!\w*(?:model|hf|config)\w*\b)\w+\.config\b")
+_CONFIG_OWNER_RE = re.compile(r"config|model|checkpoint", re.IGNORECASE)
+
+
+def _one_key_twice(view: AtomView) -> bool:
+    """``a.quant_config.block != b.quant_config.block``, ``q_norm.eps != k_norm.eps``: one key
+    of one model read on both sides, which a config.json cannot make differ. Two config objects
+    (``self.head_dim != config.head_dim``, a draft's against a target's) can."""
+    e = view.expr
+    while isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
+        e = e.operand
+    if not (isinstance(e, ast.Compare) and len(e.comparators) == 1):
+        return False
+    (lroot, lpath), (rroot, rpath) = read_path(e.left), read_path(e.comparators[0])
+    if lroot is None or rroot is None or not lpath or not rpath or lpath[-1] != rpath[-1]:
+        return False
+    if lroot == rroot:
+        return True
+    return not any(_CONFIG_OWNER_RE.search(n) for n in [lroot, *lpath[:-1], rroot, *rpath[:-1]])
+
+
 def _model(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
-    about = [v for v in roles.deciding if v.model]
+    about = [v for v in roles.deciding if v.model and not _one_key_twice(v)]
     if "/models/" not in site.path and "/configs/" not in site.path:
-        about = [v for v in about if _CHECKPOINT_WORDS_RE.search(v.text)]
+        about = [v for v in about if _CHECKPOINT_WORDS_RE.search(_FOREIGN_CONFIG_RE.sub("", v.text))]
     if about:
         keys = config_keys(roles.deciding) or _bound_config_keys(site, roles.deciding)
         archs = _ARCH_RE.findall(message_text(site))
@@ -451,7 +474,7 @@ def _built_from_config(site: Site, roles: Roles, cs: Constraints) -> tuple[str, 
     # checkpoint's config gives it (no request, tensor or launch setting exists yet).
     if "/models/" not in site.path or not site.in_class or site.qualname.rsplit(".", 1)[-1] != "__init__":
         return None
-    if not roles.deciding:
+    if not roles.deciding or any(_one_key_twice(v) for v in roles.deciding):
         return None
     names: list[str] = []
     for v in roles.deciding:

@@ -278,7 +278,7 @@ def _enrich(
         tags=tags,
         backgroundTag=kind.background,
         errorCode=site.error_code,
-        passed=pending_spec(site, roles, ctx, cause) or data_spec(site, cause),
+        passed=pending_spec(site, roles, ctx, cause) or data_spec(site, roles, cause),
     )
     platforms = tensor_platforms(roles.deciding) if cause.kind == "hardware" and forced is None else None
     if platforms:

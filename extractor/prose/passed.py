@@ -13,11 +13,12 @@ names the config.json keys and a checkpoint fix.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from extractor.analysis.facts import Site
-from extractor.prose.advice import INTERNAL_CHECK, LIMIT_CAUSE, condition_code
+from extractor.prose.advice import INTERNAL_CHECK, KIND_WORDS, LIMIT_CAUSE, condition_code, negated_code
 from extractor.prose.cause import Cause, Roles, str_tested
 from extractor.prose.classify import classify
 from extractor.prose.commands import launcher_of_path
@@ -50,6 +51,7 @@ __all__ = [
     "passed_table",
     "pending_spec",
     "with_data_flag",
+    "with_flag_text",
     "with_passed",
     "with_passed_config",
 ]
@@ -93,11 +95,11 @@ def pending_spec(site: Site, roles: Roles, ctx: ReadContext, cause: Cause) -> di
     }
 
 
-def data_spec(site: Site, cause: Cause) -> dict[str, Any] | None:
-    """For a ``parsed-config`` cause (an entry of data the function parses), the parameter the
-    data came in by, so the run can name the flag its callers fill it from
-    (:func:`with_data_flag`); None otherwise."""
-    if cause.rule != "parsed-config":
+def data_spec(site: Site, roles: Roles, cause: Cause) -> dict[str, Any] | None:
+    """For a ``parsed-config`` cause (an entry of data the function parses) or a ``caller-data``
+    one (text a parser is handed), the parameter the data came in by, so the run can name the
+    flag its callers fill it from (:func:`with_data_flag`, :func:`with_flag_text`); None otherwise."""
+    if cause.rule not in ("parsed-config", "caller-data"):
         return None
     params = {p.name for p in site.params}
     given = next((n for n in cause.names if n in params), None)
@@ -106,7 +108,59 @@ def data_spec(site: Site, cause: Cause) -> dict[str, Any] | None:
     token = f"n:{given}"
     # Shaped as a pending spec so the run resolves the token with the others; ``with_passed``
     # leaves a record that is not internal as it is.
-    return {"whole": False, "c": [[token, "data", []]], "v": [], "data": token}
+    spec: dict[str, Any] = {"whole": False, "c": [[token, "data", []]], "v": [], "data": token}
+    if cause.rule == "caller-data":
+        kind = classify(site, Cause("flag", (), "passed-flag"))
+        spec["text"] = {
+            "cond": condition_code(roles.deciding),
+            "avoid": negated_code(roles.deciding),
+            "where": site.qualname if site.qualname not in ("", "<module>") else site.path,
+            "kind": [kind.error_type, kind.background, kind.handling],
+            "said": f"Cause: {KIND_WORDS['input']} (`{given}`).",
+        }
+        spec["mm"] = "multimodal_gen" in site.path
+    return spec
+
+
+def with_flag_text(
+    partial: Mapping[str, Any], spec: Mapping[str, Any], param: str, flag: str
+) -> dict[str, Any]:
+    """``partial`` (a parser's check on the text handed in as ``param``) as the check of the
+    value ``flag`` gives, when every caller fills ``param`` from that flag; else unchanged."""
+    text = spec.get("text")
+    doc = str(partial.get("documentation", ""))
+    if not isinstance(text, Mapping) or str(text.get("said", "")) not in doc:
+        return dict(partial)
+    where, cond, avoid = (str(text.get(k, "")) for k in ("where", "cond", "avoid"))
+    via = f"its value reaches `{where}` as `{param}`"
+    out = dict(partial)
+    out["documentation"] = doc.replace(str(text["said"]), f"Cause: a launch flag (`{flag}`): {via}.")
+    out["triggerScenarios"] = (
+        f"Launching with a `{flag}` value for which `{cond}` holds when {where} reads it ({via})."
+    )
+    out["commonSituations"] = (
+        f"A launch command or deployment script that gives `{flag}` a value {where} does not accept."
+    )
+    fix = f"Change `{flag}` in the launch command so that `{avoid}` holds for its value ({via})"
+    kept = [
+        str(s)
+        for s in partial.get("solutions", ())
+        if not str(s).startswith(("Send ", "Pass ", "Fix ")) and f"`{param}`" not in str(s)
+    ]
+    advice = [s for s in kept if s.startswith("The message says")]
+    out["solutions"] = list(dict.fromkeys([*advice, fix, *kept]))[:8]
+    base = _launch(spec)
+    if f" {flag} " in f"{base} ":
+        # The launcher already gives it (``--model-path <model>``): that value is the one to change.
+        before = re.sub(rf"(?<= {re.escape(flag)} )\S+", "<current-value>", base)
+        after = re.sub(rf"(?<= {re.escape(flag)} )\S+", "<accepted-value>", base)
+    else:
+        before, after = f"{base} {flag} <current-value>", f"{base} {flag} <accepted-value>"
+    out["exampleFix"] = f"# before\n{before}\n# after\n{after}"
+    kind = text.get("kind")
+    if isinstance(kind, list) and len(kind) == 3:
+        out["errorType"], out["backgroundTag"], out["handlingStrategy"] = (str(k) for k in kind)
+    return out
 
 
 def with_data_flag(partial: Mapping[str, Any], param: str, flag: str) -> dict[str, Any]:

@@ -22,7 +22,14 @@ from extractor.prose.device import DEVICE_KEY, with_device
 from extractor.prose.direct import DIRECT, direct_arguments, with_direct
 from extractor.prose.drafts import draft_only, with_drafts
 from extractor.prose.knowledge import FlagInfo, Knowledge, is_knowledge_path
-from extractor.prose.passed import PASSED_KEY, flag_from_plain, passed_table, with_data_flag, with_passed
+from extractor.prose.passed import (
+    PASSED_KEY,
+    flag_from_plain,
+    passed_table,
+    with_data_flag,
+    with_flag_text,
+    with_passed,
+)
 from extractor.prose.unsupported import with_unsupported
 from extractor.reach import SiteReach
 from extractor.reach.gates import gate_alternatives, tidy, with_gates
@@ -718,7 +725,11 @@ class RunReach:
                 partial = with_passed(partial, spec, flags)
                 data = str(spec.get("data", "")) if isinstance(spec, dict) else ""
                 if flags.get(data):
-                    partial = with_data_flag(partial, data.partition(":")[2], flags[data][0].flag)
+                    param, flag = data.partition(":")[2], flags[data][0].flag
+                    if isinstance(spec, dict) and "text" in spec:
+                        partial = with_flag_text(partial, spec, param, flag)
+                    else:
+                        partial = with_data_flag(partial, param, flag)
         by_key = self.table.get(path, {})
         key = str(partial.get("id", ""))
         reach = by_key[key] if key in by_key else by_key.get(qualname, ())

@@ -42,6 +42,7 @@ _ENV_HELPER_SKIP_RE = re.compile(
 # The deepest binding chain followed (``a = f(b)``, ``b = server_args.x``): enough for sglang's
 # helpers, small enough that a self-referencing chain cannot loop.
 BINDING_DEPTH = 3
+FLAG_BINDING_DEPTH = 2
 
 
 def _is_server_args_name(name: str) -> bool:
@@ -342,7 +343,10 @@ def read_context(site: Site, knowledge: Knowledge, constants: Mapping[str, str] 
     bindings: dict[str, list[ast.expr]] = {}
     attr_bindings: dict[str, list[ast.expr]] = {}
     for b in site.guard.bindings:
-        if b.value is None:
+        # A flag read three assignments back is too far from the tested value to name it
+        # (``size = param.numel() * ...`` is not ``--ep-num-redundant-experts``); those
+        # bindings serve the origin of data (a parser's parameter), not the flag reads.
+        if b.value is None or b.depth > FLAG_BINDING_DEPTH:
             continue
         m = _TARGET_RE.match(b.source)
         target = m.group(1) if m else b.name

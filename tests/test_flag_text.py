@@ -1,0 +1,124 @@
+"""Where a checked value comes from, when the check is not on it directly.
+
+A parser handed a flag's text (``parse_host_port(server_args.dist_addr)``) that rejects a port three
+assignments down is about that flag: the record names it and its fix changes it in the launch
+command, not "send `value`". A config attribute of a kernel's own settings object
+(``meta.config.block``) or one key of one model read on both sides of a comparison is no checkpoint
+property.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from extractor.api import ExtractOptions, extract
+from extractor.records.model import ErrorRecord
+from tests.gitrepos import make_repo
+
+ARGS = "python/sglang/srt/server_args.py"
+SERVER_ARGS = """\
+from dataclasses import dataclass
+
+
+@dataclass
+class ServerArgs:
+    dist_addr: str = "127.0.0.1:5000"
+    model_path: str = ""
+
+    @staticmethod
+    def add_cli_args(parser):
+        parser.add_argument("--dist-addr", type=str, default="127.0.0.1:5000", help="Where peers meet.")
+        parser.add_argument("--model-path", type=str, help="The model weights.")
+"""
+
+ADDRESS = "python/sglang/srt/utils/address.py"
+ADDRESS_SOURCE = '''\
+def parse_host_port(text: str):
+    """Split ``host:port``."""
+    cleaned = text.strip()
+    host, port_text = cleaned.rsplit(":", 1)
+    port = int(port_text)
+    if port < 0 or port > 65535:
+        raise ValueError(f"port out of range: {port}")
+    return host, port
+
+
+def parse_unused(text: str):
+    cleaned = text.strip()
+    head, tail = cleaned.split("|", 1)
+    width = int(tail)
+    if width > 8:
+        raise ValueError(f"width too large: {width}")
+    return head, width
+'''
+
+LAUNCH = "python/sglang/srt/entrypoints/engine.py"
+LAUNCH_SOURCE = """\
+from sglang.srt.utils.address import parse_host_port, parse_unused
+
+
+def start(server_args):
+    host, port = parse_host_port(server_args.dist_addr)
+    return host, port
+
+
+def other(payload):
+    return parse_unused(payload["text"])
+"""
+
+KERNEL = "sgl-kernel/python/sgl_kernel/paged.py"
+KERNEL_SOURCE = """\
+def run_paged(meta, block_size):
+    assert meta.config.block_size == block_size, "metadata built for another block size"
+    return meta
+"""
+
+MODEL = "python/sglang/srt/models/tiny_moe.py"
+MODEL_SOURCE = """\
+class TinyMoE:
+    def __init__(self, config, gate_proj, down_proj):
+        self.gate_proj = gate_proj
+        self.down_proj = down_proj
+        assert self.gate_proj.quant_config.block == self.down_proj.quant_config.block, "mixed blocks"
+        if config.head_dim != 128:
+            raise ValueError("head_dim must be 128")
+
+
+EntryClass = TinyMoE
+"""
+
+
+def _records(tmp_path: Path) -> dict[str, ErrorRecord]:
+    files = {ARGS: SERVER_ARGS, ADDRESS: ADDRESS_SOURCE, LAUNCH: LAUNCH_SOURCE, KERNEL: KERNEL_SOURCE}
+    files[MODEL] = MODEL_SOURCE
+    repo, shas = make_repo(tmp_path / "repo", [{p: s.encode() for p, s in files.items()}])
+    result = extract(
+        ExtractOptions.build(source=str(repo), sha=shas[0], jobs=1, cache_dir=tmp_path / "cache")
+    )
+    return {r.errorMessage: r for r in result.records}
+
+
+def test_a_parser_handed_a_flag_names_the_flag(tmp_path: Path) -> None:
+    got = _records(tmp_path)
+    port = got["port out of range: {port}"]
+    assert "Cause: a launch flag (`--dist-addr`)" in port.documentation
+    assert "as `text`" in port.documentation
+    assert port.solutions[0].startswith("Change `--dist-addr` in the launch command")
+    assert "--dist-addr <accepted-value>" in port.exampleFix
+    assert port.errorType == "configuration"
+    # Text from a request payload stays the caller's data.
+    width = got["width too large: {width}"]
+    assert "Cause: the request or call input (`text`)" in width.documentation
+    assert not any("--dist-addr" in s for s in width.solutions)
+
+
+def test_a_settings_object_of_a_kernel_or_one_key_twice_is_no_checkpoint(tmp_path: Path) -> None:
+    got = _records(tmp_path)
+    kernel = got["metadata built for another block size"]
+    assert "Cause: an internal invariant" in kernel.documentation
+    assert not any("config.json" in s for s in kernel.solutions)
+    mixed = got["mixed blocks"]
+    assert "Cause: an internal invariant" in mixed.documentation
+    # Two different objects, one of them the config, still blame the checkpoint.
+    head = got["head_dim must be 128"]
+    assert "Cause: the model" in head.documentation and "`head_dim`" in head.documentation
