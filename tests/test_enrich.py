@@ -638,6 +638,14 @@ def test_an_input_check_with_advice_of_its_own_is_not_restated(knowledge: Knowle
     assert prose.solutions == ["The message says: Please use the new URL instead."]
 
 
+def test_a_note_to_the_codes_maintainers_is_no_advice(knowledge: Knowledge) -> None:
+    site = make_site(
+        (atom("request.url"),),
+        message="Only the v2 layout is read. Add a layout branch here when one lands. Please use a v2 file.",
+    )
+    assert enrich(site, knowledge).solutions == ["The message says: Please use a v2 file."]
+
+
 def test_a_check_that_fails_on_a_platform_does_not_send_the_user_to_it(knowledge: Knowledge) -> None:
     site = make_site(
         (atom("is_hip()"), atom("self.quantization not in supported")),

@@ -687,3 +687,18 @@ def test_a_passed_check_is_involved_only_through_what_it_pins() -> None:
     # ``copy_backend not in (...)`` passing pins the backend: it stays involved.
     copy = involved.search(got["pick_copy"].documentation)
     assert copy is not None and "`--copy-backend`" in copy.group(1) and "`--tp-size`" in copy.group(1)
+
+
+def test_a_flag_the_check_needs_given_is_said_left_out() -> None:
+    got = {
+        site.message.template: prose
+        for site, prose in _enriched("passed_checks.py", "python/sglang/srt/lora/load.py")
+        if site.message
+    }
+    off = got["adapters are off: launch with some first"]
+    assert off.commonSituations.startswith(
+        "A launch command or deployment script that leaves out `--lora-paths`"
+    )
+    # Left out, or one of two others: no single omission is the situation.
+    both = got["no adapters, and sharded or draftless"]
+    assert "leaves out" not in both.commonSituations and "sets `--lora-paths`" in both.commonSituations

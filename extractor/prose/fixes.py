@@ -335,9 +335,19 @@ def advice_sentences(message: str) -> list[str]:
             s,
             re.I,
         )
+        if _FOR_MAINTAINERS_RE.search(s):
+            continue
         if imperative or ("--" in s and _ADVICE_RE.search(s)):
             out.append(s.rstrip(".") + ".")
     return out[:3]
+
+
+# "Add a device branch here when one lands": a note to whoever edits the code, not to its user.
+_FOR_MAINTAINERS_RE = re.compile(
+    r"^(?:add|implement|extend|register)\b.*\b(?:here|in this (?:function|file|class|module|method))\b"
+    r"|\bwhen (?:one|it|support) lands\b|\b(?:TODO|FIXME)\b",
+    re.I,
+)
 
 
 _LIST_ITEM_RE = re.compile(r"\n\s*(?:\d{1,2}[.)]\s+)?|^\s*\d{1,2}[.)]\s+")

@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from extractor.analysis.conditions import split_and
 from extractor.analysis.facts import Site
 from extractor.prose.cause import Cause, Roles, is_limit
-from extractor.prose.constraints import AtomView, fails_on_hardware
+from extractor.prose.constraints import AtomView, fails_on_hardware, simplify
 
 __all__ = ["code_words", "doc_sentences", "situations"]
 
@@ -80,6 +81,18 @@ def _gate_context(gates: Sequence[AtomView]) -> str:
     return f" on the path where `{' and '.join(plain[:3])}`" if plain else ""
 
 
+def _left_out(roles: Roles) -> str:
+    """The flags every deciding test requires to be given (``not args.x``, ``args.x is None``)."""
+    cs = [c for v in roles.deciding for c in v.constraints]
+    # Each conjunct of each test is one of them: ``not a and (not b or not c)`` leaves more open.
+    parts = sum(len(split_and(simplify(v.expr))) for v in roles.deciding if v.expr is not None)
+    if not cs or len(cs) != parts:
+        return ""
+    if not all(c.kind == "flag" and c.op in ("falsy", "is-none") and not c.values for c in cs):
+        return ""
+    return " and ".join(f"`{n}`" for n in dict.fromkeys(c.name for c in cs))
+
+
 def situations(site: Site, roles: Roles, cause: Cause, cond: str) -> str:
     """``commonSituations``: who meets the check and with what, for this site, then the code's
     own reason when it gives one."""
@@ -87,7 +100,11 @@ def situations(site: Site, roles: Roles, cause: Cause, cond: str) -> str:
     ctx = _gate_context(roles.gates)
     test = f"`{cond}`" if cond else "the check"
     kind = cause.kind
-    if kind in ("flag", "env"):
+    missing = _left_out(roles)
+    if kind in ("flag", "env") and missing:
+        # ``not server_args.enable_lora``: no value is set to meet it, the flag is not given.
+        lead = f"A launch command or deployment script that leaves out {missing}, which {where} needs{ctx}."
+    elif kind in ("flag", "env"):
         lead = f"A launch command or deployment script that sets {_names(cause)} so that {test} holds in {where}{ctx}."
     elif kind == "model" and cause.rule == "no-weights":
         lead = "A `--model-path` that points at the wrong folder or repo, or a download that stopped before the weight files."
