@@ -24,11 +24,13 @@ from dataclasses import dataclass
 class ServerArgs:
     dist_addr: str = "127.0.0.1:5000"
     model_path: str = ""
+    loader_extra_config: str = "{}"
 
     @staticmethod
     def add_cli_args(parser):
         parser.add_argument("--dist-addr", type=str, default="127.0.0.1:5000", help="Where peers meet.")
         parser.add_argument("--model-path", type=str, help="The model weights.")
+        parser.add_argument("--loader-extra-config", type=str, default="{}", help="Loader options as JSON.")
 """
 
 ADDRESS = "python/sglang/srt/utils/address.py"
@@ -66,6 +68,23 @@ def other(payload):
     return parse_unused(payload["text"])
 """
 
+LOADER = "python/sglang/srt/model_loader/plain_loader.py"
+LOADER_SOURCE = """\
+class PlainLoader:
+    def __init__(self, load_config):
+        extra = load_config.loader_extra_config
+        allowed = {"threads", "prefetch"}
+        unknown = set(extra.keys()) - allowed
+        if unknown:
+            raise ValueError(f"Unexpected loader config keys: {unknown}")
+
+
+def make_parallel(**kwargs):
+    unknown = set(kwargs) - {"tp", "pp"}
+    if unknown:
+        raise TypeError(f"unknown parallel field(s): {sorted(unknown)}")
+"""
+
 KERNEL = "sgl-kernel/python/sgl_kernel/paged.py"
 KERNEL_SOURCE = """\
 def run_paged(meta, block_size):
@@ -91,6 +110,7 @@ EntryClass = TinyMoE
 def _records(tmp_path: Path) -> dict[str, ErrorRecord]:
     files = {ARGS: SERVER_ARGS, ADDRESS: ADDRESS_SOURCE, LAUNCH: LAUNCH_SOURCE, KERNEL: KERNEL_SOURCE}
     files[MODEL] = MODEL_SOURCE
+    files[LOADER] = LOADER_SOURCE
     repo, shas = make_repo(tmp_path / "repo", [{p: s.encode() for p, s in files.items()}])
     result = extract(
         ExtractOptions.build(source=str(repo), sha=shas[0], jobs=1, cache_dir=tmp_path / "cache")
@@ -122,3 +142,19 @@ def test_a_settings_object_of_a_kernel_or_one_key_twice_is_no_checkpoint(tmp_pat
     # Two different objects, one of them the config, still blame the checkpoint.
     head = got["head_dim must be 128"]
     assert "Cause: the model" in head.documentation and "`head_dim`" in head.documentation
+
+
+def test_keys_a_mapping_may_not_hold_are_the_datas(tmp_path: Path) -> None:
+    got = _records(tmp_path)
+    loader = got["Unexpected loader config keys: {unknown}"]
+    # The mapping is read from the attribute the flag fills by name: the flag's JSON is at fault.
+    assert "Cause: the value of `--loader-extra-config`" in loader.documentation
+    assert loader.solutions[0] == (
+        "Remove or rename the keys of `--loader-extra-config` that the message lists; "
+        "`PlainLoader.__init__` accepts `threads`, `prefetch`"
+    )
+    assert "--loader-extra-config '<the same JSON without it>'" in loader.exampleFix
+    assert loader.errorType == "configuration"
+    # A call's own keyword arguments are the calling code's: still internal.
+    fields = got["unknown parallel field(s): {sorted(unknown)}"]
+    assert "Cause: an internal invariant" in fields.documentation

@@ -58,7 +58,7 @@ from extractor.prose.fixes import (
 )
 from extractor.prose.flag_spelling import declared_flag, find_flag
 from extractor.prose.knowledge import EnvInfo, FlagInfo, Knowledge, is_knowledge_path, requirement_name
-from extractor.prose.origins import accepted_types, config_key_of, data_param
+from extractor.prose.origins import accepted_types, config_key_of, data_param, keys_checked
 from extractor.prose.platforms import alternatives
 from extractor.prose.why import situations as situations_of
 
@@ -743,6 +743,15 @@ def advise(
         before_call = f"a request/call for which `{cond}`" if cond else f"a request/call that {where} rejects"
         passes = f"`{avoid}`" if avoid else "the check passes"
         fix = f"# before: {before_call}\n{call}\n# after: the same call with {subject} fixed so that {passes}\n{call}"
+        if cause.rule == "unknown-keys":
+            flag = fields[0] if fields and fields[0].startswith("--") else ""
+            fix = (
+                f"# before\n{launcher(site, knowledge, False)} {flag} '<JSON with a key the message lists>'\n"
+                f"# after\n{launcher(site, knowledge, False)} {flag} '<the same JSON without it>'"
+                if flag
+                else f"# before: {subject} holds a key the message lists\n{call}\n"
+                f"# after: the same data without it (or with the key spelled as the code expects)\n{call}"
+            )
         if cause.rule == "unknown-entry":
             fix = (
                 f"# before: the data passed in gives {subject} a value the code does not know\n{call}\n"
@@ -903,6 +912,10 @@ def _input_solutions(
             f"Give every request its own {subject}: {where} already holds one with this value "
             f"(`{cond}`), so a retried or replayed request must get a new {subject}"
         )
+    if cause.rule == "unknown-keys":
+        allowed = _accepted_keys(site)
+        keeping = f"; {where} accepts {', '.join(f'`{k}`' for k in allowed)}" if allowed else ""
+        out.append(f"Remove or rename the keys of {subject} that the message lists{keeping}")
     if cause.rule == "unknown-entry":
         out.append(
             f"Correct {subject} in the data {where} reads (the file or payload passed to it): the "
@@ -923,6 +936,23 @@ def _input_solutions(
                 "a text cut short or edited before them fails this check"
             )
     return out
+
+
+def _accepted_keys(site: Site) -> list[str]:
+    """The keys a ``set(cfg) - ALLOWED`` check accepts, when ``ALLOWED`` is a literal bound in
+    the function (``allowed = {"a", "b"}``)."""
+    values = {b.name: b.value for b in site.guard.bindings if b.value is not None}
+    for value in values.values():
+        found = keys_checked(value)
+        known = found[1] if found is not None else None
+        if isinstance(known, ast.Name):
+            known = values.get(known.id)
+        elts = known.keys if isinstance(known, ast.Dict) else getattr(known, "elts", None)
+        if isinstance(known, ast.Set | ast.List | ast.Tuple | ast.Dict) and elts:
+            keys = [e.value for e in elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            if keys and len(keys) == len(elts):
+                return keys[:12]
+    return []
 
 
 def _waiting_solutions(cause: Cause) -> list[str]:
@@ -1013,6 +1043,9 @@ def _cause_sentence(cause: Cause, site: Site, passed: passed_on.PassedOn | None)
     names = ", ".join(f"`{n}`" for n in cause.names[:6])
     if cause.rule == "unknown-entry":
         return f"Cause: the data passed in (a file or payload): its {names} entry holds a value the code does not know."
+    if cause.rule == "unknown-keys":
+        whose = f"the value of {names}" if names.startswith("`--") else f"{names}, the data passed in"
+        return f"Cause: {whose} (a config file, JSON text or payload) has keys the code does not accept."
     if cause.rule == "adapter-limit":
         return "Cause: the LoRA adapter being loaded, of a kind this code does not support (the message says which)."
     if cause.rule == "format":

@@ -149,7 +149,7 @@ KIND_RULES: tuple[KindRule, ...] = (
     KindRule(
         "flag-value",
         'if args.tp_size <= 0: raise ValueError("--tp-size must be positive")',
-        lambda s, c: c.kind in ("flag", "env"),
+        lambda s, c: c.kind in ("flag", "env") or (c.rule == "unknown-keys" and c.names[0].startswith("--")),
         ("configuration", "invalid-value", "configuration"),
     ),
     KindRule(

@@ -12,6 +12,7 @@ The pieces live beside this module: :mod:`.reads` (which flag and env reads the 
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ from extractor.prose.device import DEVICE_RULE, device_spec, tensor_platforms
 from extractor.prose.dtype import model_dtype
 from extractor.prose.fixes import OtherCheck
 from extractor.prose.imports import guard_package, names_distribution, own_distribution
-from extractor.prose.knowledge import Knowledge
+from extractor.prose.knowledge import FlagInfo, Knowledge
 from extractor.prose.origins import constant_values, refine
 from extractor.prose.passed import data_spec, pending_spec
 from extractor.prose.passed_on import passed_on_cause
@@ -231,6 +232,8 @@ def _enrich(
         elif cause.kind == "internal" and (tp := told_split(message_text(site), ctx.flags)) is not None:
             # The message blames the tensor-parallel size against the model's dimensions.
             cause = Cause("flag", (tp.flag,), "message-split", with_model=True)
+    if cause.rule == "unknown-keys":
+        cause = flag_of_keys(site, cause, ctx.flags)
     # Flags a handed-on message names are its advice for the error underneath, not what this raise tests.
     if (cause.kind == "internal" or cause.rule == "message-flag") and site.passes_on is not None:
         cause = passed_on_cause(site, ctx) or cause
@@ -288,6 +291,17 @@ def _enrich(
         spec = device_spec(dataclasses.asdict(prose), dataclasses.asdict(internal), platforms)
         prose = dataclasses.replace(prose, device=spec)
     return prose
+
+
+def flag_of_keys(site: Site, cause: Cause, flags: Mapping[str, FlagInfo]) -> Cause:
+    """An ``unknown-keys`` cause on a mapping read from an attribute a flag fills by its name
+    (``extra = load_config.model_loader_extra_config``), as that flag's."""
+    for b in site.guard.bindings:
+        if b.name == cause.names[0] and isinstance(b.value, ast.Attribute):
+            info = flags.get(b.value.attr)
+            if info is not None and "_" in b.value.attr:
+                return Cause(cause.kind, (info.flag,), cause.rule)
+    return cause
 
 
 def _pinned(view: AtomView) -> Reads:

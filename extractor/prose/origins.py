@@ -22,7 +22,15 @@ from extractor.prose.constraints import AtomView, unparse
 from extractor.prose.knowledge import is_knowledge_path
 from extractor.prose.platforms import required_packages
 
-__all__ = ["ORIGIN_RULES", "accepted_types", "config_key_of", "constant_values", "data_param", "refine"]
+__all__ = [
+    "ORIGIN_RULES",
+    "accepted_types",
+    "config_key_of",
+    "constant_values",
+    "data_param",
+    "keys_checked",
+    "refine",
+]
 
 # Config objects the checkpoint's config.json is read into; a key is named from below them.
 _CONFIG_ROOTS = frozenset({"config", "hf_config", "model_config", "hf_text_config", "text_config", "self"})
@@ -379,6 +387,48 @@ def _data_source(parse: ast.Call, values: Mapping[str, list[ast.expr]], params: 
     return ""
 
 
+_UNKNOWN_KEYS_RE = re.compile(
+    r"\b(?:unknown|unexpected|unrecognized|unsupported|invalid|extra)\b[^.:]{0,30}?"
+    r"\b(?:keys?|fields?|entr(?:y|ies)|options?)\b|\bdid you mean\b",
+    re.I,
+)
+# Names that hold a call's own keyword arguments: an unknown one is the calling code's, not data.
+_CALL_KEYWORDS = frozenset({"kwargs", "kw", "kwds", "extra_kwargs", "options_kwargs"})
+
+
+def keys_checked(value: ast.expr) -> tuple[str, ast.expr | None] | None:
+    """``(mapping, known)`` of ``set(cfg) - KNOWN`` (through ``sorted``/``list``, ``cfg.keys()``):
+    the mapping whose keys are checked, as code, and the expression of the keys it accepts."""
+    while isinstance(value, ast.Call) and unparse(value.func) in ("sorted", "list", "tuple") and value.args:
+        value = value.args[0]
+    if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Sub)):
+        return None
+    left = value.left
+    if isinstance(left, ast.Call) and unparse(left.func) == "set" and len(left.args) == 1:
+        left = left.args[0]
+    if isinstance(left, ast.Call) and isinstance(left.func, ast.Attribute) and left.func.attr == "keys":
+        left = left.func.value
+    if not isinstance(left, ast.Name | ast.Attribute):
+        return None
+    return unparse(left), value.right
+
+
+def _unknown_keys(site: Site, roles: Roles, cause: Cause) -> Cause | None:
+    # ``unknown = set(cfg) - ALLOWED; if unknown: raise ValueError(f"unknown key(s): {unknown}")``:
+    # the keys of a mapping handed in (a config file, a JSON flag, a payload) that the code does not
+    # accept. The fix is in that data, and the message lists what to remove.
+    if cause.kind != "internal" or site.message is None or not _UNKNOWN_KEYS_RE.search(_literal_text(site)):
+        return None
+    read = names_read(roles.deciding)
+    for b in site.guard.bindings:
+        if b.name not in read or b.value is None:
+            continue
+        found = keys_checked(b.value)
+        if found is not None and found[0].rpartition(".")[2] not in _CALL_KEYWORDS:
+            return Cause("input", (found[0],), "unknown-keys")
+    return None
+
+
 def _caller_data(site: Site, roles: Roles, cause: Cause) -> Cause | None:
     if cause.kind != "internal" or not roles.deciding:
         return None
@@ -420,6 +470,11 @@ ORIGIN_RULES: tuple[OriginRule, ...] = (
         "unknown-entry",
         'try: style = Style[data["style"]] except KeyError: raise ValueError(f"Unknown style: {data[\'style\']}")',
         _unknown_entry,
+    ),
+    OriginRule(
+        "unknown-keys",
+        'unknown = set(cfg) - ALLOWED; if unknown: raise ValueError(f"unknown key(s): {unknown}")',
+        _unknown_keys,
     ),
     OriginRule(
         "parsed-config",
