@@ -3372,3 +3372,59 @@ def test_a_record_reached_only_for_a_draft_name_says_that_it_is_the_draft(
     # The target's own architecture is a checkpoint's.
     target = records["the model needs a hidden size that is a multiple of 128"]
     assert "for `OwlForCausalLM` checkpoints" in target.documentation
+
+
+PLATFORM_FILES = {
+    ARGS: SERVER_ARGS,
+    # A table that gains an entry on one platform alone, and replaces one on another.
+    "python/sglang/srt/layers/quantization/__init__.py": """\
+        from sglang.srt.layers.quantization.fp8 import Fp8Config, NpuFp8Config
+        from sglang.srt.layers.quantization.int4 import Int4Config
+        from sglang.srt.utils import is_npu
+
+        QUANTIZATION_METHODS = {"fp8": Fp8Config}
+
+        if is_npu():
+            QUANTIZATION_METHODS.update({"fp8": NpuFp8Config, "int4": Int4Config})
+        """,
+    "python/sglang/srt/layers/quantization/fp8.py": """\
+        class Fp8Config:
+            def get_quant_method(self, layer):
+                return None
+
+
+        class NpuFp8Config:
+            def get_quant_method(self, layer):
+                return None
+        """,
+    "python/sglang/srt/layers/quantization/int4.py": """\
+        from sglang.srt.utils import is_npu
+
+
+        class Int4Config:
+            def get_quant_method(self, layer):
+                if not is_npu():
+                    raise NotImplementedError("int4 kernels exist for NPU only")
+        """,
+}
+
+
+def test_an_entry_a_table_gains_on_one_platform_is_reached_there_alone() -> None:
+    got = _site_reach({p: s if p == ARGS else textwrap.dedent(s) for p, s in PLATFORM_FILES.items()})
+    int4 = got.of("python/sglang/srt/layers/quantization/int4.py", "Int4Config.get_quant_method")
+    assert int4 == (frozenset({("flag", "--quantization", ("int4",)), ("platform", "npu", ())}),)
+    npu = got.of("python/sglang/srt/layers/quantization/fp8.py", "NpuFp8Config.get_quant_method")
+    assert npu == (frozenset({("flag", "--quantization", ("fp8",)), ("platform", "npu", ())}),)
+    # The entry made without a gate is a way in everywhere.
+    plain = got.of("python/sglang/srt/layers/quantization/fp8.py", "Fp8Config.get_quant_method")
+    assert plain == (frozenset({("flag", "--quantization", ("fp8",))}),)
+
+
+def test_a_platform_gate_every_way_in_passes_is_no_hardware_cause(tmp_path: Path) -> None:
+    files = {p: (s if p == ARGS else textwrap.dedent(s)).encode() for p, s in PLATFORM_FILES.items()}
+    repo, shas = make_repo(tmp_path / "repo", [files])
+    result = extract(ExtractOptions.build(source=str(repo), sha=shas[0], jobs=1, cache_dir=tmp_path / "c"))
+    (rec,) = [r for r in result.records if r.errorMessage == "int4 kernels exist for NPU only"]
+    assert "Cause: an internal invariant: every way into this code runs on the platform" in rec.documentation
+    assert not any(s.startswith("Run on NPU") for s in rec.solutions)
+    assert "on Ascend NPU" in rec.triggerScenarios

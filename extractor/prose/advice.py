@@ -37,7 +37,7 @@ from extractor.prose.constraints import (
     unparse,
     wants_hardware,
 )
-from extractor.prose.device import DEVICE_RULE
+from extractor.prose.device import DEVICE_RULE, PLATFORM_RULE
 from extractor.prose.dtype import model_dtype
 from extractor.prose.fixes import (
     REFUSED_BEFORE,
@@ -1028,6 +1028,12 @@ def _parsed_parts(cause: Cause, site: Site) -> tuple[str, list[str]]:
 
 
 def _cause_sentence(cause: Cause, site: Site, passed: passed_on.PassedOn | None) -> str:
+    if cause.rule == PLATFORM_RULE:
+        return (
+            "Cause: an internal invariant: every way into this code runs on the platform this check asks "
+            "for already (sglang registers or builds it there alone), so the check should not fail; "
+            "reaching it is a bug, not a matter of the machine."
+        )
     if cause.rule == DEVICE_RULE:
         return (
             "Cause: an internal invariant: the path runs only on the device this check asks for, so "
@@ -1137,6 +1143,8 @@ def _trigger(
         return passed_on.trigger(passed, f"`{where}`", site.error_class)
     if cause.kind == "resource":
         return f"{where} runs out of {', '.join(cause.names)}."
+    if cause.rule == PLATFORM_RULE:
+        return f"Code registered or built for one platform alone reaches {where} on another, so `{cond}` holds; it should not happen with any launch setting."
     if cause.rule == DEVICE_RULE:
         return f"A caller hands {where} a tensor kept on another device than the one its path runs on, so `{cond}` holds; it should not happen with any launch setting."
     if cause.kind == "internal" and is_limit(site):

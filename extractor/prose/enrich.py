@@ -25,7 +25,7 @@ from extractor.prose.cause import Cause, cause_of, message_text, split_roles
 from extractor.prose.classify import classify
 from extractor.prose.config_fields import attribute_keys, config_keys, config_word
 from extractor.prose.constraints import AtomView, atom_view
-from extractor.prose.device import DEVICE_RULE, device_spec, tensor_platforms
+from extractor.prose.device import DEVICE_RULE, PLATFORM_RULE, device_spec, gate_platforms, tensor_platforms
 from extractor.prose.dtype import model_dtype
 from extractor.prose.fixes import OtherCheck
 from extractor.prose.imports import guard_package, names_distribution, own_distribution
@@ -283,11 +283,16 @@ def _enrich(
         errorCode=site.error_code,
         passed=pending_spec(site, roles, ctx, cause) or data_spec(site, roles, cause),
     )
-    platforms = tensor_platforms(roles.deciding) if cause.kind == "hardware" and forced is None else None
+    hardware = cause.kind == "hardware" and forced is None
+    platforms = tensor_platforms(roles.deciding) if hardware else None
+    rule = DEVICE_RULE
+    if hardware and not platforms:
+        # ``if not is_npu(): raise`` in code registered for NPU alone: every way in passes it.
+        platforms, rule = gate_platforms(roles.deciding), PLATFORM_RULE
     if platforms:
         # The run may find that every way here already runs on that device: then a tensor on
-        # another one failed the check, not the machine.
-        internal = _enrich(site, knowledge, constants, reach, siblings, Cause("internal", (), DEVICE_RULE))
+        # another one failed the check (or the gate cannot fail), not the machine.
+        internal = _enrich(site, knowledge, constants, reach, siblings, Cause("internal", (), rule))
         spec = device_spec(dataclasses.asdict(prose), dataclasses.asdict(internal), platforms)
         prose = dataclasses.replace(prose, device=spec)
     return prose

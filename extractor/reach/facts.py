@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 34
+FACTS_VERSION = 35
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 Atom = tuple[str, ...]
@@ -109,6 +109,8 @@ class Registration:
     registry: str
     """The decorator's or the dict's name (``register_attention_backend``, ``QUANT_METHODS``)."""
     keys: tuple[str, ...]
+    platform: str = ""
+    """The platform a module-level gate registers it on alone (``if is_npu(): TABLE.update(...)``)."""
 
 
 @dataclass
@@ -214,7 +216,7 @@ class FileFacts:
                 ]
                 for name, calls in sorted(self.calls.items())
             },
-            "regs": [[r.target, r.registry, list(r.keys)] for r in self.registrations],
+            "regs": [[r.target, r.registry, list(r.keys), r.platform] for r in self.registrations],
             "atoms": [list(a) for a in self.atoms],
             "entry": list(self.entry),
             "attrs": [list(a) for a in self.attrs],
@@ -259,7 +261,7 @@ class FileFacts:
                     for q, k, n, o, b, g, p, a, r, un, dec in data["defs"]
                 ],
                 calls=_calls(data["calls"]),
-                registrations=[Registration(t, r, tuple(k)) for t, r, k in data["regs"]],
+                registrations=[Registration(t, r, tuple(k), str(p)) for t, r, k, p in data["regs"]],
                 atoms=[tuple(str(x) for x in a) for a in data["atoms"]],
                 entry=tuple(data["entry"]),
                 attrs=[tuple(str(x) for x in a) for a in data["attrs"]],

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from extractor.analysis.walk import called_name
 from extractor.prose.knowledge import is_knowledge_path
@@ -305,6 +305,8 @@ class _Builder:
         self._bindable: dict[str, dict[str, str]] = {}
         self._import_guards: dict[str, dict[str, list[tuple[int, ...]]]] = {}
         self._tables: dict[str, list[tuple[str, str]]] = {}
+        self._platform = ""
+        """The platform the module-level statement walked is gated on (``if is_npu():``), or ``""``."""
         self._type_checking = 0
         self._mentions: set[str] = set()
         """Depth of ``if TYPE_CHECKING:`` blocks around the statement walked: imports there never run."""
@@ -506,12 +508,25 @@ class _Builder:
         return ".".join(reversed(parts))
 
     def _module_level(self, body: Sequence[ast.stmt]) -> None:
-        for stmt in flat(body):
+        for stmt, platform in _gated(body, self.guards.platform):
+            self._platform = platform
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and stmt.decorator_list:
                 self.facts.forced.extend((n, v, *a) for n, v, a in forced_by_function(stmt))
                 continue
             if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-                self._lazy_registration(stmt.value)
+                call = stmt.value
+                if (
+                    isinstance(call.func, ast.Attribute)
+                    and call.func.attr == "update"
+                    and isinstance(call.func.value, ast.Name)
+                    and len(call.args) == 1
+                    and isinstance(call.args[0], ast.Dict)
+                    and not call.keywords
+                ):
+                    # ``TABLE.update({"k": Cls})``: more entries of the table, often for one platform.
+                    self._dict_registry(call.func.value.id, call.args[0])
+                else:
+                    self._lazy_registration(call)
                 continue
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
                 target, value = stmt.targets[0], stmt.value
@@ -580,9 +595,9 @@ class _Builder:
             if raw is not None:
                 entries.append((text, raw))
         if entries:
-            self._tables[name] = entries
+            self._tables.setdefault(name, []).extend(entries)
         for target, keys in by_target.items():
-            self.facts.registrations.append(Registration(target, name, tuple(keys)))
+            self.facts.registrations.append(Registration(target, name, tuple(keys), self._platform))
 
     # ----------------------------------------------------------------- the walk
 
@@ -1115,3 +1130,20 @@ class _Builder:
             if head not in ("self", "cls") and head not in self.facts.imports and head not in self._def_names:
                 return
         self._calls.append(Call(qual, dotted, node.lineno, list(gs), None, recv="", ref=True))
+
+
+def _gated(
+    body: Sequence[ast.stmt], platform_of: Callable[[ast.expr], str | None], platform: str = ""
+) -> Iterator[tuple[ast.stmt, str]]:
+    """Module-level statements (those in top-level ``if`` / ``try`` blocks too), each with the
+    platform a gate around it runs it on alone (``if is_npu():``; ``""`` for none)."""
+    for stmt in body:
+        if isinstance(stmt, ast.If):
+            yield from _gated(stmt.body, platform_of, platform_of(stmt.test) or platform)
+            yield from _gated(stmt.orelse, platform_of, platform)
+        elif isinstance(stmt, ast.Try):
+            yield from _gated(stmt.body, platform_of, platform)
+            for handler in stmt.handlers:
+                yield from _gated(handler.body, platform_of, platform)
+        else:
+            yield stmt, platform

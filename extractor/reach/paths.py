@@ -85,6 +85,7 @@ class ReachFinder:
 
     def __post_init__(self) -> None:
         registered: dict[str, set[Selector]] = {}
+        on: dict[tuple[str, Selector], set[str]] = {}
         # In the order the target registers them (files by path): the first is usually the main one.
         keys: dict[str, dict[str, None]] = {}
         scoped_keys: dict[str, dict[str, dict[str, None]]] = {}
@@ -110,6 +111,7 @@ class ReachFinder:
                     ns = self.knowledge.namespace_of(f.path)
                     scoped_keys.setdefault(ns, {}).setdefault(sel[1], {}).update(dict.fromkeys(reg.keys))
                 registered.setdefault(node, set()).add(sel)
+                on.setdefault((node, sel), set()).add(reg.platform)
             for name in f.entry:
                 node = f"{module}:{name}"
                 if node in self.index.defs:
@@ -117,6 +119,13 @@ class ReachFinder:
             for node, sel in config_selectors(self.index, f):
                 registered.setdefault(node, set()).add(sel)
         self._registered = {k: frozenset(v) for k, v in registered.items()}
+        # A registration made on one platform alone (``if is_npu(): TABLE.update(...)``) is a way in
+        # on that platform only; made also without a gate, or on two, it is one everywhere.
+        self._registered_on = {
+            key: next(iter(platforms))
+            for key, platforms in on.items()
+            if len(platforms) == 1 and "" not in platforms
+        }
         self._arch_names = frozenset(archs)
         self._all_choices: dict[str, tuple[str, ...]] = {}
         for info in self.knowledge.flag_info.values():
@@ -446,7 +455,7 @@ class ReachFinder:
             any(_implies(s, r) for s in c for r in registered or ()) for c in alts or ()
         )
         if registered and not keyed:
-            alts = [*(alts or []), *(frozenset({r}) for r in sorted(registered))]
+            alts = [*(alts or []), *(self._way(node, r) for r in sorted(registered))]
         elif alts is None:
             d = self.index.defs.get(node)
             if d is not None and (d.kind == "c" or d.owner or node in self.index.op_names):
@@ -689,7 +698,7 @@ class ReachFinder:
         registered = self._registered.get(cls)
         if alts is None and not registered:
             return None
-        alts = [*(alts or []), *(frozenset({r}) for r in sorted(registered or ()))]
+        alts = [*(alts or []), *(self._way(cls, r) for r in sorted(registered or ()))]
         own = self.own(cls)
         return _simplify([c | own for c in alts])
 
@@ -753,6 +762,11 @@ class ReachFinder:
     def _is_flag_key(self, atom: tuple[str, ...], path: str) -> bool:
         sel = atom_selector(atom, self._flags(path), self.knowledge)
         return sel is not None and sel[0] == "flag"
+
+    def _way(self, node: str, sel: Selector) -> Conj:
+        """The way in that registration ``sel`` of ``node`` is, with the platform it is made on."""
+        platform = self._registered_on.get((node, sel))
+        return frozenset({sel, ("platform", platform, ())}) if platform else frozenset({sel})
 
     def _made_somehow(self, cls: str) -> bool:
         return bool(self.index.callers(cls) or self._registered.get(cls) or self.index.subclasses.get(cls))
