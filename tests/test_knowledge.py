@@ -274,3 +274,31 @@ def add_legacy(parser):
     }
     # Every one of them is a switch all the same.
     assert all(flags[d].is_bool for d in [*off, "strict_load", "cold_start", "enable_trace"])
+
+
+def test_a_default_read_back_from_the_class_is_the_fields_own() -> None:
+    source = b"""\
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Role(str, Enum):
+    SOLO = "solo"
+    ENCODER = "encoder"
+
+
+@dataclass
+class ServerArgs:
+    role: Role = Role.SOLO
+    cp_mode: str = "round-robin"
+
+    @classmethod
+    def add_cli_args(cls, parser):
+        role_default = cls.role.value
+        parser.add_argument("--role", type=str, default=role_default)
+        parser.add_argument("--cp-mode", type=str, default=ServerArgs.cp_mode)
+"""
+    flags = build_knowledge({"python/sglang/srt/server_args.py": source}).flag_info
+    # An enum member stands for its value; a default the class holds is the flag's.
+    assert flags["role"].default == "solo"
+    assert flags["cp_mode"].default == "round-robin"

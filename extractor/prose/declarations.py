@@ -208,6 +208,8 @@ class _FileFlags:
     classes: set[str] = field(default_factory=set)
     bases: dict[str, list[str]] = field(default_factory=dict)
     fields: set[str] = field(default_factory=set)  # attribute names declared in class bodies
+    field_defaults: dict[str, str] = field(default_factory=dict)
+    """Class-body attribute -> its literal default (``role: RoleType = RoleType.MONOLITHIC``)."""
 
 
 def _annotated_parts(ann: ast.expr) -> list[ast.expr] | None:
@@ -443,7 +445,14 @@ def _literal_default(node: ast.expr | None) -> str:
         and not isinstance(node.value, bool)
     ):
         return str(node.value)
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and _MEMBER_RE.match(node.attr):
+        # ``RoleType.MONOLITHIC``: an enum member, whose value is its name in lower case in the
+        # target's enums of choices. It is a fixed default, not one the launch code picks.
+        return node.attr.lower()
     return ""
+
+
+_MEMBER_RE = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*$")
 
 
 class _ArgCallFinder(ast.NodeVisitor):
@@ -483,6 +492,8 @@ def read_flags(path: str, tree: ast.Module) -> _FileFlags:
             for stmt in node.body:
                 if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
                     out.fields.add(stmt.target.id)
+                    if default := _literal_default(stmt.value):
+                        out.field_defaults.setdefault(stmt.target.id, default)
                 elif isinstance(stmt, ast.Assign):
                     out.fields.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
             if _dataclass_field_flags(node, ns, out, lists):

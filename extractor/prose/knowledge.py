@@ -321,6 +321,7 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
     """
     per_ns: dict[str, list[tuple[FlagInfo, bool]]] = {}
     fields: dict[str, set[str]] = {}
+    field_defaults: dict[str, dict[str, str]] = {}
     classes: set[tuple[str, str]] = set()
     bases: dict[tuple[str, str], list[str]] = {}
     env: dict[str, EnvInfo] = {}
@@ -354,6 +355,8 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
                 if (op, values) not in found:
                     found.append((op, values))
             fields.setdefault(ns, set()).update(ff.fields)
+            for name, default in ff.field_defaults.items():
+                field_defaults.setdefault(ns, {}).setdefault(name, default)
             _count_mentions(tree, mentions)
             _assigned_values(tree, assigned)
             returned.update(_returned_words(tree))
@@ -398,6 +401,10 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
                 if dest in declared and dest not in m:
                     others = tuple(a for a in (info.flag, *info.aliases) if a != alias)
                     m[dest] = dataclasses.replace(info, flag=alias, dest=dest, aliases=others)
+        for dest, default in field_defaults.get(ns, {}).items():
+            # ``default=role_default`` read back from the field: the class's own default is it.
+            if dest in m and not m[dest].default and not m[dest].optional and not m[dest].is_bool:
+                m[dest] = dataclasses.replace(m[dest], default=default)
         for dest in filled.get(ns, set()) & m.keys():
             # The validation fills it when not given: leaving it out does not turn it off.
             m[dest] = dataclasses.replace(m[dest], optional=False)
