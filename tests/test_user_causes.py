@@ -702,3 +702,16 @@ def test_a_flag_the_check_needs_given_is_said_left_out() -> None:
     # Left out, or one of two others: no single omission is the situation.
     both = got["no adapters, and sharded or draftless"]
     assert "leaves out" not in both.commonSituations and "sets `--lora-paths`" in both.commonSituations
+
+
+def test_a_flag_the_message_asks_for_where_a_value_is_missing_is_given_in_the_fix() -> None:
+    got = {
+        site.message.template: prose
+        for site, prose in _enriched("passed_checks.py", "python/sglang/srt/speculative/load.py")
+        if site.message
+    }
+    draft = got["speculation requires --draft-model-path (or a draft/ folder in the model)"]
+    assert draft.solutions[0].startswith("Give `--draft-model-path` at launch: the message asks for it")
+    assert draft.exampleFix.endswith("--draft-model-path <value>")
+    assert "--draft-model-path" not in draft.exampleFix.split("# after")[0]
+    assert "leaves out `--draft-model-path`" in draft.commonSituations

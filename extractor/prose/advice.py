@@ -22,6 +22,7 @@ from extractor.prose.cause import (
     FORMAT_RE,
     Cause,
     Roles,
+    asked_flag,
     config_keys,
     is_limit,
     message_text,
@@ -401,6 +402,18 @@ def advise(
             launched = {n for n in (combo.first, combo.second) if knowledge.launches_env(n)}
             sols.extend(combo.solutions(on, launched))
             fix = _command(site, knowledge, *combo.launches(knowledge.flags_for(site.path)), own)
+        elif not fixed and cause.rule == "message-flag" and (asked := asked_flag(msg, named, roles)):
+            # "X requires --spatial-upsampler-path" where the test is that a value is missing: the
+            # launch left the flag out (and nothing filled the value in its place).
+            switch = _is_switch(knowledge, site, asked)
+            if not advice:
+                sols.append(
+                    f"Launch with `{asked}`: the message asks for it"
+                    if switch
+                    else f"Give `{asked}` at launch: the message asks for it, and {where} found no value "
+                    f"in its place (`{cond}`)"
+                )
+            fix = _command(site, knowledge, [], [asked] if switch else [asked, "<value>"], own)
         elif not fixed and named:
             shown = ", ".join(f"`{n}`" for n in named[:3])
             target = f" so that `{avoid}`" if avoid else ""

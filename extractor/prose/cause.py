@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from extractor.analysis.facts import Site
 from extractor.analysis.walk import key_read, read_path
-from extractor.prose.constraints import AtomView, Constraint, unparse
+from extractor.prose.constraints import AtomView, Constraint, simplify, unparse
 from extractor.prose.knowledge import FlagInfo
 
 __all__ = [
@@ -154,6 +154,38 @@ def message_text(site: Site) -> str:
         # What the user reads: an imported hint (``{CAPTURE_HINT}``) printed in full.
         text = text.replace("{" + name + "}", value)
     return text[:MESSAGE_SCAN]
+
+
+# "requires --x", "--x is required", "please set --x", "must specify --x": the message asks for a flag.
+_ASKS_RE = re.compile(
+    r"\b(?:requires?|needs?|(?:please|must)\s+(?:set|specify|provide|pass|give|add))\s+`?(--[a-z][a-z0-9-]*)"
+    r"|`?(--[a-z][a-z0-9-]*)`?\s+(?:is|must be)\s+(?:required|set|specified|provided|given)\b",
+    re.I,
+)
+
+
+def asked_flag(msg: str, named: Sequence[str], roles: Roles) -> str:
+    """The flag the message asks for, when every deciding test is that a value is missing (``not
+    path``, ``path is None``); ``""`` otherwise."""
+    asked: list[str] = [str(m.group(1) or m.group(2)) for m in _ASKS_RE.finditer(msg)]
+    if not asked or asked[0] not in named or not roles.deciding:
+        return ""
+    for v in roles.deciding:
+        node = simplify(v.expr) if v.expr is not None else None
+        missing = (
+            isinstance(node, ast.UnaryOp)
+            and isinstance(node.op, ast.Not)
+            and isinstance(node.operand, ast.Name | ast.Attribute)
+        ) or (
+            isinstance(node, ast.Compare)
+            and len(node.ops) == 1
+            and isinstance(node.ops[0], ast.Is)
+            and isinstance(node.comparators[0], ast.Constant)
+            and node.comparators[0].value is None
+        )
+        if not missing:
+            return ""
+    return asked[0]
 
 
 def message_flags(site: Site) -> list[str]:

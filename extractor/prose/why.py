@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from extractor.analysis.conditions import split_and
 from extractor.analysis.facts import Site
-from extractor.prose.cause import Cause, Roles, is_limit
+from extractor.prose.cause import Cause, Roles, asked_flag, is_limit, message_text
 from extractor.prose.constraints import AtomView, fails_on_hardware, simplify
 
 __all__ = ["code_words", "doc_sentences", "situations"]
@@ -101,6 +101,12 @@ def situations(site: Site, roles: Roles, cause: Cause, cond: str) -> str:
     test = f"`{cond}`" if cond else "the check"
     kind = cause.kind
     missing = _left_out(roles)
+    if (
+        not missing
+        and cause.rule == "message-flag"
+        and (asked := asked_flag(message_text(site), cause.names, roles))
+    ):
+        missing = f"`{asked}`"
     if kind in ("flag", "env") and missing:
         # ``not server_args.enable_lora``: no value is set to meet it, the flag is not given.
         lead = f"A launch command or deployment script that leaves out {missing}, which {where} needs{ctx}."
