@@ -409,6 +409,33 @@ def test_a_fix_that_changes_another_setting_keeps_the_selector_in_both_launches(
     assert "--page-size 4" in after
 
 
+def test_of_several_values_that_lead_here_the_launch_shows_the_one_the_site_names() -> None:
+    def partial(doc: str) -> dict[str, Any]:
+        return {
+            "documentation": doc,
+            "triggerScenarios": "A full queue.",
+            "tags": ["disaggregation"],
+            "solutions": ["Raise the queue size"],
+            "exampleFix": "# before\npython -m sglang.launch_server --queue 1\n"
+            "# after\npython -m sglang.launch_server --queue 8",
+        }
+
+    way = (frozenset({("flag", "--transfer-backend", ("ascend", "mooncake", "nixl"))}),)
+    choices = {"--transfer-backend": ("ascend", "mooncake", "nixl")}
+    named = with_reach(
+        partial("In the method `Sender.send` (python/sglang/srt/mooncake/conn.py), line 9 raises."),
+        way,
+        choices,
+    )
+    before, after = named["exampleFix"].split("# after")
+    # Every value leads here: a launch is written with one, the one the site's own path names.
+    assert "--transfer-backend mooncake" in before and "--transfer-backend mooncake" in after
+    plain = with_reach(
+        partial("In the function `send` (python/sglang/srt/common/conn.py), line 9 raises."), way, choices
+    )
+    assert "--transfer-backend ascend" in plain["exampleFix"].split("# after")[0]
+
+
 def test_a_case_the_selected_backend_does_not_implement_is_fixed_by_another_backend(reach: SiteReach) -> None:
     # Written by the worker as an internal invariant; the reach shows one backend value selects it.
     partial = {

@@ -439,10 +439,23 @@ def _command_args(
     for kind, name, values in sorted(reach[0]):
         if name in refused:
             continue  # the command line would not parse it
-        # A flag that takes a value is only written with one: ``--x`` alone would not parse.
-        if kind == "flag" and (len(values) == 1 or (not values and name in switches)):
-            args.append(f"{name} {values[0]}" if values else name)
+        # A flag that takes a value is only written with one: ``--x`` alone would not parse. Of
+        # several values that all lead here, the first stands for them.
+        if kind == "flag" and (values or name in switches):
+            args.append(f"{name} {'|'.join(values)}" if values else name)
     return args
+
+
+def _one_value(arg: str, documentation: str) -> str:
+    """``--flag a|b|c`` as one launch argument: the value the site's own words name (the
+    ``mooncake`` of ``.../mooncake/conn.py``), else the first; any of them leads here."""
+    name, _, values = arg.partition(" ")
+    if "|" not in values:
+        return arg
+    options = values.split("|")
+    head = documentation.split(". ", 1)[0].lower()
+    named = [v for v in options if re.search(rf"(?<![a-z0-9]){re.escape(v.lower())}(?![a-z0-9])", head)]
+    return f"{name} {(named or options)[0]}"
 
 
 def _with_args(fix: str, args: list[str]) -> str:
@@ -596,7 +609,7 @@ def with_reach(
         if extra not in solutions and not _said_already(extra, solutions):
             solutions.append(extra)
     out["solutions"] = solutions
-    args = said.args
+    args = [_one_value(a, str(partial.get("documentation", ""))) for a in said.args]
     if args and partial.get("exampleFix"):
         out["exampleFix"] = _with_args(partial["exampleFix"], args)
     valued = said.valued
