@@ -85,6 +85,20 @@ def make_parallel(**kwargs):
         raise TypeError(f"unknown parallel field(s): {sorted(unknown)}")
 """
 
+DISPATCH = "python/sglang/srt/layers/moe/dispatcher.py"
+DISPATCH_SOURCE = """\
+from sglang.srt.environ import envs
+
+
+class Dispatcher:
+    def __init__(self):
+        self.max_tokens = envs.SGLANG_DISPATCH_MAX_TOKENS.get()
+        self.check(self.max_tokens)
+
+    def check(self, max_tokens):
+        assert max_tokens <= 1024, "too many tokens per dispatch"
+"""
+
 KERNEL = "sgl-kernel/python/sgl_kernel/paged.py"
 KERNEL_SOURCE = """\
 def run_paged(meta, block_size):
@@ -111,6 +125,7 @@ def _records(tmp_path: Path) -> dict[str, ErrorRecord]:
     files = {ARGS: SERVER_ARGS, ADDRESS: ADDRESS_SOURCE, LAUNCH: LAUNCH_SOURCE, KERNEL: KERNEL_SOURCE}
     files[MODEL] = MODEL_SOURCE
     files[LOADER] = LOADER_SOURCE
+    files[DISPATCH] = DISPATCH_SOURCE
     repo, shas = make_repo(tmp_path / "repo", [{p: s.encode() for p, s in files.items()}])
     result = extract(
         ExtractOptions.build(source=str(repo), sha=shas[0], jobs=1, cache_dir=tmp_path / "cache")
@@ -158,3 +173,12 @@ def test_keys_a_mapping_may_not_hold_are_the_datas(tmp_path: Path) -> None:
     # A call's own keyword arguments are the calling code's: still internal.
     fields = got["unknown parallel field(s): {sorted(unknown)}"]
     assert "Cause: an internal invariant" in fields.documentation
+
+
+def test_a_value_its_callers_read_from_an_environment_variable_names_the_variable(tmp_path: Path) -> None:
+    got = _records(tmp_path)
+    tokens = got["too many tokens per dispatch"]
+    assert "Cause: an environment variable (`SGLANG_DISPATCH_MAX_TOKENS`)" in tokens.documentation
+    assert tokens.solutions[0].startswith("Change `SGLANG_DISPATCH_MAX_TOKENS` so that")
+    assert "SGLANG_DISPATCH_MAX_TOKENS=<accepted-value>" in tokens.exampleFix
+    assert "internal invariant" not in tokens.documentation

@@ -35,7 +35,7 @@ from extractor.prose.fixes import (
 )
 from extractor.prose.knowledge import FlagInfo
 from extractor.prose.reads import ReadContext
-from extractor.reach.arguments import CONFIG_SOURCE
+from extractor.reach.arguments import CONFIG_SOURCE, ENV_SOURCE
 
 if TYPE_CHECKING:
     from extractor.reach import SiteReach
@@ -54,6 +54,7 @@ __all__ = [
     "with_flag_text",
     "with_passed",
     "with_passed_config",
+    "with_passed_env",
 ]
 
 PASSED_KEY = "_passed"
@@ -237,6 +238,12 @@ def passed_table(
                     FlagInfo(" / ".join(keys), attr, CONFIG_SOURCE)
                     for attr, keys in sites.passed_config(path, qualname, token)
                 )
+            if not flags and not spec.get("data"):
+                # Nor the config: an environment variable read where the value is made
+                # (``self.use_swizzle = envs.SGLANG_X.get()``), named by its ``flag``.
+                flags = tuple(
+                    FlagInfo(name, "", ENV_SOURCE) for name in sites.passed_envs(path, qualname, token)
+                )
             if flags:
                 out.setdefault(path, {}).setdefault(qualname, {})[token] = [flag_plain(i) for i in flags]
     return out
@@ -317,6 +324,10 @@ def with_passed(
     config = {t: fs for t, fs in flags.items() if fs and all(f.namespace == CONFIG_SOURCE for f in fs)}
     if config and len(config) == len([t for t, fs in flags.items() if fs]):
         return with_passed_config(partial, spec, config)
+    envs = {t: fs for t, fs in flags.items() if fs and all(f.namespace == ENV_SOURCE for f in fs)}
+    if envs and len(envs) == len([t for t, fs in flags.items() if fs]):
+        return with_passed_env(partial, spec, envs)
+    flags = {t: fs for t, fs in flags.items() if not any(f.namespace == ENV_SOURCE for f in fs)}
     flags = {t: fs for t, fs in flags.items() if t not in config}
     # A value the check needs to be a str is not a list flag's (see ``cause.str_tested``).
     as_str = set(spec.get("str", ()))
@@ -374,6 +385,50 @@ def with_passed(
         out["exampleFix"] = (
             f"# before\n{base} {flag} <current-value>\n# after\n{base} {flag} <accepted-value>"
         )
+    kind = spec.get("kind")
+    if isinstance(kind, list) and len(kind) == 3:
+        out["errorType"], out["backgroundTag"], out["handlingStrategy"] = (str(k) for k in kind)
+    return out
+
+
+def with_passed_env(
+    partial: Mapping[str, Any], spec: Mapping[str, Any], envs: Mapping[str, Sequence[FlagInfo]]
+) -> dict[str, Any]:
+    """``partial`` with an environment-variable cause, when the callers fill every deciding value
+    of ``spec`` they fill at all from variables (``swizzle`` from ``self.use_swizzle``, set from
+    ``SGLANG_X``); else unchanged."""
+    out = dict(partial)
+    said = internal_sentence(partial.get("documentation"))
+    rows = [r for r in spec.get("c", ()) if r and str(r[0]) in envs]
+    if said is None or not rows or not spec.get("whole"):
+        return out
+    tokens = list(dict.fromkeys(str(r[0]) for r in rows))
+    names = list(dict.fromkeys(f.flag for t in tokens for f in envs[t]))
+    shown = ", ".join(f"`{n}`" for n in names)
+    via = ", ".join(f"`{_name(t)}` from {' or '.join(f'`{f.flag}`' for f in envs[t])}" for t in tokens)
+    where, cond = str(spec.get("where", "")), str(spec.get("cond", ""))
+    out["documentation"] = str(partial["documentation"]).replace(
+        said, f"Cause: an environment variable ({shown}): the callers pass its value into `{where}` ({via})."
+    )
+    out["triggerScenarios"] = f"Running with {shown} set so that `{cond}` holds in {where} ({via})."
+    out["commonSituations"] = (
+        f"A launch environment (shell, container or job spec) that sets {shown} to a value {where} does not handle."
+    )
+    ops = {str(r[1]) for r in rows}
+    first = names[0]
+    base = _launch(spec)
+    if ops == {"truthy"}:
+        sols = [f"Set {shown} to 0 (off): {where} fails when it is on (`{cond}`)"]
+        fix = f"# before\n{first}=1 {base}\n# after\n{first}=0 {base}"
+    elif ops <= {"falsy", "is-none"}:
+        sols = [f"Set {shown}: {where} fails when it is off or unset (`{cond}`)"]
+        fix = f"# before\n{base}\n# after\n{first}=1 {base}"
+    else:
+        sols = [f"Change {shown} so that `{cond}` no longer holds"]
+        fix = f"# before\n{first}=<current-value> {base}\n# after\n{first}=<accepted-value> {base}"
+    sols[:0] = [f"The message says: {s}" for s in spec.get("advice", ())]
+    out["solutions"] = in_place_of_the_report(sols, partial)
+    out["exampleFix"] = fix
     kind = spec.get("kind")
     if isinstance(kind, list) and len(kind) == 3:
         out["errorType"], out["backgroundTag"], out["handlingStrategy"] = (str(k) for k in kind)

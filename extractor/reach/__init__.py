@@ -162,6 +162,10 @@ class SiteReach:
         """The flags the callers fill value ``token`` (``n:param``, ``s:attr``) of ``qualname`` from."""
         return self.passed.of(module_name(path), qualname, token)
 
+    def passed_envs(self, path: str, qualname: str, token: str) -> tuple[str, ...]:
+        """The environment variables the callers fill value ``token`` of ``qualname`` from."""
+        return self.passed.env_of(module_name(path), qualname, token)
+
     def passed_config(self, path: str, qualname: str, token: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
         """The model config attributes the callers fill value ``token`` of ``qualname`` from, each
         with the config.json keys it is read from."""

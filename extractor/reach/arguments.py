@@ -30,6 +30,7 @@ from extractor.reach.target_index import TargetIndex
 
 __all__ = [
     "CONFIG_SOURCE",
+    "ENV_SOURCE",
     "PassedFlags",
     "bindable_names",
     "name_binding",
