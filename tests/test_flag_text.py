@@ -45,6 +45,15 @@ def parse_host_port(text: str):
     return host, port
 
 
+def load_tiles(kind: str, layout):
+    width = 64 if kind == "K" else 128
+    tiles = layout.tile(width)
+    count = tiles.size()
+    expected = tiles.planned()
+    assert count == expected, "tile count mismatch"
+    return tiles
+
+
 def parse_unused(text: str):
     cleaned = text.strip()
     head, tail = cleaned.split("|", 1)
@@ -56,7 +65,7 @@ def parse_unused(text: str):
 
 LAUNCH = "python/sglang/srt/entrypoints/engine.py"
 LAUNCH_SOURCE = """\
-from sglang.srt.utils.address import parse_host_port, parse_unused
+from sglang.srt.utils.address import load_tiles, parse_host_port, parse_unused
 
 
 def start(server_args):
@@ -66,6 +75,10 @@ def start(server_args):
 
 def other(payload):
     return parse_unused(payload["text"])
+
+
+def tile(layout):
+    return load_tiles("K", layout)
 """
 
 LOADER = "python/sglang/srt/model_loader/plain_loader.py"
@@ -182,3 +195,10 @@ def test_a_value_its_callers_read_from_an_environment_variable_names_the_variabl
     assert tokens.solutions[0].startswith("Change `SGLANG_DISPATCH_MAX_TOKENS` so that")
     assert "SGLANG_DISPATCH_MAX_TOKENS=<accepted-value>" in tokens.exampleFix
     assert "internal invariant" not in tokens.documentation
+
+
+def test_a_value_computed_far_from_a_parameter_is_not_the_callers_text(tmp_path: Path) -> None:
+    got = _records(tmp_path)
+    # ``kind`` is three computations away, none of them taking text apart: the code's own layout.
+    tiles = got["tile count mismatch"]
+    assert "Cause: an internal invariant" in tiles.documentation

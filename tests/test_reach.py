@@ -434,6 +434,12 @@ def test_of_several_values_that_lead_here_the_launch_shows_the_one_the_site_name
         partial("In the function `send` (python/sglang/srt/common/conn.py), line 9 raises."), way, choices
     )
     assert "--transfer-backend ascend" in plain["exampleFix"].split("# after")[0]
+    # Else the value the target registers first, its main one as a rule.
+    registered = {"--transfer-backend": ("nixl", "mooncake", "ascend")}
+    first = with_reach(
+        partial("In the function `send` (python/sglang/srt/common/conn.py), line 9 raises."), way, registered
+    )
+    assert "--transfer-backend nixl" in first["exampleFix"].split("# after")[0]
 
 
 def test_a_case_the_selected_backend_does_not_implement_is_fixed_by_another_backend(reach: SiteReach) -> None:

@@ -58,12 +58,35 @@ def _targets(source: str) -> set[str]:
     return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
 
 
+_NEAR = 2
+_TEXT_METHODS = frozenset(
+    {"strip", "lstrip", "rstrip", "split", "rsplit", "partition", "rpartition", "lower", "upper"}
+    | {"replace", "removeprefix", "removesuffix", "splitlines"}
+)
+
+
+def _text_step(value: ast.expr) -> bool:
+    """``int(s)``, ``s.rsplit(":", 1)``, ``str(v).strip()``, ``s[len(p):]``: one step of taking
+    text apart."""
+    if isinstance(value, ast.Subscript):
+        return isinstance(value.value, ast.Name)
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    if isinstance(func, ast.Name):
+        return func.id in ("int", "float", "str")
+    return isinstance(func, ast.Attribute) and func.attr in _TEXT_METHODS
+
+
 def _read_names(site: Site, views: Sequence[AtomView]) -> set[str]:
     """The names the atoms read, followed through the function's local bindings."""
     names = names_read(views)
     by_name: dict[str, list[ast.expr]] = {}
     for b in site.guard.bindings:
-        if b.value is not None:
+        # Far from the test, only text taken apart leads back to the data (``port =
+        # int(port_str)`` after ``host, port_str = addr.rsplit(":", 1)``); a layout computed
+        # from an argument is the code's own.
+        if b.value is not None and (b.depth <= _NEAR or _text_step(b.value)):
             for target in {b.name, *_targets(b.source)}:
                 by_name.setdefault(target, []).append(b.value)
     frontier = set(names)

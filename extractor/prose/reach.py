@@ -446,13 +446,15 @@ def _command_args(
     return args
 
 
-def _one_value(arg: str, documentation: str) -> str:
+def _one_value(arg: str, documentation: str, order: Sequence[str] = ()) -> str:
     """``--flag a|b|c`` as one launch argument: the value the site's own words name (the
-    ``mooncake`` of ``.../mooncake/conn.py``), else the first; any of them leads here."""
+    ``mooncake`` of ``.../mooncake/conn.py``), else the first the target registers (usually its
+    main one), else the first; any of them leads here."""
     name, _, values = arg.partition(" ")
     if "|" not in values:
         return arg
-    options = values.split("|")
+    rank = {v.lower(): i for i, v in enumerate(order)}
+    options = sorted(values.split("|"), key=lambda v: rank.get(v.lower(), len(rank)))
     head = documentation.split(". ", 1)[0].lower()
     named = [v for v in options if re.search(rf"(?<![a-z0-9]){re.escape(v.lower())}(?![a-z0-9])", head)]
     return f"{name} {(named or options)[0]}"
@@ -609,7 +611,8 @@ def with_reach(
         if extra not in solutions and not _said_already(extra, solutions):
             solutions.append(extra)
     out["solutions"] = solutions
-    args = [_one_value(a, str(partial.get("documentation", ""))) for a in said.args]
+    doc = str(partial.get("documentation", ""))
+    args = [_one_value(a, doc, choices.get(a.partition(" ")[0], ())) for a in said.args]
     if args and partial.get("exampleFix"):
         out["exampleFix"] = _with_args(partial["exampleFix"], args)
     valued = said.valued

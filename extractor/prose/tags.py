@@ -62,6 +62,9 @@ def _features(text: str) -> list[str]:
 
 
 def site_tags(site: Site, views: list[AtomView], total: Reads, kind: Kind) -> list[str]:
+    """The subsystem and class, the flags and variables ``total`` holds (those involved), the
+    features every test on the path names (a check that passed still says what code this is),
+    and the background."""
     tags: list[str] = []
     rel = short_path(site.path)
     parts = rel.split("/")[:-1]
