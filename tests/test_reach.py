@@ -3461,3 +3461,60 @@ def test_a_platform_gate_every_way_in_passes_is_no_hardware_cause(tmp_path: Path
     assert "Cause: an internal invariant: every way into this code runs on the platform" in rec.documentation
     assert not any(s.startswith("Run on NPU") for s in rec.solutions)
     assert "on Ascend NPU" in rec.triggerScenarios
+
+
+SPECULATIVE_ARGS = """\
+from dataclasses import dataclass
+
+
+@dataclass
+class ServerArgs:
+    speculative_algorithm: str = None
+
+    @staticmethod
+    def add_cli_args(parser):
+        parser.add_argument("--speculative-algorithm", type=str)
+"""
+
+
+def test_a_call_made_only_in_a_verify_or_draft_extend_pass_needs_speculative_decoding() -> None:
+    files = {
+        ARGS: SPECULATIVE_ARGS,
+        "python/sglang/srt/layers/attention/plain_backend.py": textwrap.dedent(
+            """\
+            from sglang.kernels.verify_meta import verify_metadata, extend_metadata
+
+
+            class PlainBackend:
+                def init_forward_metadata(self, forward_batch):
+                    if forward_batch.forward_mode.is_target_verify():
+                        return verify_metadata(forward_batch)
+                    if forward_batch.forward_mode.is_extend():
+                        return extend_metadata(forward_batch)
+            """
+        ),
+        "python/sglang/kernels/verify_meta.py": textwrap.dedent(
+            """\
+            def verify_metadata(batch):
+                assert batch.size > 0, "empty verify batch"
+
+
+            def extend_metadata(batch):
+                assert batch.size > 0, "empty extend batch"
+            """
+        ),
+        "python/sglang/srt/model_executor/runner.py": textwrap.dedent(
+            """\
+            from sglang.srt.layers.attention.plain_backend import PlainBackend
+
+
+            def run(batch):
+                return PlainBackend().init_forward_metadata(batch)
+            """
+        ),
+    }
+    got = _site_reach(files)
+    verify = got.of("python/sglang/kernels/verify_meta.py", "verify_metadata")
+    assert verify == (frozenset({("flag", "--speculative-algorithm", ())}),)
+    # An ordinary extend pass runs with or without it.
+    assert got.of("python/sglang/kernels/verify_meta.py", "extend_metadata") == ()

@@ -23,6 +23,14 @@ _ENV_READERS = frozenset({"getenv", "get_bool_env_var", "get_int_env_var", "get_
 ACCESSOR = re.compile(r"^get_([a-z][a-z0-9_]*)$")
 """``get_moe_runner_backend``: the getter of the value flag ``moe_runner_backend`` set."""
 _VALUE_TEST = re.compile(r"^is_([a-z0-9_]+)$")
+# Forward modes of a batch that only a speculative run makes (``forward_mode.is_target_verify()``).
+_SPECULATIVE_MODES = frozenset({"target_verify", "draft_extend", "draft_extend_v2", "verify"})
+
+
+def _last_name(node: ast.expr) -> str:
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+
+
 # Only an args object holds flag values as given; a config's same-named field (``model_config.
 # quantization``) may come from the checkpoint instead.
 _ARGS_WORDS = re.compile(r"args")
@@ -143,6 +151,9 @@ class GuardReader:
         )
         if m and isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             recv = node.func.value
+            if m.group(1) in _SPECULATIVE_MODES and _last_name(recv) == "forward_mode":
+                # A verify or draft-extend pass of the batch: runs only under speculative decoding.
+                return [("m", "speculative")]
             out: list[Atom] = []
             subject = self.subject(recv, local)
             if subject is not None and subject[1] != "other":

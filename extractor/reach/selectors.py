@@ -119,6 +119,10 @@ def atom_selector(atom: Atom, flags: Mapping[str, FlagInfo], knowledge: Knowledg
         if wanted and env is not None and env.default.strip().strip("'\"") in wanted:
             return None  # the value it holds unless told otherwise: no choice narrows the path
         return ("env", name, wanted)
+    if kind == "m":
+        # The batch's forward mode of a speculative run: the flag that turns speculation on.
+        spec = flags.get("speculative_algorithm")
+        return ("flag", spec.flag, ()) if spec is not None and atom[1] == "speculative" else None
     if kind not in ("a", "v", "i"):
         return None
     info = flags.get(atom[1])
