@@ -838,3 +838,20 @@ def test_a_method_that_leaves_a_case_out_on_purpose_is_not_fixed_by_a_subclass(k
             message=message,
         )
         assert "use a subclass that overrides decode" in enrich(hook, knowledge).exampleFix, message
+
+
+def test_a_verify_pass_of_the_batch_is_glossed_as_speculative_decoding(knowledge: Knowledge) -> None:
+    site = make_site(
+        (
+            atom("forward_batch.forward_mode.is_target_verify()"),
+            atom("not forward_batch.forward_mode.is_draft_extend_v2()"),
+            atom("n > 4"),
+        ),
+        message="too many draft tokens",
+    )
+    doc = enrich(site, knowledge).documentation
+    assert (
+        "(the batch is a target-verify pass of speculative decoding, which runs only with `--speculative-algorithm`)"
+        in doc
+    )
+    assert "(the batch is not a draft-extend-v2 pass of speculative decoding)" in doc

@@ -70,7 +70,19 @@ def _atom_words(v: AtomView) -> str:
         bits.append("reads " + ", ".join(f"`{f.flag}`" for f in v.reads.flags))
     if v.reads.envs:
         bits.append("reads " + ", ".join(f"`{e}`" for e in v.reads.envs))
+    mode = _SPECULATIVE_PASS_RE.fullmatch(v.simple.strip())
+    if mode is not None:
+        # The batch's forward mode: a verify or draft-extend pass exists only in a speculative run.
+        what = f"a {mode.group(2).replace('_', '-')} pass of speculative decoding"
+        bits.append(
+            f"the batch is not {what}"
+            if mode.group(1)
+            else f"the batch is {what}, which runs only with `--speculative-algorithm`"
+        )
     return "; ".join(bits)
+
+
+_SPECULATIVE_PASS_RE = re.compile(r"(not )?[\w.]*\bforward_mode\.is_(target_verify|draft_extend(?:_v2)?)\(\)")
 
 
 def _scope_words(site: Site) -> str:
