@@ -684,6 +684,9 @@ def test_a_passed_check_is_involved_only_through_what_it_pins() -> None:
     assert named is not None and "`--page-size`" in named.group(1)
     assert "--lora-paths" not in named.group(1) and "--dp-size" not in named.group(1)
     assert "lora-paths" not in runner.tags and "dp-size" not in runner.tags
+    split = involved.search(got["check_split"].documentation)
+    assert split is not None and "`--page-size`" in split.group(1)
+    assert "--shared-outer" not in split.group(1) and "--lora-paths" not in split.group(1)
     # ``copy_backend not in (...)`` passing pins the backend: it stays involved.
     copy = involved.search(got["pick_copy"].documentation)
     assert copy is not None and "`--copy-backend`" in copy.group(1) and "`--tp-size`" in copy.group(1)

@@ -24,7 +24,7 @@ from extractor.prose.argv import argv_flag
 from extractor.prose.cause import Cause, cause_of, message_text, split_roles
 from extractor.prose.classify import classify
 from extractor.prose.config_fields import attribute_keys, config_keys, config_word
-from extractor.prose.constraints import AtomView, atom_view
+from extractor.prose.constraints import AtomView, atom_view, simplify
 from extractor.prose.device import DEVICE_RULE, PLATFORM_RULE, device_spec, gate_platforms, tensor_platforms
 from extractor.prose.dtype import model_dtype
 from extractor.prose.fixes import OtherCheck
@@ -310,8 +310,12 @@ def flag_of_keys(site: Site, cause: Cause, flags: Mapping[str, FlagInfo]) -> Cau
 
 
 def _pinned(view: AtomView) -> Reads:
-    """The flags and variables a passed check constrains by itself, one conjunct each."""
+    """The flags and variables a passed check constrains by itself, one conjunct each (``a or
+    not b`` passing pins neither)."""
     out = Reads()
+    whole = simplify(view.expr) if view.expr is not None else None
+    if isinstance(whole, ast.BoolOp) and isinstance(whole.op, ast.Or):
+        return out
     for c in view.constraints:
         if c.kind == "flag" and c.info is not None:
             out.add_flag(c.info)
