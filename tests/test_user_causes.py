@@ -687,6 +687,8 @@ def test_a_passed_check_is_involved_only_through_what_it_pins() -> None:
     split = involved.search(got["check_split"].documentation)
     assert split is not None and "`--page-size`" in split.group(1)
     assert "--shared-outer" not in split.group(1) and "--lora-paths" not in split.group(1)
+    # Nor does it tag the record with its topic: that check guards another path.
+    assert "lora" not in got["check_split"].tags
     # ``copy_backend not in (...)`` passing pins the backend: it stays involved.
     copy = involved.search(got["pick_copy"].documentation)
     assert copy is not None and "`--copy-backend`" in copy.group(1) and "`--tp-size`" in copy.group(1)

@@ -238,7 +238,7 @@ def _enrich(
     if (cause.kind == "internal" or cause.rule == "message-flag") and site.passes_on is not None:
         cause = passed_on_cause(site, ctx) or cause
     kind = classify(site, cause)
-    tags = site_tags(site, views, total, kind)
+    tags = site_tags(site, involved, total, kind)
     shown = constant_values(site, [*roles.deciding, *roles.gates], ctx.constants)
     others = (lambda: siblings.others(site, knowledge, constants)) if siblings is not None else None
     script_flags = (

@@ -63,8 +63,8 @@ def _features(text: str) -> list[str]:
 
 def site_tags(site: Site, views: list[AtomView], total: Reads, kind: Kind) -> list[str]:
     """The subsystem and class, the flags and variables ``total`` holds (those involved), the
-    features every test on the path names (a check that passed still says what code this is),
-    and the background."""
+    features the tests ``views`` name (the deciding ones and the gates: a check that passed
+    elsewhere in the function is another code path's), and the background."""
     tags: list[str] = []
     rel = short_path(site.path)
     parts = rel.split("/")[:-1]
