@@ -855,3 +855,19 @@ def test_a_verify_pass_of_the_batch_is_glossed_as_speculative_decoding(knowledge
         in doc
     )
     assert "(the batch is not a draft-extend-v2 pass of speculative decoding)" in doc
+
+
+def test_a_package_named_by_a_parameter_that_is_not_installed_is_a_dependency(knowledge: Knowledge) -> None:
+    site = make_site(
+        (atom("PackageNotFoundError", kind="except"),),
+        error_class="Exception",
+        message="{pkg} with minimum required version {min_version} is not installed.",
+        handlers=("PackageNotFoundError",),
+        qualname="assert_pkg_version",
+        in_class=None,
+    )
+    prose = enrich(site, knowledge)
+    assert "Cause: an installed package" in prose.documentation
+    assert prose.solutions[0].startswith(
+        "Install the package the message names, at least at the version it states"
+    )

@@ -676,6 +676,13 @@ def advise(
             sols.append(f"Upgrade the package: `{line}`, then restart")
         elif pkgs:
             sols.append(f"Install the missing package: `{line}`, then restart")
+        elif not unknown and "{" in msg and re.search(r"version", msg, re.I):
+            # The package is a parameter (``{pkg} ... is not installed``): the message the user
+            # reads names it, and the version it needs.
+            sols.append(
+                "Install the package the message names, at least at the version it states "
+                "(`pip install '<package>>=<version>'`), then restart"
+            )
         elif not unknown:
             sols.append(f"Install the package that {where} imports, then restart")
         for name in unknown:

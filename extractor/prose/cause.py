@@ -360,7 +360,16 @@ def _dependency(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | 
             return None
         if pkgs or short in ("ImportError", "ModuleNotFoundError"):
             return tuple(pkgs)
+        if _DEP_MSG_RE.search(msg) and any(
+            h.rsplit(".", 1)[-1] in _MISSING_PACKAGE for h in site.guard.handlers
+        ):
+            # ``except PackageNotFoundError: raise Exception(f"{pkg} ... is not installed")``: the
+            # package is a parameter, named in the message the user reads.
+            return ()
     return None
+
+
+_MISSING_PACKAGE = frozenset({"PackageNotFoundError", "ImportError", "ModuleNotFoundError"})
 
 
 def str_tested(views: list[AtomView]) -> set[str]:
