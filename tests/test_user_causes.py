@@ -366,6 +366,12 @@ def test_a_layer_of_a_model_file_checking_what_it_is_built_with_is_about_the_che
     grouped = got["the group size must divide the number of heads"]
     assert MODEL_CAUSE in grouped.documentation
     assert "`group_size`" in grouped.documentation and "`num_heads`" in grouped.documentation
+    # What the layer keeps is no key to look up in config.json under that name.
+    assert not any("config.json sets" in s for s in grouped.solutions)
+    assert grouped.solutions[0].startswith(
+        "Use a checkpoint whose config builds this layer with other values"
+    )
+    assert "`checkpoint`" not in grouped.commonSituations
 
 
 def test_a_built_layer_check_on_a_parallel_size_or_a_tensor_or_outside_model_files_is_not() -> None:

@@ -551,6 +551,15 @@ def advise(
                 sols.append(
                     f"Use a model whose `{key}` is one of {', '.join(values)}: only those are supported here"
                 )
+        elif keys and cause.rule == "built-from-config" and cause.names[:1] == ("checkpoint",):
+            # The names are what the layer keeps, filled from the config as it is built: not
+            # keys one can look up in config.json under those names.
+            read = ", ".join(f"`{k}`" for k in keys[:3])
+            sols.append(
+                f"Use a checkpoint whose config builds this layer with other values: the check reads {read}, "
+                f"which `{site.in_class or where}` sets from the config it is given"
+                + (f", so that `{avoid}`" if avoid else "")
+            )
         elif keys:
             sols.append(
                 f"Use a checkpoint whose config.json sets {', '.join(f'`{k}`' for k in keys[:3])} so that `{avoid}`"

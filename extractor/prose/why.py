@@ -72,6 +72,9 @@ def doc_sentences(site: Site) -> list[str]:
     return out
 
 
+_ARCH_NAME_RE = re.compile(r"^[A-Z][A-Za-z0-9_]*For[A-Z][A-Za-z0-9_]*$")
+
+
 def _names(cause: Cause, n: int = 4) -> str:
     return ", ".join(f"`{x}`" for x in cause.names[:n])
 
@@ -115,7 +118,16 @@ def situations(site: Site, roles: Roles, cause: Cause, cond: str) -> str:
     elif kind == "model" and cause.rule == "no-weights":
         lead = "A `--model-path` that points at the wrong folder or repo, or a download that stopped before the weight files."
     elif kind == "model":
-        lead = f"Loading a checkpoint whose config gives {_names(cause, 3)} a value {where} does not handle ({test}){ctx}."
+        # Only config keys fill the slot: not "checkpoint", nor an architecture the message names.
+        keys = [
+            n for n in cause.names if n not in ("checkpoint", "config.json") and not _ARCH_NAME_RE.match(n)
+        ]
+        given = ", ".join(f"`{k}`" for k in keys[:3])
+        lead = (
+            f"Loading a checkpoint whose config gives {given} a value {where} does not handle ({test}){ctx}."
+            if keys
+            else f"Loading a checkpoint {where} does not handle ({test}){ctx}."
+        )
     elif kind == "hardware" and cause.rule == "driver-error":
         lead = (
             f"A machine whose GPU driver and {cause.names[0]} library disagree, or whose GPU is lost or "
