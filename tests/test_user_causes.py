@@ -619,6 +619,8 @@ def test_an_error_code_of_a_gpu_driver_library_is_the_drivers_not_a_bug() -> Non
     assert nccl.solutions[0].startswith("Rerun with `NCCL_DEBUG=INFO`")
     # A class of sglang's own named after CUDA is no driver's answer.
     assert "GPU driver" not in got["capture"].documentation
+    # Nor is the wrapper's own code for a library no one loaded yet.
+    assert INTERNAL in got["function_pointer"].documentation
 
 
 def test_a_local_read_from_the_request_makes_its_check_the_requests() -> None:

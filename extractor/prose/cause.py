@@ -785,6 +785,10 @@ def _driver_error(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] 
     short = site.error_class.rsplit(".", 1)[-1]
     m = _DRIVER_CLASS_RE.match(short)
     if m is not None:
+        # ``raise NVMLError(NVML_ERROR_UNINITIALIZED)``: the wrapper's own code for a library no
+        # one loaded yet (a call made before the init), not an answer of the driver.
+        if site.statement and "_UNINITIALIZED" in site.statement:
+            return None
         return (m.group(1).upper(),)
     found = _DRIVER_MESSAGE_RE.search(message_text(site)[:200])
     return (found.group(1).upper(),) if found is not None else None
