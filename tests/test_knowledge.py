@@ -302,3 +302,26 @@ class ServerArgs:
     # An enum member stands for its value; a default the class holds is the flag's.
     assert flags["role"].default == "solo"
     assert flags["cp_mode"].default == "round-robin"
+
+
+def test_a_switch_whose_help_says_it_is_detected_from_the_data_is_marked() -> None:
+    source = b"""\
+import argparse
+from dataclasses import dataclass
+
+
+@dataclass
+class ServerArgs:
+    @staticmethod
+    def add_cli_args(parser):
+        parser.add_argument(
+            "--shared-outer",
+            action=argparse.BooleanOptionalAction,
+            default=None,
+            help="Force shared outer factors. Left out, it is auto-detected from adapter weights.",
+        )
+        parser.add_argument("--fast-path", action=argparse.BooleanOptionalAction, default=True, help="Use it.")
+"""
+    flags = build_knowledge({"python/sglang/srt/server_args.py": source}).flag_info
+    assert flags["shared_outer"].detected and flags["shared_outer"].off_flag == "--no-shared-outer"
+    assert not flags["fast_path"].detected

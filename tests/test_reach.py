@@ -1882,6 +1882,24 @@ def test_a_switch_that_leaving_out_does_not_turn_off_is_left_by_its_no_form() ->
     assert back is not None and back.apply("a.py", partial) == got
 
 
+def test_a_switch_detected_from_the_data_offers_no_way_out() -> None:
+    from extractor.prose.reach import RunReach
+
+    shared = (frozenset({("flag", "--shared-outer", ())}),)
+    partial = _partial("Layer.apply", "AssertionError")
+    # "" for its off form: the launch detects it from the adapter; forcing it off misreads it.
+    run = RunReach(
+        {"a.py": {"Layer.apply": shared}}, {}, switches={"--shared-outer"}, negated={"--shared-outer": ""}
+    )
+    got = run.apply("a.py", partial)
+    assert not any("--shared-outer" in s for s in got["solutions"])
+    assert got["triggerScenarios"].endswith(
+        "with `--shared-outer` on (given, or turned on when sglang detects that the data needs it)."
+    )
+    back = RunReach.from_plain(orjson.loads(orjson.dumps(run.to_plain())))
+    assert back is not None and back.apply("a.py", partial) == got
+
+
 def test_a_selecting_value_no_declaration_offers_is_said_to_come_only_from_python() -> None:
     from extractor.prose.reach import RunReach
 

@@ -83,7 +83,8 @@ def test_a_switch_detected_at_launch_is_turned_off_by_its_no_form_never_by_leavi
         for site, prose in _enriched("shared_outer.py", "python/sglang/srt/lora/pool.py")
     }
     on = by_message["shared outer factors need a single factor"]
-    assert "(`--shared-outer` is on (given, or turned on at launch unless `--no-shared-outer` is given))" in (
+    # Its help says the launch detects it from the adapter.
+    assert "(`--shared-outer` is on (given, or turned on when sglang detects that the data needs it))" in (
         on.documentation
     )
     assert on.solutions == ["Launch with `--no-shared-outer`"]
@@ -372,6 +373,9 @@ def test_a_layer_of_a_model_file_checking_what_it_is_built_with_is_about_the_che
         "Use a checkpoint whose config builds this layer with other values"
     )
     assert "`checkpoint`" not in grouped.commonSituations
+    # A builtin or a comprehension's own variable is no value the config gives.
+    axes = got["every rotary axis must be even"]
+    assert "the check reads `axes`, which" in axes.solutions[0]
 
 
 def test_a_built_layer_check_on_a_parallel_size_or_a_tensor_or_outside_model_files_is_not() -> None:

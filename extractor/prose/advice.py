@@ -170,6 +170,8 @@ def _gate_workarounds(roles: Roles, survivor_names: set[str], knowledge: Knowled
             if c.name in survivor_names:
                 continue
             if c.op == "truthy" or (c.op == "eq" and c.values and c.values[0] == "True"):
+                if c.kind == "flag" and c.info is not None and c.info.detected:
+                    continue  # on when the data needs it: forcing it off misreads that data
                 if c.kind == "flag" and c.info is not None and c.info.off_flag:
                     way = _GateWay(
                         f"Or launch with `{c.info.off_flag}`: this check only runs when `{c.name}` is on, "

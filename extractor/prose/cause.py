@@ -521,7 +521,17 @@ def _built_from_config(site: Site, roles: Roles, cs: Constraints) -> tuple[str, 
     for v in roles.deciding:
         if v.expr is None:
             return None
+        # A comprehension's own variable (``a`` of ``all(a % 2 == 0 for a in axes)``) is no setting.
+        looped = {
+            n.id
+            for g in ast.walk(v.expr)
+            if isinstance(g, ast.comprehension)
+            for n in ast.walk(g.target)
+            if isinstance(n, ast.Name)
+        }
         for node in ast.walk(v.expr):
+            if isinstance(node, ast.Name) and node.id in looped:
+                continue
             if isinstance(node, ast.Attribute) and node.attr in ("shape", "dtype", "device", "data"):
                 return None  # a tensor's own property: the weights or a buffer, not the config
             name = (
@@ -548,6 +558,7 @@ _PARALLEL_SIZE_RE = re.compile(r"(?:^|_)(?:tp|pp|ep|dp|cp)_(?:size|rank)$|world_
 
 _BUILTINS = frozenset(
     {"len", "isinstance", "hasattr", "getattr", "int", "float", "str", "None", "tuple", "list"}
+    | {"all", "any", "sum", "min", "max", "range", "sorted", "zip", "enumerate", "set", "dict"}
 )
 
 

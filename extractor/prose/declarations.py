@@ -74,6 +74,9 @@ class FlagInfo:
     """A literal default as the command line would spell it (``"triton"``, ``"8"``); empty for
     ``None`` (or no literal), which for a valued flag that is not ``optional`` means the launch
     code picks the value itself when the flag is left out."""
+    detected: bool = False
+    """Its help says that, left out, the value is detected from the data loaded ("auto-detected
+    from adapter weights"): forcing it either way makes sglang read that data wrongly."""
 
 
 @dataclass(frozen=True)
@@ -343,6 +346,7 @@ def _dataclass_field_flags(
                 optional=_is_none(stmt.value) and not (resolvable or _is_bool_type(inner) or action_bool),
                 default=_literal_default(stmt.value),
                 off_flag=_off_flag(flag, stmt.value) if negatable else "",
+                detected=bool(_DETECTED_RE.search(help_text)),
             )
         )
         found = True
@@ -417,8 +421,12 @@ def _add_argument_flag(
         default=default,
         replaced_by=replaced_by if deprecated and replaced_by.startswith("--") else "",
         off_flag=_off_flag(longs[0], default_node) if negatable else "",
+        detected=bool(_DETECTED_RE.search(help_text)),
     )
     return info, deprecated
+
+
+_DETECTED_RE = re.compile(r"\b(?:auto-?)?detected from\b", re.I)
 
 
 def _negatable(action: ast.expr) -> bool:

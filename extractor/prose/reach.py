@@ -153,6 +153,8 @@ def _plain_selector_words(sel: Selector, terms: _Terms) -> str:
             if off:
                 # Left out, the switch is on by default or by what the launch detects.
                 return f"`{name}` on (given, or turned on at launch unless `{off}` is given)"
+            if name in terms.negated:
+                return f"`{name}` on (given, or turned on when sglang detects that the data needs it)"
             by = terms.implied.get(name, ())
             return f"`{name}` (or {_either(by)}, {_sets(name, terms.switches)})" if by else f"`{name}`"
         said = _values_words(f"{name} ", values)
@@ -381,6 +383,10 @@ def _workarounds(
         if forced and kind == "flag" and _forced_archs(name, values, forced):
             continue
         off = (negated or {}).get(name) if kind == "flag" and not values else None
+        if off == "":
+            # Detected from the data (the adapter's own weights): leaving the switch out does not
+            # turn it off, and forcing it off would read that data wrongly. No way out here.
+            continue
         if off:
             out.append(
                 f"This code runs only with `{name}` on, and leaving it out may not turn it off (its "
@@ -720,7 +726,8 @@ class RunReach:
         """namespace -> valued flags -> the flags that pick from the same choices for one phase of the run
         (``--attention-backend`` -> ``--prefill-attention-backend``, ``--decode-attention-backend``)."""
         self.negated = negated or {}
-        """Switches that leaving out does not turn off -> the spelling that does (``--no-x``)."""
+        """Switches that leaving out does not turn off -> the spelling that does (``--no-x``), or
+        ``""`` for one the launch detects from the data (forcing it off is no way out)."""
         self.validations = tuple(validations)
         """The flag combinations the server-args validation refuses at startup (see :data:`Validation`)."""
         self.drafts = frozenset(drafts)
@@ -1213,7 +1220,9 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
         replaced,
         phased,
         {
-            i.flag: i.off_flag
+            # A switch the launch detects from the data it is given maps to "": its off spelling
+            # forces a reading of that data, which is no workaround.
+            i.flag: "" if i.detected else i.off_flag
             for _, flags in sorted(knowledge.scoped.items())
             for i in flags.values()
             if i.off_flag

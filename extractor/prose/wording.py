@@ -31,6 +31,8 @@ def constraint_words(c: Constraint) -> str:
     who = f"`{c.name}`" if c.kind == "flag" else f"the environment variable `{c.name}`"
     off = c.info.off_flag if c.kind == "flag" and c.info is not None else ""
     if c.op == "truthy":
+        if off and c.info is not None and c.info.detected:
+            return f"{who} is on (given, or turned on when sglang detects that the data needs it)"
         if off:
             return f"{who} is on (given, or turned on at launch unless `{off}` is given)"
         if c.kind == "flag":
