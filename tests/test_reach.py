@@ -1882,6 +1882,28 @@ def test_a_switch_that_leaving_out_does_not_turn_off_is_left_by_its_no_form() ->
     assert back is not None and back.apply("a.py", partial) == got
 
 
+def test_what_every_way_in_needs_is_a_way_out_and_part_of_the_failing_launch() -> None:
+    partial = {
+        "documentation": "Raised when the cache is full.",
+        "triggerScenarios": "A full cache.",
+        "tags": ["cache"],
+        "solutions": ["Report it as a bug"],
+        "exampleFix": "# before\npython -m sglang.launch_server --model m\n# after\npython -m sglang.launch_server --model m",
+    }
+    two = (
+        frozenset({("flag", "--enable-adapters", ()), ("platform", "hip", ())}),
+        frozenset({("flag", "--enable-adapters", ()), ("platform", "npu", ())}),
+    )
+    out = with_reach(partial, two, {}, switches={"--enable-adapters"})
+    assert any(s.endswith("launch without `--enable-adapters`") for s in out["solutions"])
+    assert "--enable-adapters" in out["exampleFix"].split("# after")[0]
+    # Ways that share nothing offer no single way out.
+    apart = (frozenset({("flag", "--enable-adapters", ())}), frozenset({("platform", "npu", ())}))
+    assert with_reach(partial, apart, {}, switches={"--enable-adapters"})["solutions"] == [
+        "Report it as a bug"
+    ]
+
+
 def test_a_switch_detected_from_the_data_offers_no_way_out() -> None:
     from extractor.prose.reach import RunReach
 

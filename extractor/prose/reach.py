@@ -351,7 +351,8 @@ def _workarounds(
     phased: Mapping[str, Sequence[str]] | None = None,
     negated: Mapping[str, str] | None = None,
 ) -> list[str]:
-    if len(reach) != 1:
+    reach = _shared(reach)
+    if not reach:
         return []
     out = []
     for name, values, others in _other_values(reach, choices, forced):
@@ -436,10 +437,20 @@ def _workarounds(
     return out
 
 
+def _shared(reach: Reach) -> Reach:
+    """The one way in, or what every way in needs (``(A and X) or (A and Y)`` needs ``A``): a
+    workaround or a failing launch may rest on that alone. Empty when the ways share nothing."""
+    if len(reach) <= 1:
+        return reach
+    common = frozenset.intersection(*reach)
+    return (common,) if common else ()
+
+
 def _command_args(
     reach: Reach, switches: AbstractSet[str], refused: AbstractSet[str] = frozenset()
 ) -> list[str]:
-    if len(reach) != 1:
+    reach = _shared(reach)
+    if not reach:
         return []
     args = []
     for kind, name, values in sorted(reach[0]):
