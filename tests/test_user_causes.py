@@ -376,6 +376,11 @@ def test_a_layer_of_a_model_file_checking_what_it_is_built_with_is_about_the_che
     # A builtin or a comprehension's own variable is no value the config gives.
     axes = got["every rotary axis must be even"]
     assert "the check reads `axes`, which" in axes.solutions[0]
+    # Locals read from the config by item or slice are that key's, and an entry below it is named.
+    shared = got["no earlier layer of the same type to share with"]
+    assert shared.solutions[0].startswith("Use a checkpoint whose config.json sets `layer_types` so that")
+    theta = got["rope_theta not found in config"]
+    assert "`rope_parameters.rope_theta`" in theta.solutions[0]
 
 
 def test_a_built_layer_check_on_a_parallel_size_or_a_tensor_or_outside_model_files_is_not() -> None:

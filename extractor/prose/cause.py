@@ -309,14 +309,24 @@ def _bound_config_keys(site: Site, views: list[AtomView]) -> list[str]:
     for b in site.guard.bindings:
         if b.name not in read or b.value is None:
             continue
-        root, parts = read_path(b.value)
+        value = b.value
+        entries: list[str] = []
+        while isinstance(value, ast.Subscript):
+            # ``config.layer_types[:first]``: an item or a slice of the key is still the key's;
+            # ``config.rope_parameters["rope_theta"]`` names an entry below it.
+            index = value.slice
+            if isinstance(index, ast.Constant) and isinstance(index.value, str):
+                entries.insert(0, index.value)
+            value = value.value
+        root, parts = read_path(value)
         if root is None:
             continue
         # From the config object down: ``self.config.text_config`` -> ``text_config``. A
         # ``getattr`` key is never the config object itself.
-        names = [root, *parts]
+        names = [root, *parts, *entries]
         # A call with a root is a ``getattr``: its key is the last name.
-        searched = names[:-1] if isinstance(b.value, ast.Call) else names
+        searched = names[: len(names) - len(entries)]
+        searched = searched[:-1] if isinstance(value, ast.Call) else searched
         roots = [i for i, n in enumerate(searched) if "config" in n.lower()]
         if not roots:
             continue
