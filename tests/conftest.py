@@ -20,9 +20,11 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
+from extractor.api import ExtractOptions, extract
 from extractor.prose.knowledge import build_knowledge
 from extractor.reach import SiteReach
 from extractor.reach.file_index import file_facts
+from extractor.records.model import ErrorRecord
 from tests.gitrepos import Content, make_repo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,6 +69,15 @@ LINE: dict[str, Any] = {
     },
     "datasetVersion": "2026-08-28T06:17:29.519Z",
 }
+
+
+def records_by_message(tmp_path: Path, files: Mapping[str, str]) -> dict[str, ErrorRecord]:
+    """The records of a one-commit repository of ``files`` (path -> source), by message."""
+    repo, shas = make_repo(tmp_path / "repo", [{p: s.encode() for p, s in files.items()}])
+    result = extract(
+        ExtractOptions.build(source=str(repo), sha=shas[0], jobs=1, cache_dir=tmp_path / "cache")
+    )
+    return {r.errorMessage: r for r in result.records}
 
 
 def record_line(**record: Any) -> dict[str, Any]:

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from extractor.api import ExtractOptions, extract
 from extractor.records.model import ErrorRecord
-from tests.gitrepos import make_repo
+from tests.conftest import records_by_message
 
 ARGS = "python/sglang/srt/server_args.py"
 SERVER_ARGS = """\
@@ -139,11 +138,7 @@ def _records(tmp_path: Path) -> dict[str, ErrorRecord]:
     files[MODEL] = MODEL_SOURCE
     files[LOADER] = LOADER_SOURCE
     files[DISPATCH] = DISPATCH_SOURCE
-    repo, shas = make_repo(tmp_path / "repo", [{p: s.encode() for p, s in files.items()}])
-    result = extract(
-        ExtractOptions.build(source=str(repo), sha=shas[0], jobs=1, cache_dir=tmp_path / "cache")
-    )
-    return {r.errorMessage: r for r in result.records}
+    return records_by_message(tmp_path, files)
 
 
 def test_a_parser_handed_a_flag_names_the_flag(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from extractor.prose.reach import RunReach, reach_phrase, with_reach
 from extractor.reach import SiteReach
 from extractor.reach.facts import FileFacts
 from extractor.reach.file_index import file_facts, module_name
-from tests.conftest import site_reach_of
+from tests.conftest import records_by_message, site_reach_of
 from tests.gitrepos import make_repo
 
 ARGS = "python/sglang/srt/server_args.py"
@@ -3494,10 +3494,8 @@ def test_an_entry_a_table_gains_on_one_platform_is_reached_there_alone() -> None
 
 
 def test_a_platform_gate_every_way_in_passes_is_no_hardware_cause(tmp_path: Path) -> None:
-    files = {p: (s if p == ARGS else textwrap.dedent(s)).encode() for p, s in PLATFORM_FILES.items()}
-    repo, shas = make_repo(tmp_path / "repo", [files])
-    result = extract(ExtractOptions.build(source=str(repo), sha=shas[0], jobs=1, cache_dir=tmp_path / "c"))
-    (rec,) = [r for r in result.records if r.errorMessage == "int4 kernels exist for NPU only"]
+    files = {p: s if p == ARGS else textwrap.dedent(s) for p, s in PLATFORM_FILES.items()}
+    rec = records_by_message(tmp_path, files)["int4 kernels exist for NPU only"]
     assert "Cause: an internal invariant: every way into this code runs on the platform" in rec.documentation
     assert not any(s.startswith("Run on NPU") for s in rec.solutions)
     assert "on Ascend NPU" in rec.triggerScenarios

@@ -16,13 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from extractor.api import ExtractOptions, extract
 from extractor.prose.advice import INTERNAL_CHECK
 from extractor.prose.passed import INTERNAL_CAUSE
 from extractor.reach.file_index import file_facts
-from extractor.records.model import ErrorRecord
-from tests.conftest import site_reach_of
-from tests.gitrepos import make_repo
+from tests.conftest import records_by_message, site_reach_of
 
 ARGS = "python/sglang/srt/server_args.py"
 SERVER_ARGS = """\
@@ -100,15 +97,6 @@ def serve(rows):
 """
 
 
-def _records(tmp_path: Path, files: dict[str, str]) -> dict[str, ErrorRecord]:
-    """The records of a one-commit repository of ``files``, by message."""
-    repo, shas = make_repo(tmp_path / "repo", [{p: s.encode() for p, s in files.items()}])
-    result = extract(
-        ExtractOptions.build(source=str(repo), sha=shas[0], jobs=1, cache_dir=tmp_path / "cache")
-    )
-    return {r.errorMessage: r for r in result.records}
-
-
 def test_the_facts_keep_the_names_a_file_spells_other_than_by_a_call() -> None:
     facts = file_facts(HELPERS, ast.parse(HELPER_SOURCE))
     # The f-string's fixed start is kept as a name pattern; a docstring's words are prose.
@@ -145,7 +133,7 @@ def test_an_internal_check_nothing_calls_is_said_to_be_the_direct_callers_argume
 ) -> None:
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
     files = {ARGS: SERVER_ARGS, HELPERS: HELPER_SOURCE, USER: USER_SOURCE}
-    records = _records(tmp_path, files)
+    records = records_by_message(tmp_path, files)
 
     packs = records["rows must fill whole packs"]
     assert INTERNAL_CAUSE not in packs.documentation
@@ -183,7 +171,7 @@ def test_a_function_called_only_by_sglangs_tests_is_still_reached_only_directly(
         """
     )
     files = {ARGS: SERVER_ARGS, HELPERS: HELPER_SOURCE, USER: USER_SOURCE, test_file: calls_it}
-    records = _records(tmp_path, files)
+    records = records_by_message(tmp_path, files)
     assert "Cause: the arguments of a direct call" in records["rows must fill whole packs"].documentation
     # The test itself is run by its runner, not by a call: it is not said to be called directly.
     assert "directly" not in records["pack_rows changed its rows"].triggerScenarios
@@ -269,7 +257,7 @@ def test_decode_code_is_not_said_to_run_with_a_prefill_only_flag(
         "python/sglang/srt/layers/plain_kernel.py": PLAIN_KERNEL,
         "python/sglang/srt/models/owl.py": MODEL,
     }
-    records = _records(tmp_path, files)
+    records = records_by_message(tmp_path, files)
     # The extend kernel the prefill flag builds runs its extend path...
     assert "with `--kernel-prefill-backend flash`" in records["no batch to extend"].triggerScenarios
     # ...but not its decode, which only the decode kernel's owner would call.

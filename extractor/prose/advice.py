@@ -61,6 +61,7 @@ from extractor.prose.flag_spelling import declared_flag, find_flag
 from extractor.prose.knowledge import EnvInfo, FlagInfo, Knowledge, is_knowledge_path, requirement_name
 from extractor.prose.origins import accepted_types, config_key_of, data_param, keys_checked
 from extractor.prose.platforms import alternatives
+from extractor.prose.why import scope_name
 from extractor.prose.why import situations as situations_of
 
 __all__ = [
@@ -777,8 +778,12 @@ def advise(
         if cause.rule == "unknown-keys":
             flag = fields[0] if fields and fields[0].startswith("--") else ""
             fix = (
-                f"# before\n{launcher(site, knowledge, False)} {flag} '<JSON with a key the message lists>'\n"
-                f"# after\n{launcher(site, knowledge, False)} {flag} '<the same JSON without it>'"
+                _command(
+                    site,
+                    knowledge,
+                    [flag, "'<JSON with a key the message lists>'"],
+                    [flag, "'<the same JSON without it>'"],
+                )
                 if flag
                 else f"# before: {subject} holds a key the message lists\n{call}\n"
                 f"# after: the same data without it (or with the key spelled as the code expects)\n{call}"
@@ -1112,7 +1117,7 @@ def _trigger(
 ) -> str:
     deciding = [c for v in roles.deciding for c in v.constraints]
     gates = " ".join(_gate_words(roles))
-    where = site.qualname if site.qualname not in ("", "<module>") else site.path
+    where = scope_name(site)
     if cause.kind in ("flag", "env") and deciding:
         words = " ".join(failing_launch(deciding)[:8])
         ctx = f" together with `{gates}`" if gates else ""

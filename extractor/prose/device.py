@@ -11,11 +11,11 @@ reach, swaps it in (:func:`with_device`).
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from extractor.prose.constraints import AtomView
+from extractor.reach.guard_atoms import platform_word
 
 if TYPE_CHECKING:
     from extractor.reach.paths import Reach
@@ -39,9 +39,6 @@ DEVICE_RULE = "device-on-path"
 PLATFORM_RULE = "platform-on-path"
 """The cause rule of the internal wording of a platform gate (``if not is_npu(): raise``) that
 every way in already passes: code registered or built on that platform alone."""
-
-# ``is_npu()``, ``_is_hip``: a gate on the platform the process runs on.
-_GATE_NAME = re.compile(r"^_?(?:is|use|on)_(hip|npu|xpu|cpu|cuda|musa|mps|hpu)$")
 
 # The platforms where a tensor property can hold: ROCm builds of torch report ``is_cuda`` too.
 _PROPERTY_PLATFORMS = {
@@ -118,26 +115,19 @@ def tensor_platforms(deciding: Sequence[AtomView]) -> tuple[str, ...] | None:
 def gate_platforms(deciding: Sequence[AtomView]) -> tuple[str, ...] | None:
     """The platforms where the deciding hardware tests, all of them ``not is_<platform>()`` gates,
     pass (the check fails everywhere else)."""
-    hardware = [v for v in deciding if v.hardware]
     found: set[str] = set()
-    for v in hardware:
+    for v in deciding:
+        if not v.hardware:
+            continue
         node = v.expr
-        if not (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)):
-            return None
-        inner = node.operand
-        if isinstance(inner, ast.Call) and not inner.args and not inner.keywords:
-            inner = inner.func
-        name = (
-            inner.id
-            if isinstance(inner, ast.Name)
-            else inner.attr
-            if isinstance(inner, ast.Attribute)
-            else ""
+        word = (
+            platform_word(node.operand)
+            if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)
+            else None
         )
-        m = _GATE_NAME.match(name)
-        if m is None:
+        if word is None:
             return None
-        found.add(m.group(1))
+        found.add(word)
     return tuple(sorted(found)) or None
 
 

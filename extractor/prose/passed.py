@@ -35,6 +35,7 @@ from extractor.prose.fixes import (
 )
 from extractor.prose.knowledge import FlagInfo
 from extractor.prose.reads import ReadContext
+from extractor.prose.why import scope_name
 from extractor.reach.arguments import CONFIG_SOURCE, ENV_SOURCE
 
 if TYPE_CHECKING:
@@ -86,7 +87,7 @@ def pending_spec(site: Site, roles: Roles, ctx: ReadContext, cause: Cause) -> di
         "c": [_plain(c) for c in deciding],
         "v": [_plain(c) for c in passed_constraints(roles.survivors, ctx)],
         "cond": condition_code(roles.deciding),
-        "where": site.qualname if site.qualname not in ("", "<module>") else site.path,
+        "where": scope_name(site),
         "kind": [kind.error_type, kind.background, kind.handling],
         "advice": advice_sentences(site.message.template[:4000]) if site.message else [],
         "mm": "multimodal_gen" in site.path,
@@ -111,15 +112,17 @@ def data_spec(site: Site, roles: Roles, cause: Cause) -> dict[str, Any] | None:
     # leaves a record that is not internal as it is.
     spec: dict[str, Any] = {"whole": False, "c": [[token, "data", []]], "v": [], "data": token}
     if cause.rule == "caller-data":
+        # What :func:`with_flag_text` words the check with, in the keys a pending spec uses,
+        # and the cause sentence it replaces.
         kind = classify(site, Cause("flag", (), "passed-flag"))
-        spec["text"] = {
-            "cond": condition_code(roles.deciding),
-            "avoid": negated_code(roles.deciding),
-            "where": site.qualname if site.qualname not in ("", "<module>") else site.path,
-            "kind": [kind.error_type, kind.background, kind.handling],
-            "said": f"Cause: {KIND_WORDS['input']} (`{given}`).",
-        }
-        spec["mm"] = "multimodal_gen" in site.path
+        spec.update(
+            cond=condition_code(roles.deciding),
+            avoid=negated_code(roles.deciding),
+            where=scope_name(site),
+            kind=[kind.error_type, kind.background, kind.handling],
+            mm="multimodal_gen" in site.path,
+            said=f"Cause: {KIND_WORDS['input']} (`{given}`).",
+        )
     return spec
 
 
@@ -128,14 +131,14 @@ def with_flag_text(
 ) -> dict[str, Any]:
     """``partial`` (a parser's check on the text handed in as ``param``) as the check of the
     value ``flag`` gives, when every caller fills ``param`` from that flag; else unchanged."""
-    text = spec.get("text")
+    said = str(spec.get("said", ""))
     doc = str(partial.get("documentation", ""))
-    if not isinstance(text, Mapping) or str(text.get("said", "")) not in doc:
+    if not said or said not in doc:
         return dict(partial)
-    where, cond, avoid = (str(text.get(k, "")) for k in ("where", "cond", "avoid"))
+    where, cond, avoid = (str(spec.get(k, "")) for k in ("where", "cond", "avoid"))
     via = f"its value reaches `{where}` as `{param}`"
     out = dict(partial)
-    out["documentation"] = doc.replace(str(text["said"]), f"Cause: a launch flag (`{flag}`): {via}.")
+    out["documentation"] = doc.replace(said, f"Cause: a launch flag (`{flag}`): {via}.")
     out["triggerScenarios"] = (
         f"Launching with a `{flag}` value for which `{cond}` holds when {where} reads it ({via})."
     )
@@ -151,14 +154,19 @@ def with_flag_text(
     advice = [s for s in kept if s.startswith("The message says")]
     out["solutions"] = list(dict.fromkeys([*advice, fix, *kept]))[:8]
     base = _launch(spec)
-    if f" {flag} " in f"{base} ":
-        # The launcher already gives it (``--model-path <model>``): that value is the one to change.
-        before = re.sub(rf"(?<= {re.escape(flag)} )\S+", "<current-value>", base)
-        after = re.sub(rf"(?<= {re.escape(flag)} )\S+", "<accepted-value>", base)
-    else:
-        before, after = f"{base} {flag} <current-value>", f"{base} {flag} <accepted-value>"
-    out["exampleFix"] = f"# before\n{before}\n# after\n{after}"
-    kind = text.get("kind")
+    given = re.compile(rf"(?<= {re.escape(flag)} )\S+")
+
+    def launch(value: str) -> str:
+        # The launcher may give the flag already (``--model-path <model>``): that value changes.
+        return given.sub(value, base) if given.search(base) else f"{base} {flag} {value}"
+
+    out["exampleFix"] = f"# before\n{launch('<current-value>')}\n# after\n{launch('<accepted-value>')}"
+    return _with_kind(out, spec)
+
+
+def _with_kind(out: dict[str, Any], spec: Mapping[str, Any]) -> dict[str, Any]:
+    """``out`` with the error type, background and handling ``spec`` holds for its new cause."""
+    kind = spec.get("kind")
     if isinstance(kind, list) and len(kind) == 3:
         out["errorType"], out["backgroundTag"], out["handlingStrategy"] = (str(k) for k in kind)
     return out
@@ -327,8 +335,9 @@ def with_passed(
     envs = {t: fs for t, fs in flags.items() if fs and all(f.namespace == ENV_SOURCE for f in fs)}
     if envs and len(envs) == len([t for t, fs in flags.items() if fs]):
         return with_passed_env(partial, spec, envs)
-    flags = {t: fs for t, fs in flags.items() if not any(f.namespace == ENV_SOURCE for f in fs)}
-    flags = {t: fs for t, fs in flags.items() if t not in config}
+    flags = {
+        t: fs for t, fs in flags.items() if t not in config and not any(f.namespace == ENV_SOURCE for f in fs)
+    }
     # A value the check needs to be a str is not a list flag's (see ``cause.str_tested``).
     as_str = set(spec.get("str", ()))
     flags = {t: [f for f in fs if not (f.is_list and t in as_str)] for t, fs in flags.items()}
@@ -385,10 +394,7 @@ def with_passed(
         out["exampleFix"] = (
             f"# before\n{base} {flag} <current-value>\n# after\n{base} {flag} <accepted-value>"
         )
-    kind = spec.get("kind")
-    if isinstance(kind, list) and len(kind) == 3:
-        out["errorType"], out["backgroundTag"], out["handlingStrategy"] = (str(k) for k in kind)
-    return out
+    return _with_kind(out, spec)
 
 
 def with_passed_env(
@@ -429,10 +435,7 @@ def with_passed_env(
     sols[:0] = [f"The message says: {s}" for s in spec.get("advice", ())]
     out["solutions"] = in_place_of_the_report(sols, partial)
     out["exampleFix"] = fix
-    kind = spec.get("kind")
-    if isinstance(kind, list) and len(kind) == 3:
-        out["errorType"], out["backgroundTag"], out["handlingStrategy"] = (str(k) for k in kind)
-    return out
+    return _with_kind(out, spec)
 
 
 def with_passed_config(

@@ -760,7 +760,7 @@ class RunReach:
                 data = str(spec.get("data", "")) if isinstance(spec, dict) else ""
                 if flags.get(data):
                     param, flag = data.partition(":")[2], flags[data][0].flag
-                    if isinstance(spec, dict) and "text" in spec:
+                    if isinstance(spec, dict) and "said" in spec:
                         partial = with_flag_text(partial, spec, param, flag)
                     else:
                         partial = with_data_flag(partial, param, flag)

@@ -15,8 +15,9 @@ from extractor.analysis.conditions import split_and
 from extractor.analysis.facts import Site
 from extractor.prose.cause import Cause, Roles, asked_flag, is_limit, message_text
 from extractor.prose.constraints import AtomView, fails_on_hardware, simplify
+from extractor.reach.forced import ARCH_NAME
 
-__all__ = ["code_words", "doc_sentences", "situations"]
+__all__ = ["code_words", "doc_sentences", "scope_name", "situations"]
 
 _MAX_WORDS = 300
 _WORD_RE = re.compile(r"[A-Za-z]{3,}")
@@ -31,7 +32,8 @@ def _comment(site: Site) -> str:
     return _clip(" ".join(c for c in site.comments if c.strip()))
 
 
-def _where(site: Site) -> str:
+def scope_name(site: Site) -> str:
+    """The function or method a site is in, or its file for module-level code."""
     return site.qualname if site.qualname not in ("", "<module>") else site.path
 
 
@@ -52,7 +54,7 @@ def code_words(site: Site) -> str:
     if comment:
         return f'The code gives the reason above the check: "{comment}"'
     if site.doc:
-        return f'`{_where(site)}` is documented as: "{_clip(site.doc)}"'
+        return f'`{scope_name(site)}` is documented as: "{_clip(site.doc)}"'
     if site.class_doc and site.in_class:
         return f'`{site.in_class}` is documented as: "{_clip(site.class_doc)}"'
     msg = _explaining_message(site)
@@ -66,13 +68,10 @@ def doc_sentences(site: Site) -> list[str]:
     check is stated there already)."""
     out = []
     if site.doc:
-        out.append(f'`{_where(site)}` is documented as: "{_clip(site.doc)}"')
+        out.append(f'`{scope_name(site)}` is documented as: "{_clip(site.doc)}"')
     if site.class_doc and site.in_class:
         out.append(f'Its class `{site.in_class}` is documented as: "{_clip(site.class_doc)}"')
     return out
-
-
-_ARCH_NAME_RE = re.compile(r"^[A-Z][A-Za-z0-9_]*For[A-Z][A-Za-z0-9_]*$")
 
 
 def _names(cause: Cause, n: int = 4) -> str:
@@ -99,7 +98,7 @@ def _left_out(roles: Roles) -> str:
 def situations(site: Site, roles: Roles, cause: Cause, cond: str) -> str:
     """``commonSituations``: who meets the check and with what, for this site, then the code's
     own reason when it gives one."""
-    where = f"`{_where(site)}`"
+    where = f"`{scope_name(site)}`"
     ctx = _gate_context(roles.gates)
     test = f"`{cond}`" if cond else "the check"
     kind = cause.kind
@@ -119,9 +118,7 @@ def situations(site: Site, roles: Roles, cause: Cause, cond: str) -> str:
         lead = "A `--model-path` that points at the wrong folder or repo, or a download that stopped before the weight files."
     elif kind == "model":
         # Only config keys fill the slot: not "checkpoint", nor an architecture the message names.
-        keys = [
-            n for n in cause.names if n not in ("checkpoint", "config.json") and not _ARCH_NAME_RE.match(n)
-        ]
+        keys = [n for n in cause.names if n not in ("checkpoint", "config.json") and not ARCH_NAME.match(n)]
         given = ", ".join(f"`{k}`" for k in keys[:3])
         lead = (
             f"Loading a checkpoint whose config gives {given} a value {where} does not handle ({test}){ctx}."

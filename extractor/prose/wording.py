@@ -10,6 +10,7 @@ from extractor.analysis.facts import Site
 from extractor.prose.constraints import AtomView, Constraint
 from extractor.prose.reads import Reads
 from extractor.prose.why import doc_sentences
+from extractor.reach.guard_atoms import SPECULATIVE_MODES
 
 _OP_WORDS = {
     "eq": "equals",
@@ -84,7 +85,11 @@ def _atom_words(v: AtomView) -> str:
     return "; ".join(bits)
 
 
-_SPECULATIVE_PASS_RE = re.compile(r"(not )?[\w.]*\bforward_mode\.is_(target_verify|draft_extend(?:_v2)?)\(\)")
+_SPECULATIVE_PASS_RE = re.compile(
+    r"(not )?[\w.]*\bforward_mode\.is_("
+    + "|".join(sorted(SPECULATIVE_MODES, key=lambda m: (-len(m), m)))
+    + r")\(\)"
+)
 
 
 def _scope_words(site: Site) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 
 from extractor.analysis.walk import called_name
 from extractor.prose.knowledge import is_knowledge_path
@@ -47,6 +47,7 @@ from extractor.reach.syntax import (
     class_name,
     f_string_ends,
     flat,
+    gated,
     handler_names,
     heads,
     is_class_name,
@@ -305,8 +306,6 @@ class _Builder:
         self._bindable: dict[str, dict[str, str]] = {}
         self._import_guards: dict[str, dict[str, list[tuple[int, ...]]]] = {}
         self._tables: dict[str, list[tuple[str, str]]] = {}
-        self._platform = ""
-        """The platform the module-level statement walked is gated on (``if is_npu():``), or ``""``."""
         self._type_checking = 0
         self._mentions: set[str] = set()
         """Depth of ``if TYPE_CHECKING:`` blocks around the statement walked: imports there never run."""
@@ -508,8 +507,7 @@ class _Builder:
         return ".".join(reversed(parts))
 
     def _module_level(self, body: Sequence[ast.stmt]) -> None:
-        for stmt, platform in _gated(body, self.guards.platform):
-            self._platform = platform
+        for stmt, platform in gated(body, self.guards.platform):
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and stmt.decorator_list:
                 self.facts.forced.extend((n, v, *a) for n, v, a in forced_by_function(stmt))
                 continue
@@ -524,7 +522,7 @@ class _Builder:
                     and not call.keywords
                 ):
                     # ``TABLE.update({"k": Cls})``: more entries of the table, often for one platform.
-                    self._dict_registry(call.func.value.id, call.args[0])
+                    self._dict_registry(call.func.value.id, call.args[0], platform)
                 else:
                     self._lazy_registration(call)
                 continue
@@ -539,7 +537,7 @@ class _Builder:
                     self._entry(value)
                     continue
                 if isinstance(value, ast.Dict):
-                    self._dict_registry(target.id, value)
+                    self._dict_registry(target.id, value, platform)
                     self.facts.forced.extend((n, v, *a) for n, v, a in forced_by_table(value))
                 subject = self.guards.subject(value, {})
                 if subject is not None:
@@ -572,7 +570,8 @@ class _Builder:
         if registry:
             self.facts.registrations.append(Registration(f"{module}.{cls}", registry, (key,)))
 
-    def _dict_registry(self, name: str, value: ast.Dict) -> None:
+    def _dict_registry(self, name: str, value: ast.Dict, platform: str) -> None:
+        """The definitions ``{"key": Cls}`` registers, on ``platform`` alone when one is given."""
         by_target: dict[str, list[str]] = {}
         entries: list[tuple[str, str]] = []
         for key, item in zip(value.keys, value.values, strict=True):
@@ -597,7 +596,7 @@ class _Builder:
         if entries:
             self._tables.setdefault(name, []).extend(entries)
         for target, keys in by_target.items():
-            self.facts.registrations.append(Registration(target, name, tuple(keys), self._platform))
+            self.facts.registrations.append(Registration(target, name, tuple(keys), platform))
 
     # ----------------------------------------------------------------- the walk
 
@@ -1130,20 +1129,3 @@ class _Builder:
             if head not in ("self", "cls") and head not in self.facts.imports and head not in self._def_names:
                 return
         self._calls.append(Call(qual, dotted, node.lineno, list(gs), None, recv="", ref=True))
-
-
-def _gated(
-    body: Sequence[ast.stmt], platform_of: Callable[[ast.expr], str | None], platform: str = ""
-) -> Iterator[tuple[ast.stmt, str]]:
-    """Module-level statements (those in top-level ``if`` / ``try`` blocks too), each with the
-    platform a gate around it runs it on alone (``if is_npu():``; ``""`` for none)."""
-    for stmt in body:
-        if isinstance(stmt, ast.If):
-            yield from _gated(stmt.body, platform_of, platform_of(stmt.test) or platform)
-            yield from _gated(stmt.orelse, platform_of, platform)
-        elif isinstance(stmt, ast.Try):
-            yield from _gated(stmt.body, platform_of, platform)
-            for handler in stmt.handlers:
-                yield from _gated(handler.body, platform_of, platform)
-        else:
-            yield stmt, platform

@@ -23,9 +23,10 @@ import ast
 import re
 from collections.abc import Sequence
 
-__all__ = ["Forced", "forced_by_function", "forced_by_table"]
+__all__ = ["ARCH_NAME", "Forced", "forced_by_function", "forced_by_table"]
 
-_ARCH = re.compile(r"^[A-Z][A-Za-z0-9_]*For[A-Z][A-Za-z0-9_]*$")
+ARCH_NAME = re.compile(r"^[A-Z][A-Za-z0-9_]*For[A-Z][A-Za-z0-9_]*$")
+"""A model architecture's class name (``Qwen3ForCausalLM``)."""
 
 Forced = tuple[str, str, tuple[str, ...]]
 """(setting name, the value as text, the architectures it is forced for)."""
@@ -33,7 +34,7 @@ Forced = tuple[str, str, tuple[str, ...]]
 
 def _arch_keys(args: Sequence[ast.expr]) -> tuple[str, ...] | None:
     names = [a.value for a in args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-    if not names or len(names) != len(args) or not all(_ARCH.match(n) for n in names):
+    if not names or len(names) != len(args) or not all(ARCH_NAME.match(n) for n in names):
         return None
     return tuple(names)
 

@@ -14,7 +14,15 @@ import re
 from extractor.reach.facts import Atom
 from extractor.reach.syntax import class_name
 
-__all__ = ["ACCESSOR", "TYPED", "GuardReader", "class_flag_name", "typed_params"]
+__all__ = [
+    "ACCESSOR",
+    "SPECULATIVE_MODES",
+    "TYPED",
+    "GuardReader",
+    "class_flag_name",
+    "platform_word",
+    "typed_params",
+]
 
 # ``is_hip()``, ``_is_npu``, ``_use_xpu``: the platform word is the suffix.
 _PLATFORM_NAME = re.compile(r"^_?(?:is|use|on)_(hip|rocm|npu|xpu|cpu|cuda|musa|mps|hpu|mlu)$")
@@ -23,8 +31,19 @@ _ENV_READERS = frozenset({"getenv", "get_bool_env_var", "get_int_env_var", "get_
 ACCESSOR = re.compile(r"^get_([a-z][a-z0-9_]*)$")
 """``get_moe_runner_backend``: the getter of the value flag ``moe_runner_backend`` set."""
 _VALUE_TEST = re.compile(r"^is_([a-z0-9_]+)$")
-# Forward modes of a batch that only a speculative run makes (``forward_mode.is_target_verify()``).
-_SPECULATIVE_MODES = frozenset({"target_verify", "draft_extend", "draft_extend_v2", "verify"})
+SPECULATIVE_MODES = frozenset({"target_verify", "draft_extend", "draft_extend_v2", "verify"})
+"""Forward modes of a batch that only a speculative run makes (``forward_mode.is_target_verify()``)."""
+
+
+def platform_word(node: ast.expr) -> str | None:
+    """The platform a gate on the running platform names (``is_hip()``, ``_is_npu``), or None."""
+    if isinstance(node, ast.Call) and not node.args:
+        node = node.func
+    if isinstance(node, ast.Name | ast.Attribute):
+        m = _PLATFORM_NAME.match(node.id if isinstance(node, ast.Name) else node.attr)
+        if m:
+            return m.group(1)
+    return None
 
 
 def _last_name(node: ast.expr) -> str:
@@ -114,14 +133,7 @@ class GuardReader:
         return None
 
     def platform(self, node: ast.expr) -> str | None:
-        if isinstance(node, ast.Call) and not node.args:
-            node = node.func
-        if isinstance(node, ast.Name | ast.Attribute):
-            text = node.id if isinstance(node, ast.Name) else node.attr
-            m = _PLATFORM_NAME.match(text)
-            if m:
-                return m.group(1)
-        return None
+        return platform_word(node)
 
     def atoms_of(
         self, node: ast.expr, local: dict[str, tuple[str, str]], aliases: dict[str, list[Atom]]
@@ -151,7 +163,7 @@ class GuardReader:
         )
         if m and isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             recv = node.func.value
-            if m.group(1) in _SPECULATIVE_MODES and _last_name(recv) == "forward_mode":
+            if m.group(1) in SPECULATIVE_MODES and _last_name(recv) == "forward_mode":
                 # A verify or draft-extend pass of the batch: runs only under speculative decoding.
                 return [("m", "speculative")]
             out: list[Atom] = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 __all__ = [
     "COLLECTORS",
@@ -16,6 +16,7 @@ __all__ = [
     "class_name",
     "f_string_ends",
     "flat",
+    "gated",
     "handler_names",
     "heads",
     "is_class_name",
@@ -81,16 +82,24 @@ def node_fields(kind: type) -> tuple[str, ...]:
 
 def flat(body: Sequence[ast.stmt]) -> Iterable[ast.stmt]:
     """Module-level statements, including those inside top-level ``if`` / ``try`` blocks."""
+    return (stmt for stmt, _ in gated(body, lambda _test: None))
+
+
+def gated(
+    body: Sequence[ast.stmt], platform_of: Callable[[ast.expr], str | None], platform: str = ""
+) -> Iterator[tuple[ast.stmt, str]]:
+    """The statements of :func:`flat`, each with the platform a gate around it runs it on alone
+    (``if is_npu():`` as ``platform_of`` reads the test; ``""`` for none)."""
     for stmt in body:
         if isinstance(stmt, ast.If):
-            yield from flat(stmt.body)
-            yield from flat(stmt.orelse)
+            yield from gated(stmt.body, platform_of, platform_of(stmt.test) or platform)
+            yield from gated(stmt.orelse, platform_of, platform)
         elif isinstance(stmt, ast.Try):
-            yield from flat(stmt.body)
+            yield from gated(stmt.body, platform_of, platform)
             for handler in stmt.handlers:
-                yield from flat(handler.body)
+                yield from gated(handler.body, platform_of, platform)
         else:
-            yield stmt
+            yield stmt, platform
 
 
 def heads(stmt: ast.stmt) -> list[ast.expr]:
