@@ -871,3 +871,22 @@ def test_a_package_named_by_a_parameter_that_is_not_installed_is_a_dependency(kn
     assert prose.solutions[0].startswith(
         "Install the package the message names, at least at the version it states"
     )
+
+
+def test_a_request_error_handed_back_with_no_field_to_name_says_where_to_look(knowledge: Knowledge) -> None:
+    # ``except ValueError as e: return error_response(str(e))``: no test, no field.
+    site = make_site(
+        (atom("ValueError", kind="except"),),
+        error_class="BadRequestError",
+        message="{str(e)}",
+        handlers=("ValueError",),
+        path="python/sglang/srt/entrypoints/openai/serving_tokenize.py",
+        qualname="OpenAIServingTokenize.handle",
+        in_class="OpenAIServingTokenize",
+        http_status=400,
+        kind="response",
+    )
+    prose = enrich(site, knowledge)
+    assert "Cause: the request or call input" in prose.documentation
+    assert "Fix the request: the error message it gets back says which part is rejected" in prose.solutions
+    assert "`the input check`" not in prose.triggerScenarios

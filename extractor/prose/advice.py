@@ -769,7 +769,13 @@ def advise(
         elif avoid:
             sols.append(f"Send {subject} so that `{avoid}` (this check rejects it otherwise)")
         else:
-            sols.append(f"Fix {subject} in the request")
+            # With no field to name (a handler that turns the parser's error into a response), the
+            # message the user gets back is what says which part to fix.
+            sols.append(
+                f"Fix {subject} in the request"
+                if subject != "the request"
+                else "Fix the request: the error message it gets back says which part is rejected"
+            )
         sols[:0] = advice
         call = call_of(site)
         before_call = f"a request/call for which `{cond}`" if cond else f"a request/call that {where} rejects"
@@ -1174,7 +1180,8 @@ def _trigger(
         by = f" handed to {where} as `{given[0]}`" if given else f" {where} reads"
         return f"JSON, YAML or TOML data{by} whose {entries} entry makes `{cond or 'the check'}` true."
     if cause.kind == "input":
-        return f"A request or call to {where} for which `{cond or 'the input check'}` holds ({', '.join(cause.names[:3])})."
+        test = f"`{cond}` holds" if cond else "the input check fails"
+        return f"A request or call to {where} for which {test} ({', '.join(cause.names[:3])})."
     if passed is not None:
         return passed_on.trigger(passed, f"`{where}`", site.error_class)
     if cause.kind == "resource":
