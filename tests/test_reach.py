@@ -1601,6 +1601,42 @@ def test_the_sites_own_guard_reads_variables_and_accessor_value_tests_as_callers
     assert "This code runs only with `SGLANG_SLOW_GATE` set" in slow.documentation
 
 
+def test_the_sites_own_guard_on_an_attribute_holding_an_accessor_value_test_selects_that_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
+    files = {
+        ARGS: SERVER_ARGS.encode(),
+        "python/sglang/srt/layers/moe/backend.py": MOE_BACKEND.encode(),
+        "python/sglang/srt/layers/moe/method.py": textwrap.dedent(
+            """\
+            from sglang.srt.layers.moe.backend import get_moe_runner_backend
+
+
+            class GroupedMethod:
+                def __init__(self):
+                    self.use_grouped = get_moe_runner_backend().is_grouped()
+                    self.fallback = False
+
+                def load(self, w):
+                    if self.use_grouped:
+                        if w.ndim != 3:
+                            raise ValueError("grouped weights need 3 dimensions")
+                    if self.fallback:
+                        if w.ndim != 2:
+                            raise ValueError("fallback weights need 2 dimensions")
+            """
+        ).encode(),
+    }
+    repo, shas = make_repo(tmp_path / "repo", [files])
+    records = {r.errorMessage: r for r in _run(repo, shas[0], tmp_path / "cache").records}
+    # ``self.use_grouped`` holds the value test of the backend's accessor: the test is the gate.
+    grouped = records["grouped weights need 3 dimensions"]
+    assert "This code runs only with `--moe-runner-backend grouped`" in grouped.documentation
+    # An attribute that holds a constant selects nothing.
+    assert "--moe-runner-backend" not in records["fallback weights need 2 dimensions"].documentation
+
+
 def test_a_value_the_callers_read_from_a_variable_selects_that_variables_value(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -88,6 +88,10 @@ def _options(
     sel = atom_selector(atom, flags, knowledge)
     if sel is None and resolve is not None:
         sel = resolve(atom)
+    if sel is None and read is not None and atom[0] == "a" and atom[2] == "self":
+        # ``if self.use_x:`` where the class stores a test of a flag there: read as a caller's is.
+        found = read(node)
+        return [frozenset({found})] if found is not None else []
     if sel is None or (atom[0] == "a" and sel[0] == "flag" and _always_true(sel[1], flags)):
         return []
     return [frozenset({sel})]

@@ -18,6 +18,7 @@ __all__ = [
     "ACCESSOR",
     "SPECULATIVE_MODES",
     "TYPED",
+    "VALUE_TEST",
     "GuardReader",
     "class_flag_name",
     "platform_word",
@@ -30,7 +31,8 @@ _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 _ENV_READERS = frozenset({"getenv", "get_bool_env_var", "get_int_env_var", "get_env_var", "environ.get"})
 ACCESSOR = re.compile(r"^get_([a-z][a-z0-9_]*)$")
 """``get_moe_runner_backend``: the getter of the value flag ``moe_runner_backend`` set."""
-_VALUE_TEST = re.compile(r"^is_([a-z0-9_]+)$")
+VALUE_TEST = re.compile(r"^is_([a-z0-9_]+)$")
+"""``is_marlin``: a value test method of a flag's value (an enum member of its choices)."""
 SPECULATIVE_MODES = frozenset({"target_verify", "draft_extend", "draft_extend_v2", "verify"})
 """Forward modes of a batch that only a speculative run makes (``forward_mode.is_target_verify()``)."""
 
@@ -157,7 +159,7 @@ class GuardReader:
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
             return self._compare(node, local, aliases)
         m = (
-            _VALUE_TEST.match(node.func.attr)
+            VALUE_TEST.match(node.func.attr)
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args
             else None
         )

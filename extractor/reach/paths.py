@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 
 from extractor.prose.knowledge import FlagInfo, Knowledge
 from extractor.reach.arguments import PassedFlags
-from extractor.reach.facts import FileFacts
+from extractor.reach.facts import Atom, FileFacts
 from extractor.reach.file_index import module_name
-from extractor.reach.guard_atoms import ACCESSOR, class_flag_name
+from extractor.reach.guard_atoms import ACCESSOR, VALUE_TEST, class_flag_name
 from extractor.reach.selectors import (
     Selector,
     arch_names,
@@ -194,6 +194,8 @@ class ReachFinder:
                 if called is not None:
                     out |= self._tested(called, path, scope, 0)
                     continue
+                # ``self.use_x = get_x_backend().is_y()`` then ``if self.use_x:``: that value test.
+                atom = self._attr_value_test(scope, atom[1], flags) or atom
             if atom[0] == "i" and atom[2] == "self" and atom[1] not in flags and scope is not None:
                 # ``self._backend.is_x()`` where the class stores a value of the flag's enum there.
                 dest = self._attr_flag(scope, atom[1], flags)
@@ -224,6 +226,21 @@ class ReachFinder:
         if "|" in stored or not stored.endswith("()") or stored.count("(") != 1:
             return None
         return stored[:-2]
+
+    def _attr_value_test(self, scope: str, attr: str, flags: Mapping[str, FlagInfo]) -> Atom | None:
+        """The value test of a flag's accessor that is all the class of definition ``scope`` stores
+        in ``attr`` (``get_moe_runner_backend().is_marlin()``), as a guard atom."""
+        stored = self._stored(scope, attr)
+        if "|" in stored or not stored.endswith("()"):
+            return None
+        head, _, method = stored[:-2].rpartition(".")
+        test = VALUE_TEST.match(method)
+        if test is None or not head.endswith("()") or head.count("(") != 1:
+            return None
+        accessor = ACCESSOR.match(head[:-2].rpartition(".")[2])
+        if accessor is None or accessor.group(1) not in flags:
+            return None
+        return ("i", accessor.group(1), "enum", test.group(1))
 
     def _attr_flag(self, scope: str, attr: str, flags: Mapping[str, FlagInfo]) -> str | None:
         """The flag whose value attribute ``attr`` of the class of definition ``scope`` holds, read
