@@ -1234,6 +1234,7 @@ def test_a_runs_reach_read_back_from_the_cache_holds_every_setting_it_was_built_
         negated={"--enable-old": "--no-enable-old"},
         validations=[(("--enable-old", "on", ()), ("--backend", "in", ("fast",)))],
         drafts={"OwlForCausalLMNextN"},
+        tested={"a.py": {"--backend": ("fast", "slow")}},
     )
     back = RunReach.from_plain(orjson.loads(orjson.dumps(run.to_plain())))
     assert back is not None
@@ -1635,6 +1636,46 @@ def test_the_sites_own_guard_on_an_attribute_holding_an_accessor_value_test_sele
     assert "This code runs only with `--moe-runner-backend grouped`" in grouped.documentation
     # An attribute that holds a constant selects nothing.
     assert "--moe-runner-backend" not in records["fallback weights need 2 dimensions"].documentation
+
+
+def test_a_backend_no_registry_lists_offers_the_other_values_the_sites_code_handles(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
+    backend = MOE_BACKEND.replace(
+        "    def is_grouped(self):",
+        "    def is_tiled(self):\n        return self == MoeRunnerBackend.TILED\n\n    def is_grouped(self):",
+    )
+    args = SERVER_ARGS.replace(
+        'choices=["auto", "grouped", "tiled"]', 'choices=["auto", "grouped", "tiled", "streamed"]'
+    )
+    files = {
+        ARGS: args.encode(),
+        "python/sglang/srt/layers/moe/backend.py": backend.encode(),
+        "python/sglang/srt/layers/moe/method.py": textwrap.dedent(
+            """\
+            from sglang.srt.layers.moe.backend import get_moe_runner_backend
+
+
+            class GroupedMethod:
+                def __init__(self):
+                    self.use_grouped = get_moe_runner_backend().is_grouped()
+                    self.use_tiled = get_moe_runner_backend().is_tiled()
+
+                def load(self, w):
+                    if self.use_grouped:
+                        assert w.ndim == 3
+            """
+        ).encode(),
+    }
+    repo, shas = make_repo(tmp_path / "repo", [files])
+    (record,) = _run(repo, shas[0], tmp_path / "cache").records
+    # The class also handles ``tiled``; ``streamed`` is declared but nothing here handles it, and
+    # ``auto`` stands for the launch's own pick.
+    assert (
+        "This code runs only with `--moe-runner-backend grouped`: if that moe runner backend is not "
+        "required, use one of the others this code handles: `--moe-runner-backend tiled`"
+    ) in record.solutions
 
 
 def test_a_value_the_callers_read_from_a_variable_selects_that_variables_value(

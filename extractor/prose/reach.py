@@ -318,6 +318,9 @@ def _forced_archs(name: str, values: Sequence[str], forced: Forced) -> list[str]
     return sorted({a for v in (values or ("True",)) for a in by_value.get(v, ())})
 
 
+_MAX_HANDLED = 4
+
+
 def _other_values(
     reach: Reach, choices: Mapping[str, Sequence[str]], forced: Forced | None = None
 ) -> list[tuple[str, tuple[str, ...], list[str]]]:
@@ -350,7 +353,9 @@ def _workarounds(
     implied: Implied | None = None,
     phased: Mapping[str, Sequence[str]] | None = None,
     negated: Mapping[str, str] | None = None,
+    handled: AbstractSet[str] = frozenset(),
 ) -> list[str]:
+    """``handled``: valued flags whose choices here are the values the site's own code tests for."""
     reach = _shared(reach)
     if not reach:
         return []
@@ -369,9 +374,15 @@ def _workarounds(
             )
             continue
         phases = (phased or {}).get(name, ())
+        other = (
+            f"use one of the others this code handles: `{name} {others[0]}`"
+            + "".join(f", `{o}`" for o in others[1:-1])
+            + (f" or `{others[-1]}`" if len(others) > 1 else "")
+            if name in handled and len(others) <= _MAX_HANDLED
+            else f"use another one, e.g. `{name} {others[0]}`"
+        )
         out.append(
-            f"This code runs only with `{name} {shown}`: if that {what} is not required, "
-            f"use another one, e.g. `{name} {others[0]}`"
+            f"This code runs only with `{name} {shown}`: if that {what} is not required, {other}"
             + (
                 f" (and leave out {' and '.join(f'`{p}`' for p in phases)}, or give "
                 f"{'them' if len(phases) > 1 else 'it'} another one too)"
@@ -578,6 +589,7 @@ def _wording(
     phased: Mapping[str, Sequence[str]] | None = None,
     negated: Mapping[str, str] | None = None,
     refused: AbstractSet[str] = frozenset(),
+    handled: AbstractSet[str] = frozenset(),
 ) -> _Wording:
     phrase = reach_phrase(
         reach, defaults, agreed, implied, switches, picked, forced, replaced, phased, negated, refused
@@ -590,7 +602,7 @@ def _wording(
     return _Wording(
         phrase,
         _tags(reach),
-        _workarounds(core, choices, switches, agreed, optional, forced, implied, phased, negated),
+        _workarounds(core, choices, switches, agreed, optional, forced, implied, phased, negated, handled),
         _command_args(reach, switches, refused),
         _other_values(core, choices, forced),
     )
@@ -701,6 +713,7 @@ class RunReach:
         negated: Mapping[str, str] | None = None,
         validations: Sequence[Validation] = (),
         drafts: AbstractSet[str] = frozenset(),
+        tested: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
     ) -> None:
         # path -> qualname (the callers' reach) or whole site key (a site whose own guard
         # narrows it further) -> reach.
@@ -743,7 +756,10 @@ class RunReach:
         """The flag combinations the server-args validation refuses at startup (see :data:`Validation`)."""
         self.drafts = frozenset(drafts)
         """Architecture names sglang gives a draft model it loads (see :mod:`extractor.prose.drafts`)."""
-        self._wordings: dict[tuple[str, Reach, str], _Wording] = {}
+        self.tested = tested or {}
+        """path -> valued flag -> the values the code of that file tests for: the choices offered
+        for a flag no registry lists choices of."""
+        self._wordings: dict[tuple[str, Reach, str, tuple[tuple[str, Sequence[str]], ...]], _Wording] = {}
 
     def apply(self, path: str, partial: Mapping[str, Any]) -> dict[str, Any]:
         """``partial`` (a worker's record, its ``id`` still the site key) with its reach stated."""
@@ -775,10 +791,20 @@ class RunReach:
             partial = with_device({k: v for k, v in partial.items() if k != DEVICE_KEY}, device, reach)
         ns = self.namespaces.get(path)
         choices = self._choices_for(ns, reach)
+        # A flag no registry lists values of: the others this file's code tests for.
+        named = {s[1] for conj in reach for s in conj if s[0] == "flag" and s[2]}
+        handled = tuple(
+            (flag, values)
+            for flag, values in sorted(self.tested.get(path, {}).items())
+            if flag in named and not choices.get(flag)
+        )
+        if handled:
+            choices = {**choices, **dict(handled)}
         # The sites of a scope share its reach: its wording is made once per run (and package, and
         # phase of the run).
         phase = phase_of(path, qualname)
-        wording = self._wordings.get((ns or "", reach, phase))
+        memo = (ns or "", reach, phase, handled)
+        wording = self._wordings.get(memo)
         if wording is None:
             wording = _wording(
                 reach,
@@ -794,12 +820,13 @@ class RunReach:
                 self._phased_for(ns, reach, phase),
                 self.negated,
                 self._refused(reach),
+                frozenset(flag for flag, _ in handled),
             )
             if self.validations and wording.workarounds:
                 wording = wording._replace(
                     workarounds=[w for w in wording.workarounds if not self._refused_at_startup(w, reach)]
                 )
-            self._wordings[(ns or "", reach, phase)] = wording
+            self._wordings[memo] = wording
         out = with_reach(partial, reach, choices, self.switches, self.agreed, self.optional, wording)
         return with_drafts(out, self.drafts) if draft_only(reach, self.drafts) else out
 
@@ -908,6 +935,10 @@ class RunReach:
                 [[flag, op, list(values)] for flag, op, values in rule] for rule in self.validations
             ],
             "drafts": sorted(self.drafts),
+            "tested": {
+                path: {f: list(v) for f, v in sorted(by_f.items())}
+                for path, by_f in sorted(self.tested.items())
+            },
             "phased": {
                 ns: {f: list(v) for f, v in sorted(by_f.items())} for ns, by_f in sorted(self.phased.items())
             },
@@ -972,6 +1003,10 @@ class RunReach:
                 for ns, by_f in data["declared"].items()
             }
             drafts = frozenset(str(a) for a in data["drafts"])
+            tested = {
+                str(path): {str(f): tuple(str(x) for x in v) for f, v in by_f.items()}
+                for path, by_f in data["tested"].items()
+            }
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
         return cls(
@@ -993,6 +1028,7 @@ class RunReach:
             negated,
             validations,
             drafts,
+            tested,
         )
 
 
@@ -1240,7 +1276,23 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
         },
         validations,
         sites.draft_names,
+        _tested_values(table, sites),
     )
+
+
+def _tested_values(
+    table: Mapping[str, Mapping[str, Reach]], sites: SiteReach
+) -> dict[str, dict[str, tuple[str, ...]]]:
+    """path -> valued flag of its reach -> the values its code tests for (see :attr:`RunReach.tested`)."""
+    out: dict[str, dict[str, tuple[str, ...]]] = {}
+    for path, by_q in sorted(table.items()):
+        named = {s[1] for reach in by_q.values() for conj in reach for s in conj if s[0] == "flag" and s[2]}
+        if not named:
+            continue
+        found = {f: v for f, v in sites.tested_values(path).items() if f in named}
+        if found:
+            out[path] = found
+    return out
 
 
 def _env_defaults(reach: Reach, on: AbstractSet[str], launched: AbstractSet[str] = frozenset()) -> Reach:

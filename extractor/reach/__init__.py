@@ -158,6 +158,11 @@ class SiteReach:
         )
         return next(iter(found)) if len(found) == 1 else None
 
+    def tested_values(self, path: str) -> dict[str, tuple[str, ...]]:
+        """Valued flag -> the values of it the code of ``path`` tests for (see
+        :meth:`ReachFinder.tested_values`)."""
+        return self.finder.tested_values(path)
+
     def passed_flags(self, path: str, qualname: str, token: str) -> tuple[FlagInfo, ...]:
         """The flags the callers fill value ``token`` (``n:param``, ``s:attr``) of ``qualname`` from."""
         return self.passed.of(module_name(path), qualname, token)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from extractor.prose.flag_spelling import declared_flag
 from extractor.prose.knowledge import FlagInfo, Knowledge
 from extractor.reach.arguments import PassedFlags
 from extractor.reach.facts import Atom, FileFacts
@@ -162,6 +163,7 @@ class ReachFinder:
         self._enums = enum_flags(self.index, self.knowledge)
         self._flag_views: dict[str, Mapping[str, FlagInfo]] = {}
         self._value_tests = _value_tests(self.index)
+        self._tested_values: dict[str, dict[str, tuple[str, ...]]] = {}
 
     # ----------------------------------------------------------------- selectors of one node
 
@@ -227,20 +229,40 @@ class ReachFinder:
             return None
         return stored[:-2]
 
+    def tested_values(self, path: str) -> dict[str, tuple[str, ...]]:
+        """Backend flag -> the values of it that the code of ``path`` tests for, in its tests and in
+        the value tests its classes keep (``self.use_marlin = get_moe_runner_backend().is_marlin()``):
+        the choices that code was written for, each one a value the flag declares."""
+        module = module_name(path)
+        found = self._tested_values.get(module)
+        if found is not None:
+            return found
+        f = self.index.files.get(module)
+        atoms: list[Atom] = [a for a in (f.atoms if f is not None else []) if a[0] in ("v", "i")]
+        flags = self._flags(path)
+        for d in f.defs if f is not None else []:
+            for _attr, stored in d.attrs:
+                kept = _value_test_atom(stored, flags)
+                if kept is not None:
+                    atoms.append(kept)
+        by_flag: dict[str, set[str]] = {}
+        for sel in self.guard_selectors(atoms, path):
+            if sel[0] == "flag" and sel[2]:
+                by_flag.setdefault(sel[1], set()).update(sel[2])
+        out = {}
+        for name, values in sorted(by_flag.items()):
+            info = declared_flag(name, flags)
+            # A backend is one implementation among others; another mode, role or format is
+            # another job (a decode server is no prefill server), not a way around this code.
+            if info is not None and info.dest.endswith("_backend"):
+                out[name] = tuple(c for c in info.choices if c in values and c.lower() not in _STAND_INS)
+        self._tested_values[module] = {k: v for k, v in out.items() if v}
+        return self._tested_values[module]
+
     def _attr_value_test(self, scope: str, attr: str, flags: Mapping[str, FlagInfo]) -> Atom | None:
         """The value test of a flag's accessor that is all the class of definition ``scope`` stores
         in ``attr`` (``get_moe_runner_backend().is_marlin()``), as a guard atom."""
-        stored = self._stored(scope, attr)
-        if "|" in stored or not stored.endswith("()"):
-            return None
-        head, _, method = stored[:-2].rpartition(".")
-        test = VALUE_TEST.match(method)
-        if test is None or not head.endswith("()") or head.count("(") != 1:
-            return None
-        accessor = ACCESSOR.match(head[:-2].rpartition(".")[2])
-        if accessor is None or accessor.group(1) not in flags:
-            return None
-        return ("i", accessor.group(1), "enum", test.group(1))
+        return _value_test_atom(self._stored(scope, attr), flags)
 
     def _attr_flag(self, scope: str, attr: str, flags: Mapping[str, FlagInfo]) -> str | None:
         """The flag whose value attribute ``attr`` of the class of definition ``scope`` holds, read
@@ -791,6 +813,21 @@ class ReachFinder:
 
 _RUN_BY_FRAMEWORK = frozenset({"forward", "extra_repr"})
 """Methods torch calls itself (``module(x)`` runs ``forward``)."""
+
+
+def _value_test_atom(stored: str, flags: Mapping[str, FlagInfo]) -> Atom | None:
+    """The guard atom of a stored value (a type expression, see :mod:`extractor.reach.receiver_facts`)
+    that is one value test of a flag's accessor: ``m.get_moe_runner_backend().is_marlin()``."""
+    if "|" in stored or not stored.endswith("()"):
+        return None
+    head, _, method = stored[:-2].rpartition(".")
+    test = VALUE_TEST.match(method)
+    if test is None or not head.endswith("()") or head.count("(") != 1:
+        return None
+    accessor = ACCESSOR.match(head[:-2].rpartition(".")[2])
+    if accessor is None or accessor.group(1) not in flags:
+        return None
+    return ("i", accessor.group(1), "enum", test.group(1))
 
 
 def _value_tests(index: TargetIndex) -> dict[tuple[str, str], tuple[str, ...]]:
