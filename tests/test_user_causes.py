@@ -290,6 +290,12 @@ def test_a_check_that_runs_only_while_a_variable_is_set_is_fixed_by_leaving_it_o
     assert "SGLANG_USE_FUSED_PATH=" in before and "SGLANG_USE_FUSED_PATH" not in after
     # A variable whose value is checked keeps it, set to one the check accepts.
     assert "SGLANG_PICK_MODE=fast" in _after(got["pick_mode"])
+    # Read once at module level (``_FAST_ACT = get_bool_env_var(...)``), the gate is still that
+    # variable: unsetting it avoids the check, not a value that makes the parameter ``None``.
+    activate = got["activate"]
+    assert any(s.startswith("Unset `SGLANG_FAST_ACT`") for s in activate.solutions), activate.solutions
+    assert not any("so that" in s for s in activate.solutions)
+    assert "SGLANG_FAST_ACT" not in _after(activate)
 
 
 def test_a_check_gated_on_a_variable_that_is_on_by_default_is_left_by_turning_it_off() -> None:

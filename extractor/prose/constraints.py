@@ -92,6 +92,12 @@ def _subject(
         values = ctx.bindings.get(node.id, ())
         if len(values) == 1:
             return _subject(values[0], ctx, depth + 1, passed)
+        module = ctx.module_values.get(node.id) if not values else None
+        if module is not None:
+            # ``_FAST_ACT = get_bool_env_var("SGLANG_X")`` at module level, then ``if _FAST_ACT:``.
+            found = _subject(module, ctx, depth + 1)
+            if found is not None and found[0] == "env":
+                return found
     if passed:
         if (
             isinstance(node, ast.Name)
