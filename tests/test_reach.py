@@ -3578,6 +3578,47 @@ def test_a_platform_gate_every_way_in_passes_is_no_hardware_cause(tmp_path: Path
     assert "on Ascend NPU" in rec.triggerScenarios
 
 
+def test_a_test_of_a_hardware_feature_only_one_platform_has_selects_that_platform(tmp_path: Path) -> None:
+    files = {
+        ARGS: SERVER_ARGS,
+        "python/sglang/srt/utils/cpu_caps.py": textwrap.dedent(
+            """\
+            def cpu_has_amx_support():
+                return False
+
+
+            def use_intel_amx_backend(layer):
+                return getattr(layer, "use_intel_amx_backend", False)
+            """
+        ),
+        "python/sglang/srt/layers/packed.py": textwrap.dedent(
+            """\
+            from sglang.srt.utils.cpu_caps import cpu_has_amx_support, use_intel_amx_backend
+
+            _is_cpu_amx_available = cpu_has_amx_support()
+
+
+            def pack(layer):
+                if use_intel_amx_backend(layer):
+                    assert layer.weight.ndim == 2, "packed weights must be 2-D"
+
+
+            def prepack(layer):
+                if not _is_cpu_amx_available:
+                    raise RuntimeError("prepacking needs a CPU with AMX")
+            """
+        ),
+    }
+    records = records_by_message(tmp_path, files)
+    # The layer takes the AMX backend only on a CPU: the check is reached there alone.
+    assert "on CPU" in records["packed weights must be 2-D"].triggerScenarios
+    # A failing feature test says nothing about another platform: it is the hardware's, not code
+    # built for one platform meeting another.
+    amx = records["prepacking needs a CPU with AMX"]
+    assert "for one platform alone" not in amx.triggerScenarios
+    assert "internal invariant" not in amx.documentation
+
+
 SPECULATIVE_ARGS = """\
 from dataclasses import dataclass
 

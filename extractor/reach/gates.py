@@ -11,17 +11,16 @@ flags (``a == "x" or b == "x"``) gives one alternative per flag.
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Callable, Mapping
 
 from extractor.prose.flag_spelling import declared_flag
 from extractor.prose.knowledge import FlagInfo, Knowledge
 from extractor.reach.facts import Atom
-from extractor.reach.selectors import PLATFORM_WORDS, Selector, atom_selector, disjoint_archs
+from extractor.reach.guard_atoms import platform_word
+from extractor.reach.selectors import Selector, atom_selector, disjoint_archs
 
 __all__ = ["gate_alternatives", "tidy", "with_gates"]
 
-_PLATFORM_NAME = re.compile(rf"^_?(?:is|use|on)_({'|'.join(PLATFORM_WORDS)})$")
 _MAX_ALTERNATIVES = 3
 _MAX_EXPRESSION = 4000
 
@@ -133,13 +132,11 @@ def _subject(node: ast.expr) -> tuple[str, str] | None:
 
 
 def _atom(node: ast.expr) -> Atom | None:
-    if isinstance(node, ast.Call) and not node.args and not node.keywords:
-        func = node.func
-        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-        m = _PLATFORM_NAME.match(name)
-        return ("p", m.group(1)) if m else None
-    if isinstance(node, ast.Name) and (m := _PLATFORM_NAME.match(node.id)):
-        return ("p", m.group(1))
+    platform = platform_word(node, features=True)  # a conjunct that must hold: never negated
+    if platform is not None:
+        return ("p", platform)
+    if isinstance(node, ast.Call):
+        return None
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         op, right = node.ops[0], node.comparators[0]
         subject = _subject(node.left)

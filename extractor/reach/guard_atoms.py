@@ -37,15 +37,29 @@ SPECULATIVE_MODES = frozenset({"target_verify", "draft_extend", "draft_extend_v2
 """Forward modes of a batch that only a speculative run makes (``forward_mode.is_target_verify()``)."""
 
 
-def platform_word(node: ast.expr) -> str | None:
-    """The platform a gate on the running platform names (``is_hip()``, ``_is_npu``), or None."""
-    if isinstance(node, ast.Call) and not node.args:
+# A test of a hardware feature only one platform has: Intel AMX and XMX are CPU and XPU units
+# (``cpu_has_amx_support()``, ``_is_cpu_amx_available``, ``use_intel_amx_backend(layer)``).
+_FEATURE_PLATFORM = {"amx": "cpu", "xmx": "xpu"}
+_PLATFORM_FEATURE = re.compile(
+    rf"^_?(?:is|use|has|{'|'.join(sorted(set(_FEATURE_PLATFORM.values())))})_(?:[a-z0-9]+_)*?"
+    rf"({'|'.join(_FEATURE_PLATFORM)})(?:_[a-z0-9]+)*$"
+)
+
+
+def platform_word(node: ast.expr, features: bool = False) -> str | None:
+    """The platform a gate on the running platform names (``is_hip()``, ``_is_npu``), or None.
+    With ``features``, a test of a hardware feature of one platform (``cpu_has_amx_support()``)
+    names it too: that test passing means that platform, failing does not mean another one."""
+    with_args = isinstance(node, ast.Call) and bool(node.args or node.keywords)
+    if isinstance(node, ast.Call):
         node = node.func
-    if isinstance(node, ast.Name | ast.Attribute):
-        m = _PLATFORM_NAME.match(node.id if isinstance(node, ast.Name) else node.attr)
-        if m:
-            return m.group(1)
-    return None
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    m = _PLATFORM_NAME.match(name)
+    if m and not with_args:
+        return m.group(1)
+    # A feature test may take the layer it asks about (``use_intel_amx_backend(layer)``).
+    feature = _PLATFORM_FEATURE.match(name) if features else None
+    return _FEATURE_PLATFORM[feature.group(1)] if feature else None
 
 
 def _last_name(node: ast.expr) -> str:
@@ -135,7 +149,7 @@ class GuardReader:
         return None
 
     def platform(self, node: ast.expr) -> str | None:
-        return platform_word(node)
+        return platform_word(node, features=True)
 
     def atoms_of(
         self, node: ast.expr, local: dict[str, tuple[str, str]], aliases: dict[str, list[Atom]]
