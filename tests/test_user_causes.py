@@ -481,6 +481,12 @@ def test_a_raise_that_hands_on_its_caught_error_sends_the_user_to_that_error() -
     job = got["Job failed: {exc}"]
     assert job.solutions[0].startswith('Fix the error this one hands on: its text follows "Job failed:"')
     assert 'sglang-errors match "<the text after Job failed:>"' in _after(job)
+    # A name that does not resolve is no service that is down: the advice is the name itself.
+    dns = got["Cannot resolve host {server_args.encoder_url!r}: {e}"]
+    assert "did not resolve to an address" in dns.triggerScenarios
+    assert any(s.startswith("Give an IP address in `--encoder-url`") for s in dns.solutions), dns.solutions
+    assert not any("service it calls is running" in s for s in dns.solutions)
+    assert "getent hosts <the host given with --encoder-url>" in _after(dns)
 
 
 def test_a_raise_that_says_what_is_wrong_itself_is_not_a_handed_on_error() -> None:

@@ -156,6 +156,30 @@ _CATEGORY_WORDS = {
 }
 
 
+# Network failures whose class alone says what failed: a name that does not resolve, a port that
+# nothing listens on. Their advice names that step instead of a service that is down.
+_RESOLVE_RE = re.compile(r"(?:^|\.)(?:gaierror|herror)$")
+_REFUSED_RE = re.compile(r"(?:^|\.)ConnectionRefusedError$")
+_NETWORK_WORDS = {
+    "resolve": "a host name inside the `try` block did not resolve to an address: a typo in the name, "
+    "or no DNS or `/etc/hosts` entry for it on this host",
+    "refused": "a connection inside the `try` block was refused: nothing listens at that address and "
+    "port, or a firewall rejects it",
+}
+
+
+def _network_kind(passed: PassedOn) -> str:
+    """``resolve`` or ``refused`` when every caught class is that one failure, else ``""``."""
+    for kind, pattern in (("resolve", _RESOLVE_RE), ("refused", _REFUSED_RE)):
+        if passed.category == "network" and passed.types and all(pattern.search(t) for t in passed.types):
+            return kind
+    return ""
+
+
+def _what_failed(passed: PassedOn) -> str:
+    return _NETWORK_WORDS.get(_network_kind(passed)) or _CATEGORY_WORDS[passed.category]
+
+
 def _types(passed: PassedOn) -> str:
     return " or ".join(f"`{t}`" for t in passed.types[:3]) or "an error"
 
@@ -171,7 +195,7 @@ def _shown(passed: PassedOn) -> str:
 def cause_sentence(passed: PassedOn) -> str:
     said = (
         f"Cause: the {_types(passed)} that the `try` block above raised, which this raise hands on "
-        f"({_shown(passed)}): {_CATEGORY_WORDS[passed.category]}. That error, not this check, says what to fix."
+        f"({_shown(passed)}): {_what_failed(passed)}. That error, not this check, says what to fix."
     )
     if passed.suggested:
         said += f" The message itself suggests changing {', '.join(f'`{f}`' for f in passed.suggested)}."
@@ -181,18 +205,34 @@ def cause_sentence(passed: PassedOn) -> str:
 def trigger(passed: PassedOn, where: str, error_class: str) -> str:
     return (
         f"Something inside the `try` block of {where} fails with {_types(passed)}, and {where} hands it on "
-        f"as `{error_class}`: {_CATEGORY_WORDS[passed.category]}."
+        f"as `{error_class}`: {_what_failed(passed)}."
     )
 
 
 def solutions(passed: PassedOn) -> list[str]:
+    kind = _network_kind(passed)
     sols = [
-        f"Fix the error this one hands on: {_shown(passed)}. Look that error up by its own text "
-        "(its record names its cause and fix)"
+        f"Fix the error this one hands on: {_shown(passed)}. "
+        + (
+            "It is the operating system's own: it names the host or address that failed"
+            if kind
+            else "Look that error up by its own text (its record names its cause and fix)"
+        )
     ]
     via = f" (its address is given with {', '.join(f'`{f}`' for f in passed.flags)})" if passed.flags else ""
     where = f" ({', '.join(f'`{f}`' for f in passed.flags)})" if passed.flags else ""
-    if passed.category == "network":
+    if kind == "resolve":
+        given = f" in {', '.join(f'`{f}`' for f in passed.flags)}" if passed.flags else ""
+        sols.append(
+            f"Give an IP address{given}, or a host name that resolves on this host and on every other "
+            "node (`getent hosts <name>` prints its address; add a DNS or `/etc/hosts` entry if it prints nothing)"
+        )
+    elif kind == "refused":
+        sols.append(
+            f"Check that the process meant to listen there is up and listening on that port{via} "
+            "(`ss -ltnp` on its host), and that no firewall rejects the connection, then retry"
+        )
+    elif passed.category == "network":
         sols.append(
             f"Check that the service it calls is running and reachable from this host{via}, then retry"
         )
@@ -214,8 +254,26 @@ def example_fix(passed: PassedOn, call: str) -> str:
         else "the error underneath"
     )
     text = f'"<the text after {passed.lead}>"' if passed.in_message and passed.lead else '"<its message>"'
-    lines = [f"# before: {call} fails with {seen}", "# after: look up the error it hands on, by its own text"]
-    lines.append(f"sglang-errors match {text}")
+    kind = _network_kind(passed)
+    if kind == "resolve":
+        name = (
+            f"<the host given with {passed.flags[0]}>" if passed.flags else "<the host name in the message>"
+        )
+        return "\n".join(
+            [
+                f"# before: {call} fails with {seen}",
+                "# after: check that the name resolves here",
+                f"getent hosts {name}",
+            ]
+        )
+    if kind == "refused":
+        lines = [f"# before: {call} fails with {seen}", "# after: check that something listens there"]
+    else:
+        lines = [
+            f"# before: {call} fails with {seen}",
+            "# after: look up the error it hands on, by its own text",
+        ]
+        lines.append(f"sglang-errors match {text}")
     if passed.category == "network":
         target = f"<the address given with {passed.flags[0]}>" if passed.flags else "<the address it calls>"
         lines.append(f"curl -sS {target}   # does the service answer from this host?")
