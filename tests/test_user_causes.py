@@ -749,3 +749,17 @@ def test_a_flag_the_message_asks_for_where_a_value_is_missing_is_given_in_the_fi
     assert draft.exampleFix.endswith("--draft-model-path <value>")
     assert "--draft-model-path" not in draft.exampleFix.split("# after")[0]
     assert "leaves out `--draft-model-path`" in draft.commonSituations
+
+
+def test_a_value_test_of_a_flags_accessor_and_a_value_the_message_names_give_that_value() -> None:
+    got = _prose("told_values.py", "python/sglang/srt/mem_cache/copy.py")
+    # ``get_copy_backend().is_direct()`` asks for one value of ``--copy-backend``.
+    pinned = got["pinned_copy"]
+    assert "Launch with `--copy-backend direct`" in pinned.solutions, pinned.solutions
+    assert "--copy-backend direct" in _after(pinned)
+    # The message names the value to use: no other value that merely skips the check is offered,
+    # and the failing launch gives the value it refuses.
+    dtype = got["configure_dtype"]
+    assert not any(s.startswith("Set `--dtype` to one of") for s in dtype.solutions), dtype.solutions
+    before, after = dtype.exampleFix.split("# after", 1)
+    assert "--dtype float\n" in before + "\n" and "--dtype float32" in after

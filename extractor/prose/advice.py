@@ -226,6 +226,20 @@ def _gate_workarounds(roles: Roles, survivor_names: set[str], knowledge: Knowled
     return list(out.values())[:2]
 
 
+def _contradicts(options: Sequence[Setting], told: Sequence[str]) -> bool:
+    """Whether the settings of one flag leave out the value the message tells the user to pass."""
+    if options[0].constraint.name != told[0] or len(told) < 2:
+        return False
+    return not any(str(s.value) == told[1] for s in options)
+
+
+def _told_first(options: list[Setting], told: Sequence[str]) -> list[Setting]:
+    """The settings of one flag with the value the message tells the user to pass first."""
+    if options[0].constraint.name != told[0] or len(told) < 2:
+        return options
+    return sorted(options, key=lambda s: str(s.value) != told[1])
+
+
 def _gate_words(roles: Roles) -> list[str]:
     """Launch words that put the run on the gated path: only gates that need something set
     (``--x`` given, ``--x v``); a gate an ordinary launch already passes adds nothing."""
@@ -369,6 +383,11 @@ def advise(
     fixed = fixed_settings(deciding, [*survivors, *validated(site, knowledge, deciding)], envs)
     msg = message_text(site)
     advice = _told(msg) if cause.kind != "internal" else []
+    told_words = told_setting(advice, knowledge.flags_for(site.path)) if advice else []
+    if told_words:
+        # "Use --moe-runner-backend flashinfer_cutlass instead": another value of the same flag
+        # that merely skips the check would contradict the message's own advice.
+        fixed = [_told_first(opts, told_words) for opts in fixed if not _contradicts(opts, told_words)]
     where = _where(site)
     cond = condition_code(roles.deciding)
     avoid = negated_code(roles.deciding)
@@ -475,7 +494,11 @@ def advise(
             if told:
                 # The message says what to pass ("pass --disable-x"): the fix adds exactly that.
                 gate = _gate_words(roles)
-                fix = _command(site, knowledge, gate, [*gate, *told], own)
+                # The failing launch gives the value the check refuses (``--kv-cache-dtype fp4_e2m1``).
+                given = next(
+                    (failing_words(c) for c in deciding if c.name == told[0] and c.op in ("eq", "in")), []
+                )
+                fix = _command(site, knowledge, [*gate, *given], [*gate, *told], own)
         md = (
             model_dtype(site, roles.deciding, knowledge.flags_for(site.path))
             if cause.rule == "model-dtype"

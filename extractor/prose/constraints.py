@@ -186,6 +186,9 @@ def _constraint(expr: ast.expr, negated: bool, ctx: ReadContext, passed: bool = 
             op = "is-none" if raw == "eq" else "not-none"
         else:
             op, values = raw, lit
+    elif (test := _value_test(expr, ctx)) is not None:
+        # ``get_moe_runner_backend().is_auto()``: the flag's value is that choice.
+        subj, op, values = (test[0], test[1], test[2]), "eq", (test[3],)
     else:
         subj = _subject(expr, ctx, passed=passed)
         if subj is None:
@@ -195,6 +198,24 @@ def _constraint(expr: ast.expr, negated: bool, ctx: ReadContext, passed: bool = 
         op = FLIP[op]
     kind, name, info = subj
     return Constraint(kind, name, op, values, info, kind == "env" and ctx.env_on(name))
+
+
+def _value_test(expr: ast.expr, ctx: ReadContext) -> tuple[str, str, FlagInfo | None, str] | None:
+    """``get_x_backend().is_y()`` (or ``backend.is_y()`` on the flag's value) where ``y`` is one of
+    the flag's declared choices: the flag, and that choice."""
+    if not (
+        isinstance(expr, ast.Call)
+        and not expr.args
+        and not expr.keywords
+        and isinstance(expr.func, ast.Attribute)
+        and expr.func.attr.startswith("is_")
+    ):
+        return None
+    subj = _subject(expr.func.value, ctx)
+    choice = expr.func.attr[3:]
+    if subj is None or subj[2] is None or choice not in subj[2].choices:
+        return None
+    return (*subj, choice)
 
 
 def _bound_collection(node: ast.expr, ctx: ReadContext) -> tuple[str, ...] | None:
