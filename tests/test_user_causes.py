@@ -763,3 +763,21 @@ def test_a_value_test_of_a_flags_accessor_and_a_value_the_message_names_give_tha
     assert not any(s.startswith("Set `--dtype` to one of") for s in dtype.solutions), dtype.solutions
     before, after = dtype.exampleFix.split("# after", 1)
     assert "--dtype float\n" in before + "\n" and "--dtype float32" in after
+
+
+def test_a_switch_the_message_names_by_its_dest_as_unsupported_is_left_out() -> None:
+    got = _prose("switch_named.py", "python/sglang/srt/mem_cache/npu_pool.py")
+    for name in ("NpuPool.make_pool", "check_batch"):
+        prose = got[name]
+        assert "Cause: a launch flag (`--enable-batch-encode`)" in prose.documentation, prose.documentation
+        assert prose.solutions == [
+            "Launch without `--enable-batch-encode`: the message names it as what this case does not support"
+        ]
+        before, after = prose.exampleFix.split("# after", 1)
+        assert "--enable-batch-encode" in before and "--enable-batch-encode" not in after
+
+
+def test_a_pip_option_in_the_message_is_no_package() -> None:
+    (prose,) = _prose("upgrade_hint.py", "python/sglang/multimodal_gen/runtime/loader.py").values()
+    assert "`diffusers`" in prose.documentation
+    assert "--upgrade`" not in prose.documentation, prose.documentation

@@ -444,7 +444,16 @@ def advise(
             unset = not named[0].startswith("--") and (
                 told_unset(advice, named[0]) or _switched_on_feature(site, knowledge, named[0])
             )
-            if cause.rule not in ("argv-flag", "model-dtype") and not (advice or workaround or unset):
+            # A switch the message names as what this case does not support: leaving it out is
+            # the fix (below), not a value of it "so that" the check's own test holds.
+            against = (
+                named[0].startswith("--")
+                and _is_switch(knowledge, site, named[0])
+                and _speaks_against(msg, named[0])
+            )
+            if cause.rule not in ("argv-flag", "model-dtype") and not (
+                advice or workaround or unset or against
+            ):
                 split = _attention_split(named, site, knowledge)
                 # A parallel size set against the model's config (``tp_size > n_routed_experts``):
                 # the other side is the checkpoint's, so the flag is what moves.
@@ -455,11 +464,7 @@ def advise(
                 else:
                     sols.append(f"Change {shown} in the launch command{target}{theirs}")
             on_path = named[0].startswith("--") and _switch_on_path(roles, knowledge, site, named[0])
-            if on_path or (
-                named[0].startswith("--")
-                and _is_switch(knowledge, site, named[0])
-                and _speaks_against(msg, named[0])
-            ):
+            if on_path or against:
                 # A switch takes no value: the path needs it given (or the message names it as what
                 # the failing launch has), so the fix leaves it out; a message that asks for it given
                 # ("pass --disable-x") is read below and wins.
@@ -1252,7 +1257,9 @@ _WHOLE_THINGS = frozenset({"draft model", "target model", "tokenizer", "checkpoi
 
 # A message that speaks against what the launch has ("not supported with --x", "disable --x").
 _AGAINST_RE = re.compile(
-    r"disabl|remov|not (?:fully |yet )?supported|unsupported|incompatible|cannot be used", re.I
+    r"disabl|remov|not (?:fully |yet )?supported|unsupported|incompatible|cannot be used|"
+    r"(?:do not|don't) (?:set|use|pass|enable|add)\b",
+    re.I,
 )
 
 
@@ -1286,7 +1293,9 @@ def _speaks_against(msg: str, flag: str) -> bool:
     pass ("use --disable-x", "set --x"): a ``--disable-`` switch named in a complaint is the cure."""
     if flag.startswith("--disable") or _AGAINST_RE.search(msg) is None:
         return False
-    told = re.search(rf"\b(?:use|pass|add|set|enable|try)\s+[`'\"]?{re.escape(flag)}(?![\w-])", msg, re.I)
+    told = re.search(
+        rf"(?<!not )(?<!n't )\b(?:use|pass|add|set|enable|try)\s+[`'\"]?{re.escape(flag)}(?![\w-])", msg, re.I
+    )
     return told is None
 
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 import ast
 import re
 import sys
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from extractor.analysis.facts import Site
 from extractor.analysis.walk import key_read, read_path
@@ -222,7 +222,8 @@ def packages(site: Site) -> list[str]:
             base = re.split(r"[<>=!~\[]", name, maxsplit=1)[0].lower()
             # ``sglang[ray]`` is an extra to install, though sglang itself is not missing.
             wanted = base not in _NOT_PACKAGES or "[" in name
-            if base and wanted and not base.startswith("{") and len(base) > 1:
+            # ``pip install --upgrade x``: an option of pip, not a package.
+            if base and wanted and not base.startswith(("{", "-")) and len(base) > 1:
                 out.append(name)
     if not out and site.error_class.rsplit(".", 1)[-1] in ("ImportError", "ModuleNotFoundError"):
         tried = imported_package(site)
@@ -355,6 +356,8 @@ class CauseRule:
 @dataclass(frozen=True)
 class Constraints:
     deciding: list[Constraint]
+    flags: Mapping[str, FlagInfo] = field(default_factory=dict)
+    """The flags of the site's package, by dest."""
 
 
 def _dependency(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
@@ -414,9 +417,19 @@ def _env(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
 
 def _message_flag(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
     # The message names the flag the check is about ("--x requires --y"): the guard reads it
-    # through a helper or a value computed from it.
+    # through a helper or a value computed from it. A switch named by its dest counts too
+    # ("enable_hisparse is not supported on the NPU pool"): the check refuses what it turns on.
     flags = message_flags(site)
+    msg = message_text(site)
+    for word in dict.fromkeys(_DEST_WORD_RE.findall(msg)):
+        info = cs.flags.get(word)
+        if info is not None and info.is_bool and info.flag not in flags:
+            flags.append(info.flag)
     return tuple(flags) if flags else None
+
+
+# A switch's dest as a message spells it: ``enable_hisparse``, ``disable_radix_cache``.
+_DEST_WORD_RE = re.compile(r"(?<![\w-])((?:enable|disable|use)_[a-z0-9_]*[a-z0-9])(?![\w-])")
 
 
 def _hardware(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
@@ -881,9 +894,12 @@ RULES: tuple[CauseRule, ...] = (
 )
 
 
-def cause_of(site: Site, roles: Roles, constraints: list[Constraint]) -> Cause:
-    """The first rule of :data:`RULES` that matches; ``internal`` when none does."""
-    cs = Constraints(constraints)
+def cause_of(
+    site: Site, roles: Roles, constraints: list[Constraint], flags: Mapping[str, FlagInfo] | None = None
+) -> Cause:
+    """The first rule of :data:`RULES` that matches; ``internal`` when none does. ``flags``: the
+    flags of the site's package, by dest."""
+    cs = Constraints(constraints, flags if flags is not None else {})
     for rule in RULES:
         names = rule.test(site, roles, cs)
         if names is not None:

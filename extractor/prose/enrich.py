@@ -196,7 +196,11 @@ def _enrich(
     involved = [v for v in views if v.atom.role != "survivor"]
     total = merged_reads(_pinned(v) if v.atom.role == "survivor" else v.reads for v in views)
     cause = forced or refine(
-        site, roles, cause_of(site, roles, [c for v in roles.deciding for c in v.constraints])
+        site,
+        roles,
+        cause_of(
+            site, roles, [c for v in roles.deciding for c in v.constraints], knowledge.flags_for(site.path)
+        ),
     )
     if cause.kind == "dependency":
         own = own_distribution(site.path)
