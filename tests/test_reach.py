@@ -1638,6 +1638,79 @@ def test_the_sites_own_guard_on_an_attribute_holding_an_accessor_value_test_sele
     assert "--moe-runner-backend" not in records["fallback weights need 2 dimensions"].documentation
 
 
+def test_an_attribute_that_holds_a_test_gates_what_its_class_runs_under_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
+    files = {
+        ARGS: SERVER_ARGS.encode(),
+        "python/sglang/srt/environ.py": ENV_REGISTRY.encode(),
+        "python/sglang/srt/multimodal/graph_runner.py": textwrap.dedent(
+            """\
+            class EncoderGraphRunner:
+                def __init__(self, encoder):
+                    if encoder.num_heads is None:
+                        raise ValueError("the encoder graph needs a head count")
+            """
+        ).encode(),
+        "python/sglang/srt/multimodal/encoder.py": textwrap.dedent(
+            """\
+            from sglang.srt.environ import envs
+            from sglang.srt.multimodal.graph_runner import EncoderGraphRunner
+            from sglang.srt.utils import is_cuda
+
+            _is_cuda = is_cuda()
+
+
+            class Encoder:
+                def __init__(self):
+                    self.num_heads = None
+                    self.enable_graph = _is_cuda and envs.SGLANG_SLOW_GATE.get()
+                    self.runner = None
+                    if self.enable_graph:
+                        self.runner = EncoderGraphRunner(self)
+
+
+            class Decoder:
+                def __init__(self, graph):
+                    self.use_graph = envs.SGLANG_SLOW_GATE.get() and graph
+                    self.use_graph = graph
+
+                def run(self, x):
+                    if self.use_graph:
+                        if x.ndim != 2:
+                            raise ValueError("the decoder graph takes 2-D input")
+            """
+        ).encode(),
+        "python/sglang/srt/models/owl.py": textwrap.dedent(
+            """\
+            from sglang.srt.multimodal.encoder import Decoder, Encoder
+
+
+            class OwlForCausalLM:
+                def __init__(self, graph):
+                    self.encoder = Encoder()
+                    self.decoder = Decoder(graph)
+
+                def forward(self, x):
+                    return self.decoder.run(x)
+
+
+            EntryClass = OwlForCausalLM
+            """
+        ).encode(),
+    }
+    repo, shas = make_repo(tmp_path / "repo", [files])
+    records = {r.errorMessage: r for r in _run(repo, shas[0], tmp_path / "cache").records}
+    # The runner is built only where ``self.enable_graph`` holds: on CUDA, with the variable set.
+    runner = records["the encoder graph needs a head count"]
+    assert "`SGLANG_SLOW_GATE` set" in runner.triggerScenarios and "on CUDA" in runner.triggerScenarios, (
+        runner.triggerScenarios
+    )
+    # Another value stored in the same attribute (a parameter) makes the test say nothing sure.
+    assert "SGLANG_SLOW_GATE" not in records["the decoder graph takes 2-D input"].triggerScenarios
+
+
 def test_a_backend_no_registry_lists_offers_the_other_values_the_sites_code_handles(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

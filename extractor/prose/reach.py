@@ -1194,7 +1194,7 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
                 f.path,
                 knowledge,
                 functools.partial(sites.passed_selector, f.path, qualname),
-                functools.partial(sites.test_selector, f.path, qualname),
+                functools.partial(sites.test_selectors, f.path, qualname),
             )
             # A site under ``if __name__ == "__main__":`` runs when its file is run as a script,
             # whatever imports the module elsewhere: nothing of the served path is said of it.

@@ -143,20 +143,25 @@ class SiteReach:
     def test_selector(self, path: str, qualname: str, test: ast.expr) -> Selector | None:
         """The one selector a test in ``qualname`` of ``path`` means, read as a caller's guard is
         (``envs.SGLANG_X.get()``, ``get_x_backend().is_y()``); None when it names none or several."""
+        found = self.test_selectors(path, qualname, test)
+        return next(iter(found)) if len(found) == 1 else None
+
+    def test_selectors(self, path: str, qualname: str, test: ast.expr) -> frozenset[Selector]:
+        """The selectors a one-atom test in ``qualname`` of ``path`` needs, read as a caller's guard
+        is (``self.enable_cg`` where the class stores ``_is_cuda and envs.SGLANG_X.get()``)."""
         module = module_name(path)
         f = self.index.files.get(module)
         if f is None:
-            return None
+            return frozenset()
         reader = self._readers.get(module)
         if reader is None:
             reader = self._readers[module] = GuardReader(dict(f.imports))
         atoms = reader.atoms_of(test, {}, {})
         if len(atoms) != 1:
-            return None
-        found = self.finder.guard_selectors(atoms, path, f"{module}:{qualname}") or self.finder.class_guards(
+            return frozenset()
+        return self.finder.guard_selectors(atoms, path, f"{module}:{qualname}") or self.finder.class_guards(
             atoms
         )
-        return next(iter(found)) if len(found) == 1 else None
 
     def tested_values(self, path: str) -> dict[str, tuple[str, ...]]:
         """Valued flag -> the values of it the code of ``path`` tests for (see

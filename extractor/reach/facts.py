@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 37
+FACTS_VERSION = 38
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 Atom = tuple[str, ...]
@@ -145,7 +145,10 @@ class FileFacts:
     ``isinstance(x, C)`` holds for one of the classes (``None`` otherwise); ``("a", qualname,
     architectures..., .keys...)`` for one that returns whether the checkpoint's architecture is one
     of those (and, for each ``.key``, whether its config sets that key); ``("o", qualname, x...)``
-    for a method that returns ``self.is_x() or ...``: true where any of those value tests is."""
+    for a method that returns ``self.is_x() or ...``: true where any of those value tests is;
+    ``("s", method qualname, x, atom indexes...)`` for ``self.x = <test>`` in a method, the atoms
+    every way of that test being true implies, with ``("S", method qualname, x)`` for each other
+    value a method stores in such an ``x`` and ``("F", method qualname, x)`` for a false constant."""
     agreed: list[str] = field(default_factory=list)
     """Attributes (flag destinations) filled from a derived value when not given, and refused when a
     given value disagrees with it (:mod:`extractor.reach.agreement`)."""

@@ -296,6 +296,7 @@ class _Builder:
         self.facts = FileFacts(path=path, module=module_name(path))
         self.is_package = path.endswith("__init__.py")
         self._atom_ids: dict[Atom, int] = {}
+        self._self_tests: list[tuple[str, ...]] = []
         self._calls: list[Call] = []
         self.guards = GuardReader(self.facts.imports)
         self._types: dict[str, Types] = {}
@@ -333,6 +334,9 @@ class _Builder:
         self._block(self.tree.body, "<module>", "", "", [], None, {}, {})
         for getter, dest in holder_getters(self.tree, self.guards):
             self.facts.tests.append(("p", getter, str(self._atom(("a", dest, "args")))))
+        # Other assignments of an attribute matter only where some method stores a test in it.
+        tested = {row[2] for row in self._self_tests if row[0] == "s"}
+        self.facts.tests.extend(row for row in self._self_tests if row[2] in tested)
         # Call heads are resolved once every import is known: one inside a function may come
         # after a call that uses it in another function.
         imports = self.facts.imports
@@ -360,6 +364,41 @@ class _Builder:
         if "ArgumentParser" in self.facts.calls and not is_knowledge_path(self.facts.path):
             self._own_parser()
         self.facts.mentions = sorted(self._mentions.difference(self.facts.calls))
+
+    def _self_test(
+        self,
+        stmt: ast.Assign | ast.AnnAssign,
+        qual: str,
+        local: dict[str, tuple[str, str]],
+        aliases: dict[str, list[Atom]],
+    ) -> None:
+        """``self.x = <test>`` (``_is_cuda and envs.SGLANG_X.get()``) as ``("s", method, x, atom
+        indexes...)``; another value stored in ``x`` as ``("S", method, x)``, a false constant as
+        ``("F", method, x)`` (see :attr:`FileFacts.tests`)."""
+        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
+        if isinstance(stmt, ast.AnnAssign):
+            target = stmt.target
+        value = stmt.value
+        if not (
+            isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and target.value.id == "self"
+            and value is not None
+        ):
+            return
+        if isinstance(value, ast.Constant) and not value.value:
+            self._self_tests.append(("F", qual, target.attr))
+            return
+        atoms = (
+            self.guards.atoms_of(value, local, aliases)
+            if isinstance(value, ast.BoolOp | ast.Compare | ast.Call)
+            else []
+        )
+        # ``self.runner = Runner(self)`` builds an object: no test, though its call reads like one.
+        if atoms and not any(a[0] == "t" and a[1].rpartition(".")[2][:1].isupper() for a in atoms):
+            self._self_tests.append(("s", qual, target.attr, *(str(self._atom(a)) for a in atoms)))
+        else:
+            self._self_tests.append(("S", qual, target.attr))
 
     def _own_parser(self) -> None:
         """A script that parses its own command line: its ``args.dtype`` is its own ``--dtype``,
@@ -717,6 +756,8 @@ class _Builder:
                 kept = self_assignment(stmt) if qual != "<module>" else None
                 if kept is not None:
                     self.facts.attrs.append((qual, *kept))
+                if qual != "<module>" and isinstance(stmt, ast.Assign | ast.AnnAssign):
+                    self._self_test(stmt, qual, local, aliases)
                 bound = name_binding(stmt, self._bindable.get(qual)) if qual != "<module>" else None
                 if bound is not None:
                     self.facts.binds.append((qual, *bound))

@@ -28,9 +28,9 @@ _MAX_EXPRESSION = 4000
 Resolve = Callable[[Atom], "Selector | None"]
 """The selector of an atom the flags alone do not name (``self.x`` filled from a flag), or None."""
 
-Read = Callable[[ast.expr], "Selector | None"]
-"""The selector of a test this module's own reading does not know (an environment read, a value
-test of a flag's accessor ``get_x_backend().is_y()``), read as the callers' guards are; or None."""
+Read = Callable[[ast.expr], "frozenset[Selector]"]
+"""The selectors a test this module's own reading does not know needs (an environment read, a value
+test of a flag's accessor ``get_x_backend().is_y()``), read as the callers' guards are."""
 
 
 def gate_alternatives(
@@ -82,15 +82,15 @@ def _options(
         return merged if len(merged) <= _MAX_ALTERNATIVES else []
     atom = _atom(node)
     if atom is None:
-        found = read(node) if read is not None and not isinstance(node, ast.UnaryOp) else None
-        return [frozenset({found})] if found is not None else []
+        found = read(node) if read is not None and not isinstance(node, ast.UnaryOp) else frozenset()
+        return [found] if len(found) == 1 else []
     sel = atom_selector(atom, flags, knowledge)
     if sel is None and resolve is not None:
         sel = resolve(atom)
     if sel is None and read is not None and atom[0] == "a" and atom[2] == "self":
         # ``if self.use_x:`` where the class stores a test of a flag there: read as a caller's is.
-        found = read(node)
-        return [frozenset({found})] if found is not None else []
+        stored = read(node)
+        return [stored] if stored else []
     if sel is None or (atom[0] == "a" and sel[0] == "flag" and _always_true(sel[1], flags)):
         return []
     return [frozenset({sel})]

@@ -164,6 +164,8 @@ class ReachFinder:
         self._flag_views: dict[str, Mapping[str, FlagInfo]] = {}
         self._value_tests = _value_tests(self.index)
         self._tested_values: dict[str, dict[str, tuple[str, ...]]] = {}
+        self._attr_tests: dict[tuple[str, str], frozenset[Selector]] = {}
+        self._stored_rows: dict[str, list[tuple[FileFacts, tuple[str, ...]]]] | None = None
 
     # ----------------------------------------------------------------- selectors of one node
 
@@ -197,7 +199,14 @@ class ReachFinder:
                     out |= self._tested(called, path, scope, 0)
                     continue
                 # ``self.use_x = get_x_backend().is_y()`` then ``if self.use_x:``: that value test.
-                atom = self._attr_value_test(scope, atom[1], flags) or atom
+                held = self._attr_value_test(scope, atom[1], flags)
+                if held is None:
+                    # ``self.enable_cg = _is_cuda and envs.SGLANG_X.get()``: what that test needs.
+                    stored = self._attr_test(scope, atom[1])
+                    if stored:
+                        out |= stored
+                        continue
+                atom = held or atom
             if atom[0] == "i" and atom[2] == "self" and atom[1] not in flags and scope is not None:
                 # ``self._backend.is_x()`` where the class stores a value of the flag's enum there.
                 dest = self._attr_flag(scope, atom[1], flags)
@@ -258,6 +267,44 @@ class ReachFinder:
                 out[name] = tuple(c for c in info.choices if c in values and c.lower() not in _STAND_INS)
         self._tested_values[module] = {k: v for k, v in out.items() if v}
         return self._tested_values[module]
+
+    def _attr_test(self, scope: str, attr: str) -> frozenset[Selector]:
+        """What holds wherever ``self.attr`` is true in the class of definition ``scope``: the
+        selectors every test its methods store there needs (see :attr:`FileFacts.tests`). Nothing
+        when some method stores another (non-false) value there."""
+        module, _, qual = scope.rpartition(":")
+        cls = self.index.owner_class(module, qual) if module else None
+        if cls is None:
+            return frozenset()
+        key = (cls, attr)
+        found = self._attr_tests.get(key)
+        if found is not None:
+            return found
+        self._attr_tests[key] = frozenset()  # a test that reads the attribute itself says nothing
+        # A subclass may store something else there for the same method to read.
+        lineage = {cls} | self.index.ancestors(cls) | self.index.descendants(cls)
+        held: list[frozenset[Selector]] = []
+        for f, row in self._stored_tests().get(attr, ()):
+            if self.index.owner_class(f.module, row[1]) not in lineage:
+                continue
+            if row[0] == "S":
+                return frozenset()
+            if row[0] == "s":
+                atoms = [f.atoms[int(i)] for i in row[3:]]
+                held.append(self.guard_selectors(atoms, f.path, f"{f.module}:{row[1]}"))
+        out = frozenset.intersection(*held) if held else frozenset()
+        self._attr_tests[key] = out
+        return out
+
+    def _stored_tests(self) -> dict[str, list[tuple[FileFacts, tuple[str, ...]]]]:
+        if self._stored_rows is None:
+            table: dict[str, list[tuple[FileFacts, tuple[str, ...]]]] = {}
+            for _, f in sorted(self.index.files.items()):
+                for row in f.tests:
+                    if row[0] in ("s", "S", "F"):
+                        table.setdefault(row[2], []).append((f, tuple(row)))
+            self._stored_rows = table
+        return self._stored_rows
 
     def _attr_value_test(self, scope: str, attr: str, flags: Mapping[str, FlagInfo]) -> Atom | None:
         """The value test of a flag's accessor that is all the class of definition ``scope`` stores
