@@ -781,3 +781,13 @@ def test_a_pip_option_in_the_message_is_no_package() -> None:
     (prose,) = _prose("upgrade_hint.py", "python/sglang/multimodal_gen/runtime/loader.py").values()
     assert "`diffusers`" in prose.documentation
     assert "--upgrade`" not in prose.documentation, prose.documentation
+
+
+def test_a_batch_row_count_split_over_ranks_is_no_flags_fault() -> None:
+    got = _prose("batch_rows.py", "python/sglang/srt/layers/scatter.py")
+    # The tokens of a batch change from one batch to the next: no --tp-size divides them all, and
+    # padding upstream is what keeps them whole.
+    assert INTERNAL in got["scatter_tokens"].documentation
+    assert not any("--tp-size" in s for s in got["scatter_tokens"].solutions)
+    # A dimension of the model is fixed: the flag set against it is the cause.
+    assert "Cause: a launch flag (`--tp-size`)" in got["split_heads"].documentation

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from extractor.analysis.facts import Site
 from extractor.analysis.walk import key_read, read_path
-from extractor.prose.constraints import AtomView, Constraint, simplify, unparse
+from extractor.prose.constraints import AtomView, Constraint, simplify, splits_batch_rows, unparse
 from extractor.prose.knowledge import FlagInfo
 
 __all__ = [
@@ -403,7 +403,8 @@ def _list_read_as_str(views: list[AtomView], info: FlagInfo) -> bool:
 
 
 def _flag(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
-    flags = [f.flag for f in deciding_flags(roles.deciding) if not _list_read_as_str(roles.deciding, f)]
+    views = [v for v in roles.deciding if not splits_batch_rows(v)]
+    flags = [f.flag for f in deciding_flags(views) if not _list_read_as_str(views, f)]
     if flags:
         envs = deciding_envs(roles.deciding)
         return (*flags, *[f for f in message_flags(site) if f not in flags], *envs)

@@ -234,6 +234,18 @@ def _bound_collection(node: ast.expr, ctx: ReadContext) -> tuple[str, ...] | Non
     return None
 
 
+# The rows of a batch: how many tokens or requests it holds changes from one batch to the next.
+_BATCH_ROWS_RE = re.compile(r"\.shape\[0\]|\.size\(0\)|\bnumel\(\)|^len\(")
+
+
+def splits_batch_rows(v: AtomView) -> bool:
+    """Whether ``v`` tests that a batch's row count (``x.shape[0]``, ``len(reqs)``) divides by a
+    value: no setting passes it for every batch, so a flag there is no cause (padding upstream
+    is what keeps it whole)."""
+    found = _divisor_test(simplify(v.expr)) if v.expr is not None else None
+    return found is not None and _BATCH_ROWS_RE.search(unparse(found[0])) is not None
+
+
 def _divisor_test(expr: ast.expr) -> tuple[ast.expr, ast.expr, str] | None:
     """``x % d != 0`` -> ``(x, d, "indivisible")``; ``x % d == 0`` -> ``(x, d, "divides")``."""
     if not (isinstance(expr, ast.Compare) and len(expr.ops) == 1):
