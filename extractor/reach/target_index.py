@@ -72,6 +72,7 @@ class TargetIndex:
     _resolved: set[str] = field(default_factory=set)
     _receivers: ReceiverTypes | None = None
     _families: dict[str, list[str]] = field(default_factory=dict)
+    _target_memo: dict[tuple[str, str, str, str, bool], tuple[list[str], bool]] = field(default_factory=dict)
     _aliases: dict[str, set[str]] = field(default_factory=dict)
     """A definition's short name -> the other names files import or bind it under."""
     _stored: dict[tuple[str, str], list[tuple[str, tuple[Atom, ...]]]] = field(default_factory=dict)
@@ -375,6 +376,14 @@ class TargetIndex:
         return sorted(out) if out else None
 
     def _targets(self, module: str, f: FileFacts, call: Call) -> tuple[list[str], bool]:
+        # What a call runs depends on these fields alone; the index asks it for many lookups.
+        key = (module, call.callee, call.caller, call.recv, call.ref)
+        found = self._target_memo.get(key)
+        if found is None:
+            found = self._target_memo[key] = self._resolve_targets(module, f, call)
+        return found
+
+    def _resolve_targets(self, module: str, f: FileFacts, call: Call) -> tuple[list[str], bool]:
         parts = call.callee.split(".")
         head = parts[0]
         if len(parts) == 4 and parts[:2] == ["torch", "ops"]:
