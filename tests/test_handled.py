@@ -8,12 +8,13 @@ deliberate change with ``SGLANG_ERRORS_REGEN=1`` and review ``git diff tests/fix
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import pytest
 
 from extractor.api import ExtractOptions, extract
-from tests.conftest import assert_golden_rows
+from tests.conftest import assert_golden_rows, records_by_message
 from tests.gitrepos import make_repo
 
 FIXTURES = Path(__file__).parent / "fixtures" / "handled"
@@ -145,3 +146,35 @@ def test_a_nested_function_its_parent_only_calls_inside_a_try_is_handled_there(
     assert "could not resolve {e}; using the local model" in resolve.triggerScenarios
     # A nested function handed on as a callback may be called anywhere: nothing is said of it.
     assert "swallowed" not in records["no event to handle"].tags
+
+
+def test_a_silent_fallback_asks_for_no_traceback_in_a_bug_report(tmp_path: Path) -> None:
+    source = textwrap.dedent(
+        """\
+        def shape_of(values):
+            try:
+                assert len(values) % 2 == 0, "values come in pairs"
+                return len(values) // 2
+            except AssertionError:
+                return 0
+
+
+        def logged_shape(values, logger):
+            try:
+                assert len(values) % 2 == 0, "pairs expected"
+                return len(values) // 2
+            except AssertionError as e:
+                logger.warning(f"bad shape: {e}")
+                return 0
+        """
+    )
+    records = records_by_message(tmp_path, {"python/sglang/pkg/shapes.py": source})
+    silent = records["values come in pairs"]
+    assert "swallowed" in silent.tags
+    # Nothing is printed: no message or traceback exists to send.
+    assert not any("traceback" in s for s in silent.solutions), silent.solutions
+    assert any("If what the fallback gives you is wrong" in s for s in silent.solutions)
+    # A fallback that logs the message leaves a line to send.
+    assert not any(
+        "If what the fallback gives you is wrong" in s for s in records["pairs expected"].solutions
+    )

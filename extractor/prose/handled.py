@@ -85,6 +85,19 @@ def does(outcome: Outcome) -> str:
     return f"{then}, with no message"
 
 
+_REPORT_WITH = "Report it to sglang as a bug with the full message and traceback, "
+_REPORT_SILENT = (
+    "If what the fallback gives you is wrong (it prints nothing), report it to sglang as a bug with "
+)
+
+
+def _silent(outcome: Outcome) -> bool:
+    """Whether the fallback shows nothing at all: no log line, no printed traceback, no message kept."""
+    return outcome.kind == "swallow" and not (
+        outcome.logged or outcome.level or outcome.passed or outcome.carries
+    )
+
+
 def sees(outcome: Outcome) -> str:
     """What reaches the user instead of the error."""
     if outcome.kind == "convert":
@@ -176,7 +189,11 @@ def with_handling(
         )
     else:
         advice = f"You meet this error as {seen[0]}: the steps here remove its cause"
-    out["solutions"] = [advice, *(s for s in fields["solutions"] if s != advice)]
+    rest = [s for s in fields["solutions"] if s != advice]
+    if swallowed and all(_silent(o) for o in outcomes):
+        # Nothing is printed: there is no message or traceback to send, only what the fallback did.
+        rest = [s.replace(_REPORT_WITH, _REPORT_SILENT) for s in rest]
+    out["solutions"] = [advice, *rest]
     out["tryCatchPattern"] = None
     out["handlingStrategy"] = _strategy(outcomes)
     out["severity"] = _severity(outcomes, str(fields["severity"]))
