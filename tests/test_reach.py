@@ -2765,6 +2765,11 @@ def test_a_value_the_flag_holds_when_left_out_is_not_said_to_need_the_flag() -> 
         "with `--attention-backend flex` (given, or picked by sglang when `--attention-backend` is left out)"
     )
     assert reach_phrase(picked, {"--attention-backend": "flex"}).endswith("(its default)")
+    # Of several values, the one a launch that leaves the flag out holds is named.
+    both = (frozenset({("flag", "--attention-backend", ("flex", "paged"))}),)
+    assert reach_phrase(both, {"--attention-backend": "paged"}).endswith(
+        "`--attention-backend flex` or `paged` (`paged` is its default)"
+    ), reach_phrase(both, {"--attention-backend": "paged"})
     # Another default, or a flag that is off unless given: only giving the value leads here.
     assert reach_phrase(picked, {"--attention-backend": "paged"}) == "with `--attention-backend flex`"
     assert reach_phrase(picked, {}) == "with `--attention-backend flex`"

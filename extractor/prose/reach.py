@@ -180,7 +180,8 @@ def _plain_selector_words(sel: Selector, terms: _Terms) -> str:
             # The launch code picks among some values, never this one: only giving it leads here.
             return said
         if default is not None and default in values:
-            return f"{said} (its default)"
+            # Of several values, say which one a launch that leaves the flag out holds.
+            return f"{said} (`{default}` is its default)" if len(values) > 1 else f"{said} (its default)"
         if set(values) & set(pickable or ()):
             # The launch code sets the value itself for some setups (``auto`` resolved).
             return f"{said} (given, or set by sglang itself for some models or hardware)"
