@@ -791,3 +791,11 @@ def test_a_batch_row_count_split_over_ranks_is_no_flags_fault() -> None:
     assert not any("--tp-size" in s for s in got["scatter_tokens"].solutions)
     # A dimension of the model is fixed: the flag set against it is the cause.
     assert "Cause: a launch flag (`--tp-size`)" in got["split_heads"].documentation
+
+
+def test_the_failing_value_keeps_to_the_earlier_branches_of_the_path() -> None:
+    (prose,) = _prose("earlier_branch.py", "python/sglang/srt/mem_cache/pager.py").values()
+    # ``page_size > 0`` returned before the check: only a value below 0 reaches it.
+    assert "Launching with `--page-size -1`" in prose.triggerScenarios, prose.triggerScenarios
+    before, after = prose.exampleFix.split("# after", 1)
+    assert "--page-size -1" in before and "--page-size 0" in after

@@ -295,8 +295,11 @@ def _settings_fix(
     pick = _pick(chosen)
     gate = _gate_words(roles)
     before, after = list(gate), list(gate)
+    # The failing value keeps every earlier test of the same flag on the path (``cpu_offload_gb > 0``
+    # returned before ``cpu_offload_gb != 0`` is checked: the failing value is below 0).
+    path = [c for v in [*roles.gates, *roles.survivors] for c in v.constraints]
     for c in best_constraints_of(deciding):
-        words = failing_group([d for d in deciding if d.name == c.name])
+        words = failing_group([d for d in [*deciding, *path] if d.name == c.name])
         before += words
         after += render_setting(pick) if c.name == pick.constraint.name else words
     return _command(site, knowledge, before, after, own)
@@ -1153,7 +1156,8 @@ def _trigger(
     gates = " ".join(_gate_words(roles))
     where = scope_name(site)
     if cause.kind in ("flag", "env") and deciding:
-        words = " ".join(failing_launch(deciding)[:8])
+        path = [c for v in [*roles.gates, *roles.survivors] for c in v.constraints]
+        words = " ".join(failing_launch(deciding, path)[:8])
         ctx = f" together with `{gates}`" if gates else ""
         if not words:
             # The failing launch is one that leaves the setting out (``x is None``, ``not x``).

@@ -273,6 +273,14 @@ def failing_group(cs: Sequence[Constraint]) -> list[str]:
         return failing_words(cs[0]) if cs else []
     c = cs[0]
     pool = [*(c.info.choices if c.info else ()), *(v for x in cs for v in x.values)]
+    # ``x != 0`` after ``x > 0`` returned: a number next to a bound the tests name (``-1``).
+    pool += [
+        _fmt(n + step, v)
+        for x in cs
+        for v in x.values
+        if x.op in ("lt", "le", "gt", "ge", "ne") and (n := _num(v)) is not None
+        for step in (1, -1)
+    ]
     for value in dict.fromkeys(pool):
         if value not in ("None", "True", "False") and all(holds(x, value) is True for x in cs):
             return [f"{c.name}={value}"] if c.kind == "env" else [c.name, value]
@@ -281,12 +289,17 @@ def failing_group(cs: Sequence[Constraint]) -> list[str]:
     return failing_words(c)
 
 
-def failing_launch(cs: Sequence[Constraint]) -> list[str]:
-    """:func:`failing_group` for each name ``cs`` constrains, in order."""
+def failing_launch(cs: Sequence[Constraint], path: Sequence[Constraint] = ()) -> list[str]:
+    """:func:`failing_group` for each name ``cs`` constrains, in order, each group kept inside
+    what the earlier tests on the ``path`` say of that name."""
     by_name: dict[str, list[Constraint]] = {}
     for c in cs:
         by_name.setdefault(c.name, []).append(c)
-    return [w for group in by_name.values() for w in failing_group(group)]
+    return [
+        w
+        for name, group in by_name.items()
+        for w in failing_group([*group, *(p for p in path if p.name == name)])
+    ]
 
 
 def setting_words(options: Sequence[Setting]) -> str:
