@@ -2787,6 +2787,7 @@ def test_declared_defaults_are_read_from_fields_and_arguments() -> None:
             sampler: Annotated[str, "Which sampler runs."] = field(default="greedy")
             page_size: Annotated[int, "Tokens per page."] = 16
             grammar: Annotated[str, "Grammar backend."] = None
+            group_size: Annotated[int, "Layers per offload group."] = -1
 
             @staticmethod
             def add_cli_args(parser):
@@ -2797,6 +2798,8 @@ def test_declared_defaults_are_read_from_fields_and_arguments() -> None:
     got = {i.flag: i.default for i in knowledge.flag_info.values()}
     assert got["--sampler"] == "greedy" and got["--page-size"] == "16" and got["--queue-limit"] == "8"
     assert got["--grammar"] == ""
+    # A negative number is a default as written, not one the launch code picks.
+    assert got["--group-size"] == "-1"
 
 
 SHARED_KERNEL = """\

@@ -794,8 +794,12 @@ def test_a_batch_row_count_split_over_ranks_is_no_flags_fault() -> None:
 
 
 def test_the_failing_value_keeps_to_the_earlier_branches_of_the_path() -> None:
-    (prose,) = _prose("earlier_branch.py", "python/sglang/srt/mem_cache/pager.py").values()
+    got = _prose("earlier_branch.py", "python/sglang/srt/mem_cache/pager.py")
+    prose = got["create_pager"]
     # ``page_size > 0`` returned before the check: only a value below 0 reaches it.
     assert "Launching with `--page-size -1`" in prose.triggerScenarios, prose.triggerScenarios
     before, after = prose.exampleFix.split("# after", 1)
     assert "--page-size -1" in before and "--page-size 0" in after
+    # A gate that the flag's default fails (``dp_size > 1``, default 1) is part of the failing launch.
+    split = got["split_pages"]
+    assert "--dp-size 2" in split.exampleFix.split("# after", 1)[0], split.exampleFix

@@ -50,6 +50,7 @@ from extractor.prose.fixes import (
     failing_launch,
     failing_words,
     fixed_settings,
+    holds,
     launch_values,
     refused_trigger,
     refused_values,
@@ -251,6 +252,14 @@ def _gate_words(roles: Roles) -> list[str]:
             words.extend(failing_words(c))
         elif c.op == "not-none" and c.info is not None and c.info.optional:
             # ``--x`` given at all: a flag no default or validation fills is the user's choice.
+            words.extend(failing_words(c))
+        elif (
+            c.op in ("lt", "le", "gt", "ge")
+            and c.kind == "flag"
+            and c.info is not None
+            and holds(c, c.info.default) is False
+        ):
+            # ``offload_group_size > 0`` with a default of -1: the path needs the flag set.
             words.extend(failing_words(c))
     return words
 

@@ -453,6 +453,14 @@ def _literal_default(node: ast.expr | None) -> str:
         and not isinstance(node.value, bool)
     ):
         return str(node.value)
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and isinstance(node.operand.value, int | float)
+        and not isinstance(node.operand.value, bool)
+    ):
+        return f"-{node.operand.value}"  # ``= -1``: "off" for many sizes, no value the launch picks
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and _MEMBER_RE.match(node.attr):
         # ``RoleType.MONOLITHIC``: an enum member, whose value is its name in lower case in the
         # target's enums of choices. It is a fixed default, not one the launch code picks.
