@@ -1603,12 +1603,11 @@ def test_the_sites_own_guard_reads_variables_and_accessor_value_tests_as_callers
 
 
 def test_the_sites_own_guard_on_an_attribute_holding_an_accessor_value_test_selects_that_value(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
-    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
     files = {
-        ARGS: SERVER_ARGS.encode(),
-        "python/sglang/srt/layers/moe/backend.py": MOE_BACKEND.encode(),
+        ARGS: SERVER_ARGS,
+        "python/sglang/srt/layers/moe/backend.py": MOE_BACKEND,
         "python/sglang/srt/layers/moe/method.py": textwrap.dedent(
             """\
             from sglang.srt.layers.moe.backend import get_moe_runner_backend
@@ -1627,10 +1626,9 @@ def test_the_sites_own_guard_on_an_attribute_holding_an_accessor_value_test_sele
                         if w.ndim != 2:
                             raise ValueError("fallback weights need 2 dimensions")
             """
-        ).encode(),
+        ),
     }
-    repo, shas = make_repo(tmp_path / "repo", [files])
-    records = {r.errorMessage: r for r in _run(repo, shas[0], tmp_path / "cache").records}
+    records = records_by_message(tmp_path, files)
     # ``self.use_grouped`` holds the value test of the backend's accessor: the test is the gate.
     grouped = records["grouped weights need 3 dimensions"]
     assert "This code runs only with `--moe-runner-backend grouped`" in grouped.documentation
@@ -1638,13 +1636,10 @@ def test_the_sites_own_guard_on_an_attribute_holding_an_accessor_value_test_sele
     assert "--moe-runner-backend" not in records["fallback weights need 2 dimensions"].documentation
 
 
-def test_an_attribute_that_holds_a_test_gates_what_its_class_runs_under_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
+def test_an_attribute_that_holds_a_test_gates_what_its_class_runs_under_it(tmp_path: Path) -> None:
     files = {
-        ARGS: SERVER_ARGS.encode(),
-        "python/sglang/srt/environ.py": ENV_REGISTRY.encode(),
+        ARGS: SERVER_ARGS,
+        "python/sglang/srt/environ.py": ENV_REGISTRY,
         "python/sglang/srt/multimodal/graph_runner.py": textwrap.dedent(
             """\
             class EncoderGraphRunner:
@@ -1652,7 +1647,7 @@ def test_an_attribute_that_holds_a_test_gates_what_its_class_runs_under_it(
                     if encoder.num_heads is None:
                         raise ValueError("the encoder graph needs a head count")
             """
-        ).encode(),
+        ),
         "python/sglang/srt/multimodal/encoder.py": textwrap.dedent(
             """\
             from sglang.srt.environ import envs
@@ -1681,7 +1676,7 @@ def test_an_attribute_that_holds_a_test_gates_what_its_class_runs_under_it(
                         if x.ndim != 2:
                             raise ValueError("the decoder graph takes 2-D input")
             """
-        ).encode(),
+        ),
         "python/sglang/srt/models/owl.py": textwrap.dedent(
             """\
             from sglang.srt.multimodal.encoder import Decoder, Encoder
@@ -1698,10 +1693,9 @@ def test_an_attribute_that_holds_a_test_gates_what_its_class_runs_under_it(
 
             EntryClass = OwlForCausalLM
             """
-        ).encode(),
+        ),
     }
-    repo, shas = make_repo(tmp_path / "repo", [files])
-    records = {r.errorMessage: r for r in _run(repo, shas[0], tmp_path / "cache").records}
+    records = records_by_message(tmp_path, files)
     # The runner is built only where ``self.enable_graph`` holds: on CUDA, with the variable set.
     runner = records["the encoder graph needs a head count"]
     assert "`SGLANG_SLOW_GATE` set" in runner.triggerScenarios and "on CUDA" in runner.triggerScenarios, (
@@ -1711,10 +1705,7 @@ def test_an_attribute_that_holds_a_test_gates_what_its_class_runs_under_it(
     assert "SGLANG_SLOW_GATE" not in records["the decoder graph takes 2-D input"].triggerScenarios
 
 
-def test_a_backend_no_registry_lists_offers_the_other_values_the_sites_code_handles(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
+def test_a_backend_no_registry_lists_offers_the_other_values_the_sites_code_handles(tmp_path: Path) -> None:
     backend = MOE_BACKEND.replace(
         "    def is_grouped(self):",
         "    def is_tiled(self):\n        return self == MoeRunnerBackend.TILED\n\n    def is_grouped(self):",
@@ -1723,8 +1714,8 @@ def test_a_backend_no_registry_lists_offers_the_other_values_the_sites_code_hand
         'choices=["auto", "grouped", "tiled"]', 'choices=["auto", "grouped", "tiled", "streamed"]'
     )
     files = {
-        ARGS: args.encode(),
-        "python/sglang/srt/layers/moe/backend.py": backend.encode(),
+        ARGS: args,
+        "python/sglang/srt/layers/moe/backend.py": backend,
         "python/sglang/srt/layers/moe/method.py": textwrap.dedent(
             """\
             from sglang.srt.layers.moe.backend import get_moe_runner_backend
@@ -1739,10 +1730,9 @@ def test_a_backend_no_registry_lists_offers_the_other_values_the_sites_code_hand
                     if self.use_grouped:
                         assert w.ndim == 3
             """
-        ).encode(),
+        ),
     }
-    repo, shas = make_repo(tmp_path / "repo", [files])
-    (record,) = _run(repo, shas[0], tmp_path / "cache").records
+    (record,) = records_by_message(tmp_path, files).values()
     # The class also handles ``tiled``; ``streamed`` is declared but nothing here handles it, and
     # ``auto`` stands for the launch's own pick.
     assert (
