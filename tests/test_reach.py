@@ -3690,6 +3690,46 @@ def test_a_test_of_a_hardware_feature_only_one_platform_has_selects_that_platfor
     assert "internal invariant" not in amx.documentation
 
 
+def test_a_custom_op_nothing_calls_is_no_way_into_what_it_runs() -> None:
+    files = {
+        ARGS: SERVER_ARGS,
+        "python/sglang/jit_kernel/tiles.py": textwrap.dedent(
+            """\
+            import torch
+
+
+            class TileRunner:
+                @classmethod
+                def forward(cls, x):
+                    assert x.ndim == 2, "tiles are 2-D"
+                    return x
+
+
+            @torch.library.custom_op("sglang::tile_op", mutates_args=())
+            def tile_op(x: torch.Tensor) -> torch.Tensor:
+                return TileRunner.forward(x)
+            """
+        ),
+        "python/sglang/srt/layers/attention/tiled.py": textwrap.dedent(
+            """\
+            from sglang.jit_kernel.tiles import TileRunner
+
+
+            def attend(server_args, x):
+                if server_args.attention_backend == "flex":
+                    return TileRunner.forward(x)
+                return x
+            """
+        ),
+    }
+    got = _site_reach(files)
+    # ``torch.ops.sglang.tile_op`` is called nowhere: the registered op is no entry point, and the
+    # runner is reached through the backend that calls it alone.
+    assert got.of("python/sglang/jit_kernel/tiles.py", "TileRunner.forward") == (
+        frozenset({("flag", "--attention-backend", ("flex",))}),
+    )
+
+
 SPECULATIVE_ARGS = """\
 from dataclasses import dataclass
 

@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 38
+FACTS_VERSION = 39
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 Atom = tuple[str, ...]
@@ -136,8 +136,9 @@ class FileFacts:
     token ``n:x`` for a parameter given a new value (``if x is None: x = _DEFAULT``) and ``g:X`` for
     a module global it declares ``global`` (a setter: ``_X = enable``)."""
     ops: list[tuple[str, str]] = field(default_factory=list)
-    """Custom ops: ``(op name, function)`` of ``register_op(op_name="x", op_func=f)``, the function
-    as a dotted name with the file's imports applied; ``torch.ops.<namespace>.x(...)`` runs it."""
+    """Custom ops: ``(op name, function)`` of ``register_op(op_name="x", op_func=f)`` or of a
+    function decorated ``@torch.library.custom_op("ns::x")``, the function as a dotted name with the
+    file's imports applied; ``torch.ops.<namespace>.x(...)`` runs it."""
     tests: list[tuple[str, ...]] = field(default_factory=list)
     """What a module-level function's value says when it is true (or not None): ``("p", qualname,
     atom indexes...)`` for a predicate that only returns a test (``return args.enable_x``), its

@@ -877,6 +877,14 @@ class _Builder:
             if not keys:
                 continue
             func = deco.func
+            if (
+                isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+                and qual == "<module>"
+                and (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")) == "custom_op"
+            ):
+                # ``@torch.library.custom_op("ns::x")``: only ``torch.ops.ns.x(...)`` runs it, no registry.
+                self.facts.ops.append((keys[0].rpartition("::")[2], name))
+                continue
             if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name | ast.Attribute):
                 registry = (
                     self.guards.dotted(func.value).rpartition(".")[2]
