@@ -3730,6 +3730,63 @@ def test_a_custom_op_nothing_calls_is_no_way_into_what_it_runs() -> None:
     )
 
 
+def test_an_entry_under_a_key_its_tables_flag_never_holds_is_no_way_in() -> None:
+    files = {
+        ARGS: SERVER_ARGS,
+        "python/sglang/srt/layers/attention/flex_backend.py": textwrap.dedent(
+            """\
+            class FlexBackend:
+                def __init__(self, runner):
+                    if runner.heads % 4:
+                        raise ValueError("flex needs heads in fours")
+            """
+        ),
+        "python/sglang/srt/speculative/draft_backends.py": textwrap.dedent(
+            """\
+            from sglang.srt.layers.attention.flex_backend import FlexBackend
+
+
+            class DraftBackends:
+                def __init__(self, server_args, runner):
+                    self.server_args = server_args
+                    self.runner = runner
+
+                def create(self):
+                    table = {
+                        "flex": self._flex,
+                        "paged": self._paged,
+                        "mixed_linear": self._mixed,
+                    }
+                    return table[self.server_args.attention_backend]()
+
+                def _flex(self):
+                    return FlexBackend(self.runner)
+
+                def _paged(self):
+                    return None
+
+                def _mixed(self):
+                    return self._flex()
+            """
+        ),
+        "python/sglang/srt/speculative/worker.py": textwrap.dedent(
+            """\
+            from sglang.srt.speculative.draft_backends import DraftBackends
+
+
+            def start(server_args, runner):
+                return DraftBackends(server_args, runner).create()
+            """
+        ),
+    }
+    got = _site_reach(files)
+    # ``mixed_linear`` is no value of ``--attention-backend``: its entry is run by nothing, so the
+    # way through it adds nothing beside ``flex``.
+    assert got.of("python/sglang/srt/layers/attention/flex_backend.py", "FlexBackend.__init__") == (
+        frozenset({("flag", "--attention-backend", ("flex",))}),
+    )
+
+
 SPECULATIVE_ARGS = """\
 from dataclasses import dataclass
 

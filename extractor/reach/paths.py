@@ -28,6 +28,7 @@ from extractor.reach.selectors import (
     atom_selector,
     class_value_selector,
     config_selectors,
+    dead_entry,
     disjoint_archs,
     enum_flags,
     folder_platform,
@@ -591,6 +592,8 @@ class ReachFinder:
         return "_" in name.strip("_") and len(self.index.by_name.get(name, ())) == 1
 
     def _via(self, use: list[Edge], depth: int, target: str = "") -> list[Conj] | None:
+        # A call stored under a key its table's flag never holds is run by nothing.
+        use = [e for e in use if not self._dead(e)]
         alts: list[Conj] = []
         reached = False
         for edge in use:
@@ -616,6 +619,10 @@ class ReachFinder:
             if any(not c for c in alts):
                 return list(_FREE)
         return _possible(alts) if reached else None
+
+    def _dead(self, edge: Edge) -> bool:
+        flags = self._flags(edge.path)
+        return any(dead_entry(atom, flags, self.knowledge.picked) for atom in edge.guards)
 
     def _platform_gates(self, node: str, depth: int) -> list[frozenset[Selector]]:
         """The platforms each live call of method ``node`` is made on (empty: any), a base's call
@@ -707,7 +714,10 @@ class ReachFinder:
             # An abstract body runs only when an override calls it (``super().m()``): the class's
             # ways in, or a caller that holds a concrete instance, never reach it.
             return self._via_edges(self._super_calls(node, owner), depth)
-        calls = self._via_edges(self._callers(node), depth, node, node=node)
+        callers = self._callers(node)
+        if callers and all(self._dead(e) for e in callers):
+            return None  # only stored under keys its table's flag never holds: nothing runs it
+        calls = self._via_edges(callers, depth, node, node=node)
         if not d.owner:
             return calls
         name = node.rpartition(".")[2]

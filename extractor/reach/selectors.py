@@ -39,6 +39,7 @@ __all__ = [
     "atom_selector",
     "class_value_selector",
     "config_selectors",
+    "dead_entry",
     "disjoint_archs",
     "enum_flags",
     "folder_platform",
@@ -165,6 +166,23 @@ def atom_selector(atom: Atom, flags: Mapping[str, FlagInfo], knowledge: Knowledg
             # target spells its choices in lower case (``RoleType.DECODER = "decoder"``).
             values = tuple(sorted({v.lower() if v.isupper() and v.isidentifier() else v for v in values}))
     return ("flag", info.flag, values)
+
+
+def dead_entry(atom: Atom, flags: Mapping[str, FlagInfo], picked: Mapping[str, Sequence[str]]) -> bool:
+    """Whether ``atom`` is the entry of a table of a flag's choices under a key that the flag never
+    holds: no declared choice, no value the launch code sets (``"hybrid_linear_attn"`` in a table
+    of attention backends). Nothing reaches that entry."""
+    if atom[0] not in ("k", "K"):
+        return False
+    table, key, keys = ("", atom[1], atom[2:]) if atom[0] == "k" else (atom[1], atom[2], atom[3:])
+    info = registry_flag(table, set(keys), flags)
+    return (
+        info is not None
+        and bool(info.choices)
+        and key not in info.choices
+        and key not in picked.get(info.flag, ())
+        and key.lower() not in _UNSET_WORDS
+    )
 
 
 def registry_flag(registry: str, keys: set[str], flags: Mapping[str, FlagInfo]) -> FlagInfo | None:
