@@ -1455,6 +1455,29 @@ def test_a_switch_another_flag_turns_on_is_left_only_without_both() -> None:
     )
 
 
+def test_a_switch_set_only_under_a_further_test_is_not_turned_on() -> None:
+    args = SERVER_ARGS.replace(
+        "    tp_size: int = 1\n",
+        "    tp_size: int = 1\n    adapter_paths: str = None\n    enable_exact: bool = False\n\n"
+        "    def check_exact(self):\n"
+        "        if self.enable_exact:\n"
+        '            if self.tp_size not in ("a", "b"):\n'
+        "                self.enable_adapters = True\n"
+        "        if self.adapter_paths:\n"
+        "            if self.enable_adapters is None:\n"
+        "                self.enable_adapters = True\n",
+    ).replace(
+        '        parser.add_argument("--tp-size", type=int)\n',
+        '        parser.add_argument("--tp-size", type=int)\n'
+        '        parser.add_argument("--adapter-paths", type=str)\n'
+        '        parser.add_argument("--enable-exact", action="store_true")\n',
+    )
+    knowledge = build_knowledge({ARGS: args.encode()})
+    # ``--enable-exact`` sets the switch only for some ``--tp-size`` values: no sure consequence.
+    # ``--adapter-paths`` sets it whenever the launch left the switch out: that is the default path.
+    assert knowledge.implied == {"--enable-adapters": ("--adapter-paths",)}
+
+
 # --------------------------------------------------------------------------- model selectors
 
 

@@ -437,6 +437,35 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
     )
 
 
+_CONDITIONAL = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.TryStar, ast.Match)
+
+
+def _unset_test(stmt: ast.stmt) -> bool:
+    """``if x.b is None:`` (or ``if not x.b:``): a block that runs when ``b`` was left out."""
+    if not isinstance(stmt, ast.If):
+        return False
+    test = stmt.test
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return isinstance(test.operand, ast.Attribute)
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Attribute)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Is)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    )
+
+
+def _sure_statements(stmt: ast.stmt) -> list[ast.stmt]:
+    """``stmt`` when it runs unconditionally; the plain statements of an unset test's body."""
+    if not isinstance(stmt, _CONDITIONAL):
+        return [stmt]
+    if isinstance(stmt, ast.If) and _unset_test(stmt):
+        return [t for t in stmt.body if not isinstance(t, _CONDITIONAL)]
+    return []
+
+
 def _turned_on(tree: ast.Module) -> set[tuple[str, str, bool]]:
     """``(a, b, switch)`` for each ``if x.a: ... x.b = True`` (or ``x.override(..., b=True)``,
     ``switch`` true) and each ``if x.a and x.b is None: x.b = "value"`` (a value the launch code
@@ -448,7 +477,12 @@ def _turned_on(tree: ast.Module) -> set[tuple[str, str, bool]]:
         given = _given(node.test)
         if given is None:
             continue
-        for stmt in node.body:
+        # Only what the block does whenever ``a`` is given: an assignment under a further test
+        # (``if backend not in supported: x.disable_radix_cache = True``) is no sure consequence.
+        # A further test that the switch is still unset (``if x.enable_lora is None:``) is the
+        # default launch's path: what it sets is sure for anyone who leaves that switch out.
+        sure = [t for s in node.body for t in _sure_statements(s)]
+        for stmt in sure:
             for sub in ast.walk(stmt):
                 if (
                     isinstance(sub, ast.Assign)
