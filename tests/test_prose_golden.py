@@ -21,6 +21,7 @@ FIELDS = (
     "handlingStrategy",
     "documentation",
     "triggerScenarios",
+    "commonSituations",
     "solutions",
     "exampleFix",
     "validationCode",

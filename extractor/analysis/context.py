@@ -97,8 +97,9 @@ def window_of(
         if binding.depth <= _WINDOW_DEPTH and start - _BINDING_REACH <= binding.line < start:
             start = binding.line
     start, comments = comments_above(parsed, start)
-    if guard is not None and node.lineno > start:
-        # Comments right above the raise inside the guarded block explain it too.
+    if node.lineno > start:
+        # Comments right above the raise (in its guarded block, or under the ``def`` the window
+        # opens with) explain it too.
         _, inner = comments_above(parsed, node.lineno)
         comments = comments + [c for c in inner if c not in comments]
     if end - start + 1 > MAX_WINDOW:

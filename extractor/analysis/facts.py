@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -132,7 +133,7 @@ class Guard:
             return "True"
         if len(parts) == 1:
             return parts[0]
-        return " and ".join(_paren_for_and(p) for p in parts)
+        return and_join(parts)
 
     def validation_code(self) -> str:
         """Assignments of the local names the guard reads, then the guard as one expression.
@@ -145,6 +146,13 @@ class Guard:
         return "\n".join(lines)
 
 
+def and_join(parts: Sequence[str]) -> str:
+    """Python conditions joined by ``and``, each kept one operand of the whole."""
+    if len(parts) == 1:
+        return parts[0]
+    return " and ".join(_paren_for_and(p) for p in parts)
+
+
 def _paren_for_and(text: str) -> str:
     # An atom that is itself an ``or`` chain, a lambda or a conditional expression needs
     # parentheses to stay one operand of the joined ``and``.
@@ -152,7 +160,10 @@ def _paren_for_and(text: str) -> str:
         node = ast.parse(text, mode="eval").body
     except SyntaxError:
         return f"({text})"
-    if isinstance(node, ast.BoolOp | ast.Lambda | ast.IfExp | ast.NamedExpr):
+    if isinstance(node, ast.Lambda | ast.IfExp | ast.NamedExpr):
+        return f"({text})"
+    # An ``and`` chain joins the whole as it is: ``a and (b and c)`` reads as ``a and b and c``.
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
         return f"({text})"
     return text
 

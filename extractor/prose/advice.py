@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from extractor.analysis.conditions import split_and
-from extractor.analysis.facts import Site
+from extractor.analysis.facts import Site, and_join
 from extractor.prose import passed_on
 from extractor.prose.cause import (
     CHECKPOINT_THING_RE,
@@ -103,7 +103,7 @@ class Advice:
 def condition_code(views: Sequence[AtomView]) -> str:
     """The atoms as one condition, negations pushed in (``x is None``, ``'k' in d``)."""
     parts = [v.simple for v in views if v.expr is not None and v.atom.kind != "except"]
-    return " and ".join(f"({p})" if (" or " in p and len(parts) > 1) else p for p in parts)
+    return and_join(parts) if parts else ""
 
 
 def negated_code(views: Sequence[AtomView]) -> str:

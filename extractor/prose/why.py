@@ -12,12 +12,12 @@ import re
 from collections.abc import Sequence
 
 from extractor.analysis.conditions import split_and
-from extractor.analysis.facts import Site
+from extractor.analysis.facts import Site, and_join
 from extractor.prose.cause import Cause, Roles, asked_flag, is_limit, message_text
 from extractor.prose.constraints import AtomView, fails_on_hardware, simplify
 from extractor.reach.forced import ARCH_NAME
 
-__all__ = ["code_words", "doc_sentences", "scope_name", "situations"]
+__all__ = ["code_words", "doc_sentences", "reason_comments", "scope_name", "situations"]
 
 _MAX_WORDS = 300
 _WORD_RE = re.compile(r"[A-Za-z]{3,}")
@@ -28,8 +28,18 @@ def _clip(text: str, limit: int = _MAX_WORDS) -> str:
     return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
 
 
+# A section banner (``--- capture ----``, ``===== TO BE REFACTORED ====``) heads a stretch of
+# code; it is no reason for the check below it.
+_BANNER_RE = re.compile(r"^\s*[-=#*~_+]{3,}|[-=#*~_+]{3,}\s*$")
+
+
+def reason_comments(site: Site) -> list[str]:
+    """The comment lines above the check that may say why it is there: banners left out."""
+    return [c for c in site.comments if c.strip() and not _BANNER_RE.search(c)]
+
+
 def _comment(site: Site) -> str:
-    return _clip(" ".join(c for c in site.comments if c.strip()))
+    return _clip(" ".join(reason_comments(site)))
 
 
 def scope_name(site: Site) -> str:
@@ -80,7 +90,7 @@ def _names(cause: Cause, n: int = 4) -> str:
 
 def _gate_context(gates: Sequence[AtomView]) -> str:
     plain = [v.simple for v in gates if v.expr is not None and v.atom.kind != "except"]
-    return f" on the path where `{' and '.join(plain[:3])}`" if plain else ""
+    return f" on the path where `{and_join(plain[:3])}`" if plain else ""
 
 
 def _left_out(roles: Roles) -> str:

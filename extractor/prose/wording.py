@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from extractor.analysis.facts import Site
 from extractor.prose.constraints import AtomView, Constraint
 from extractor.prose.reads import Reads
-from extractor.prose.why import doc_sentences
+from extractor.prose.why import doc_sentences, reason_comments
 from extractor.reach.guard_atoms import SPECULATIVE_MODES
 
 _OP_WORDS = {
@@ -212,7 +212,7 @@ def documentation_of(
     if site.guard.handlers:
         out.append("It is raised while handling " + ", ".join(f"`{h}`" for h in site.guard.handlers) + ".")
     if site.comments:
-        c = " ".join(" ".join(x.split()) for x in site.comments if x.strip())
+        c = " ".join(" ".join(x.split()) for x in reason_comments(site))
         if c:
             if len(c) > 400:
                 c = c[:397] + "..."
