@@ -24,6 +24,7 @@ from extractor.analysis.messages.parts import Part
 from extractor.analysis.messages.patterns import make_message
 from extractor.analysis.parse import ParsedFile
 from extractor.analysis.resolver import OtherModules, Resolver
+from extractor.analysis.ruled_out import ruled_out
 from extractor.analysis.sites import RawSite, error_response_call, find_sites
 
 _GROUPS = ("ExceptionGroup", "BaseExceptionGroup")
@@ -102,6 +103,9 @@ def site_of(resolver: Resolver, raw: RawSite, calls: CallIndex | None = None) ->
     ctx = resolver.context_at(raw.scope, raw.frames)
     node = raw.node
     guard = guard_of(raw)
+    dead = ruled_out(raw, list(guard.atoms))
+    if dead is not None:
+        guard = dataclasses.replace(guard, ruled_out=dead)
     response = error_response_call(node) if isinstance(node, ast.Return | ast.Expr) else None
     if isinstance(node, ast.Assert):
         message = make_message(expr_parts(_assert_text(node.msg), ctx)) if node.msg is not None else None

@@ -119,6 +119,9 @@ class Guard:
     bindings: tuple[LocalBinding, ...] = ()
     handlers: tuple[str, ...] = ()
     """The exception types of enclosing ``except`` handlers, as written (``jinja2.TemplateError``)."""
+    ruled_out: tuple[GuardAtom, GuardAtom] | None = None
+    """A deciding atom and the path atom that requires its opposite: the site cannot run
+    (:mod:`extractor.analysis.ruled_out`)."""
 
     @property
     def handler_atoms(self) -> list[str]:

@@ -117,6 +117,12 @@ def _conflict(site: Site, cause: Cause) -> bool:
 
 KIND_RULES: tuple[KindRule, ...] = (
     KindRule(
+        "ruled-out",
+        "if self.n > 0: ... else: raise  (twice: the second cannot run)",
+        lambda s, c: c.rule == "ruled-out",
+        ("internal-invariant", "internal-invariant", "fail-fast"),
+    ),
+    KindRule(
         "http-4xx",
         "return self.create_error_response(msg, status_code=400)",
         lambda s, c: s.http_status is not None and 400 <= s.http_status < 500,

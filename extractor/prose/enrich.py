@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from extractor.analysis.facts import Site
+from extractor.analysis.facts import GuardAtom, Site
 from extractor.prose.advice import advise, condition_code
 from extractor.prose.argv import argv_flag
 from extractor.prose.cause import Cause, cause_of, message_text, split_roles
@@ -176,6 +176,25 @@ def _asked_flag(
     return frozenset(v.atom.text for v in [*roles.gates, *roles.survivors]), c.name
 
 
+def _ruled_out(prose: Prose, site: Site, dead: tuple[GuardAtom, GuardAtom]) -> Prose:
+    """A check its own path rules out: say so, and that what a user meets is an earlier check."""
+    failing, path = dead
+    where = f"`{path.text}` (line {path.line})"
+    return dataclasses.replace(
+        prose,
+        documentation=f"{prose.documentation} This check cannot fail as the code stands: the path "
+        f"to it already requires {where}, which rules out `{failing.text}`. An error with this "
+        "message comes from an earlier check that the test at that line decides, or from other "
+        "code than this version.",
+        triggerScenarios=f"None as the code stands: the path to line {site.line} already requires "
+        f"{where}, so `{failing.text}` cannot hold there.",
+        commonSituations=f"None: this is a dead check. The path to it requires {where}; an earlier "
+        "check decides the case, and its own record says what trips it.",
+        # Nothing a caller passes can trip it either: no restatement through the callers.
+        passed=None,
+    )
+
+
 def _enrich(
     site: Site,
     knowledge: Knowledge,
@@ -241,6 +260,10 @@ def _enrich(
     # Flags a handed-on message names are its advice for the error underneath, not what this raise tests.
     if (cause.kind == "internal" or cause.rule == "message-flag") and site.passes_on is not None:
         cause = passed_on_cause(site, ctx) or cause
+    dead = site.guard.ruled_out
+    if dead is not None and forced is None:
+        # What the path requires already rules the failing condition out: no setting trips it.
+        cause = Cause("internal", (), "ruled-out")
     kind = classify(site, cause)
     tags = site_tags(site, involved, total, kind)
     shown = constant_values(site, [*roles.deciding, *roles.gates], ctx.constants)
@@ -287,6 +310,8 @@ def _enrich(
         errorCode=site.error_code,
         passed=pending_spec(site, roles, ctx, cause) or data_spec(site, roles, cause),
     )
+    if dead is not None and forced is None:
+        prose = _ruled_out(prose, site, dead)
     hardware = cause.kind == "hardware" and forced is None
     platforms = tensor_platforms(roles.deciding) if hardware else None
     rule = DEVICE_RULE

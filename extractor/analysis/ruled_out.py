@@ -1,0 +1,102 @@
+"""Checks their own path rules out: the guard that leads to the site already requires the
+opposite of the condition that makes it fail.
+
+``if self.n > 0: ... else: raise`` twice in one constructor: the second ``else`` runs only
+when the first passed, so ``self.n > 0`` holds there and the second raise cannot run. ``if
+self.fp8: ... if not self.fp8: raise`` is the same. Such a check is dead as the code stands:
+what a user meets is the first check, and a record of the second must not invent a setting
+that trips it.
+
+The two tests must be the same expression, and nothing the failing test reads may be assigned
+(or have a method of its object called, or be passed to a call outside a test) between them: a loop that fetches
+``response`` again between ``if response.ok: continue`` and ``if not response.ok: raise`` is
+no contradiction.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from extractor.analysis.conditions import split_and, unparse
+from extractor.analysis.facts import GuardAtom
+from extractor.analysis.sites import RawSite
+
+__all__ = ["ruled_out"]
+
+
+def ruled_out(site: RawSite, atoms: list[GuardAtom]) -> tuple[GuardAtom, GuardAtom] | None:
+    """``(failing, path)``: a deciding atom and the path atom that rules it out, or None."""
+    plain = [a for a in atoms if a.test is not None and a.kind != "except"]
+    if len(plain) < 2:
+        return None
+    # What each written atom requires: ``x`` (true) or ``not x`` (false), ``x`` as printed.
+    holds = {a.text: a for a in plain if not a.negated and not _is_not(a.test)}
+    fails = {a.text[4:]: a for a in plain if not a.negated and _is_not(a.test)}
+    for d in plain:
+        if d.role != "deciding" or d.test is None:
+            continue
+        against: list[GuardAtom] = []
+        if d.negated:
+            # ``not (a and b)`` cannot hold where the path already requires ``a`` and ``b``.
+            if not any(t in d.text for t in holds):
+                continue
+            parts = split_and(d.test)
+            found = [holds.get(unparse(p)) for p in parts] if len(parts) <= 4 else []
+            if found and all(g is not None and g is not d for g in found):
+                against = [g for g in found if g is not None]
+        elif _is_not(d.test):
+            g = holds.get(d.text[4:])
+            against = [g] if g is not None and g is not d else []
+        else:
+            g = fails.get(d.text)
+            if g is None:
+                g = next((n for n in plain if n.negated and n is not d and d.text in n.text), None)
+                if g is not None and (g.test is None or unparse(g.test) != d.text):
+                    g = None
+            against = [g] if g is not None and g is not d else []
+        if against and all(g.line <= d.line for g in against) and _unchanged(site, d, against):
+            return d, max(against, key=lambda g: g.line)
+    return None
+
+
+def _is_not(test: ast.expr | None) -> bool:
+    return isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+
+
+def _unchanged(site: RawSite, d: GuardAtom, against: list[GuardAtom]) -> bool:
+    """Whether nothing the failing test reads is assigned (or mutated through a method of its
+    object) after the earliest of ``against`` and before the failing test."""
+    assert d.test is not None
+    names = {n.id for n in ast.walk(d.test) if isinstance(n, ast.Name)}
+    chains = {unparse(n) for n in ast.walk(d.test) if isinstance(n, ast.Attribute)}
+    start, end = min(g.line for g in against), d.line
+    stmts = [t for t in site.scope.body if (t.end_lineno or t.lineno) > start and t.lineno <= end]
+    # A call in a test reads (``if resolved_view(args).x``); one elsewhere may change its argument.
+    in_tests = {
+        id(n)
+        for t in stmts
+        for node in ast.walk(t)
+        if isinstance(node, ast.If | ast.While | ast.Assert)
+        for n in ast.walk(node.test)
+    }
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            if not start < getattr(node, "lineno", 0) <= end:
+                continue
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del) and node.id in names:
+                return False
+            stored = isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del)
+            if stored and unparse(node) in chains:
+                return False
+            if isinstance(node, ast.Call) and id(node) not in in_tests and _touches(node, names):
+                return False  # ``self.setup()`` or ``apply(args)`` may set what ``self.x`` reads
+    return True
+
+
+def _touches(call: ast.Call, names: set[str]) -> bool:
+    """Whether ``call`` is a method of one of ``names`` or passes one of them."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in names:
+        return True
+    args = [*call.args, *(k.value for k in call.keywords)]
+    return any(isinstance(a, ast.Name) and a.id in names for a in args)

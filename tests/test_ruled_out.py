@@ -1,0 +1,113 @@
+"""Checks their own path rules out (:mod:`extractor.analysis.ruled_out`): found where the path
+already requires the opposite of the failing test, and not where the value may have changed."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from extractor.analysis.analyse import analyse
+from extractor.analysis.facts import GuardAtom, Site
+from extractor.analysis.parse import ParsedFile, parse_source
+from extractor.prose.enrich import enrich
+from extractor.prose.knowledge import build_knowledge
+
+SOURCE = textwrap.dedent(
+    """
+    class Layer:
+        def __init__(self, config):
+            self.n = config.n
+            if self.n > 0:
+                self.moe = True
+            else:
+                raise NotImplementedError("dense layers are not supported")
+            self.norm = Norm(config.size)
+            if self.n > 0:
+                self.ffn = self.moe
+            else:
+                raise NotImplementedError()
+
+        def load(self, fp8, mx):
+            if fp8:
+                if mx and not fp8:
+                    raise ValueError("mx needs an fp8 checkpoint")
+
+        def head(self, module, name):
+            if name == "lm_head" and module is not None:
+                assert module is not None
+
+        def fetch(self, url):
+            response = get(url)
+            if response.ok:
+                return response
+            response = get(url + "?retry")
+            if not response.ok:
+                raise RuntimeError("fetch failed")
+
+        def rebuild(self, config):
+            if self.n > 0:
+                return
+            self.setup(config)
+            if self.n <= 0 and not self.n > 0:
+                raise ValueError("still no experts")
+
+        def reset(self, args):
+            if args.k != 1:
+                raise ValueError("k must be 1")
+            normalize(args)
+            if args.k != 1:
+                raise ValueError("k must still be 1")
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def sites() -> list[Site]:
+    parsed = parse_source("python/sglang/srt/models/layer.py", SOURCE.encode())
+    assert isinstance(parsed, ParsedFile)
+    return analyse(parsed)
+
+
+def _site(sites: list[Site], qualname: str, nth: int = 0) -> Site:
+    return [s for s in sites if s.qualname == qualname][nth]
+
+
+def _dead(sites: list[Site], qualname: str, nth: int = 0) -> GuardAtom | None:
+    """The path atom that rules the site out."""
+    found = _site(sites, qualname, nth).guard.ruled_out
+    return found[1] if found is not None else None
+
+
+def test_the_second_of_two_identical_else_raises_is_ruled_out(sites: list[Site]) -> None:
+    assert _dead(sites, "Layer.__init__", 0) is None
+    dead = _dead(sites, "Layer.__init__", 1)
+    assert dead is not None and dead.text == "self.n > 0" and dead.line == 5
+
+
+def test_a_negated_switch_under_the_switch_and_an_assert_of_what_the_path_requires(
+    sites: list[Site],
+) -> None:
+    dead = _dead(sites, "Layer.load")
+    assert dead is not None and dead.text == "fp8"
+    # Of the two failing conditions, the one the path contradicts is named.
+    found = _site(sites, "Layer.load").guard.ruled_out
+    assert found is not None and found[0].text == "not fp8"
+    dead = _dead(sites, "Layer.head")
+    assert dead is not None and dead.text == "module is not None"
+
+
+def test_a_value_assigned_mutated_or_handed_on_between_the_tests_is_not_ruled_out(
+    sites: list[Site],
+) -> None:
+    assert _dead(sites, "Layer.fetch", 0) is None  # ``response`` is fetched again
+    assert _dead(sites, "Layer.rebuild", 0) is None  # ``self.setup()`` may set ``self.n``
+    assert _dead(sites, "Layer.reset", 1) is None  # ``normalize(args)`` may change ``args.k``
+
+
+def test_a_ruled_out_check_says_it_cannot_fail_and_blames_no_setting(sites: list[Site]) -> None:
+    prose = enrich(_site(sites, "Layer.__init__", 1), build_knowledge({}))
+    assert prose.backgroundTag == "internal-invariant"
+    assert "cannot fail as the code stands" in prose.documentation
+    assert "`self.n > 0` (line 5)" in prose.triggerScenarios
+    assert prose.commonSituations.startswith("None: this is a dead check.")
