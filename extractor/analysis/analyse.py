@@ -9,7 +9,6 @@ raises, :mod:`~extractor.analysis.conditions` works out its guard and
 from __future__ import annotations
 
 import ast
-import builtins
 import dataclasses
 from typing import Any
 
@@ -19,6 +18,7 @@ from extractor.analysis.docstrings import CallIndex, class_doc, function_doc, pa
 from extractor.analysis.facts import Message, Placeholder, Raised, Site
 from extractor.analysis.handling import site_handling
 from extractor.analysis.http_status import error_response
+from extractor.analysis.messages.exception_str import assert_message
 from extractor.analysis.messages.expressions import MessageContext, expr_parts
 from extractor.analysis.messages.parts import Part
 from extractor.analysis.messages.patterns import make_message
@@ -28,31 +28,6 @@ from extractor.analysis.ruled_out import ruled_out
 from extractor.analysis.sites import RawSite, error_response_call, find_sites
 
 _GROUPS = ("ExceptionGroup", "BaseExceptionGroup")
-
-# Python's own exception classes, whose ``str`` is their one argument (a ``KeyError`` prints
-# its repr, an exception group its count).
-_BUILTIN_ERRORS = frozenset(
-    name
-    for name, value in vars(builtins).items()
-    if isinstance(value, type)
-    and issubclass(value, BaseException)
-    and not issubclass(value, KeyError | BaseExceptionGroup)
-)
-
-
-def _assert_text(msg: ast.expr) -> ast.expr:
-    """What ``assert t, msg`` prints: an exception built as the message (``ValueError("x")``)
-    prints as its one argument, so ``AssertionError: x``, never the constructor."""
-    if (
-        isinstance(msg, ast.Call)
-        and isinstance(msg.func, ast.Name)
-        and msg.func.id in _BUILTIN_ERRORS
-        and len(msg.args) == 1
-        and not msg.keywords
-        and not isinstance(msg.args[0], ast.Starred)
-    ):
-        return msg.args[0]
-    return msg
 
 
 def _exception_group(raised: Raised, exc: ast.expr, ctx: MessageContext) -> Raised:
@@ -108,7 +83,7 @@ def site_of(resolver: Resolver, raw: RawSite, calls: CallIndex | None = None) ->
         guard = dataclasses.replace(guard, ruled_out=dead)
     response = error_response_call(node) if isinstance(node, ast.Return | ast.Expr) else None
     if isinstance(node, ast.Assert):
-        message = make_message(expr_parts(_assert_text(node.msg), ctx)) if node.msg is not None else None
+        message = assert_message(node.msg, ctx) if node.msg is not None else None
         raised = Raised("AssertionError", message)
     elif response is not None:
         raised = error_response(response, ctx)

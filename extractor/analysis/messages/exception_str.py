@@ -56,21 +56,43 @@ def message_from_args(error_class: str, args: Sequence[ast.expr], ctx: MessageCo
         return make_message(parts)
     if len(args) > 1:
         # BaseException.__str__ of several args prints the tuple's repr.
-        tparts: list[Part] = ["("]
-        bodies = []
-        for i, arg in enumerate(args):
-            if i:
-                tparts.append(", ")
-            tparts.extend(_repr_template(arg, ctx))
-            bodies.append(_repr_body(arg, ctx))
-        tparts.append(")")
-        msg = make_message(tparts)
-        return Message(template=msg.template, pattern="\\(" + ", ".join(bodies) + "\\)", parts=msg.parts)
+        return _tuple_repr(args, ctx)
     msg = make_message(expr_parts(args[0], ctx))
     if base == "KeyError" and builtin:
         # KeyError.__str__ prints the repr of its argument.
         return Message(template=msg.template, pattern=_repr_pattern(args[0], ctx), parts=msg.parts)
     return msg
+
+
+def _tuple_repr(items: Sequence[ast.expr], ctx: MessageContext) -> Message:
+    """The repr of a tuple of ``items``: ``('a', 2)``, and ``('a',)`` for one item."""
+    tparts: list[Part] = ["("]
+    bodies = []
+    for i, arg in enumerate(items):
+        if i:
+            tparts.append(", ")
+        tparts.extend(_repr_template(arg, ctx))
+        bodies.append(_repr_body(arg, ctx))
+    tail = ",)" if len(items) == 1 else ")"
+    tparts.append(tail)
+    msg = make_message(tparts)
+    return Message(template=msg.template, pattern="\\(" + ", ".join(bodies) + escape(tail), parts=msg.parts)
+
+
+def assert_message(msg: ast.expr, ctx: MessageContext) -> Message | None:
+    """What ``assert t, msg`` prints after ``AssertionError: ``: ``str(msg)``. An exception built
+    as the message prints as that exception does (``ValueError("x")`` as ``x``), and a tuple
+    (``assert t, (f"...",)``, a stray comma) as its repr."""
+    if isinstance(msg, ast.Call) and isinstance(msg.func, ast.Name) and not msg.keywords:
+        name = msg.func.id
+        if name in _BUILTIN_EXCEPTIONS and name not in ("ExceptionGroup", "BaseExceptionGroup"):
+            return message_from_args(name, msg.args, ctx)
+    if isinstance(msg, ast.Tuple) and msg.elts and not any(isinstance(e, ast.Starred) for e in msg.elts):
+        # The template keeps the expression as written, as for any value; what it prints is
+        # the tuple's repr, which the pattern matches.
+        printed = _tuple_repr(msg.elts, ctx)
+        return Message(template="{" + ctx.src(msg) + "}", pattern=printed.pattern, parts=printed.parts)
+    return make_message(expr_parts(msg, ctx))
 
 
 _BUILTIN_EXCEPTIONS = frozenset(
