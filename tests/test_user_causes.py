@@ -803,3 +803,18 @@ def test_the_failing_value_keeps_to_the_earlier_branches_of_the_path() -> None:
     # A gate that the flag's default fails (``dp_size > 1``, default 1) is part of the failing launch.
     split = got["split_pages"]
     assert "--dp-size 2" in split.exampleFix.split("# after", 1)[0], split.exampleFix
+
+
+def test_a_field_another_server_reports_is_not_this_launchs_flag() -> None:
+    peer, own, built, plain = (
+        p for _, p in _enriched("peer_fields.py", "python/sglang/srt/disaggregation/rank_map.py")
+    )
+    # ``info.attn_cp_size`` is what the prefill server reported: no flag of this launch sets it.
+    assert "--attn-cp-size" not in peer.triggerScenarios, peer.triggerScenarios
+    assert not any("--attn-cp-size" in s for s in peer.solutions), peer.solutions
+    # Against this server's own value, the mismatch is still this launch's flag to change.
+    assert any("--page-size" in s for s in built.solutions), built.solutions
+    # This server's own field, named the same way by its message, is the flag; so is a plain
+    # parameter's.
+    assert "Cause: a launch flag (`--page-size`)" in own.documentation, own.documentation
+    assert "Cause: a launch flag (`--page-size`)" in plain.documentation, plain.documentation

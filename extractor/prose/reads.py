@@ -49,6 +49,30 @@ def _is_server_args_name(name: str) -> bool:
     return name in _ARGS_NAMES or "server_args" in name
 
 
+# What another server told this one (``info.attn_cp_size`` of a prefill server's bootstrap
+# record): the message may name the field, but it is that server's launch, not this one's. Such
+# a value is a parameter typed, or a local built, as another server's info, or is named so.
+_PEER_TYPE_RE = re.compile(r"(?:Prefill|Decode|Peer|Remote|Bootstrap)\w*Info\b")
+_PEER_NAME_RE = re.compile(r"(?:^|_)(?:peer|remote)(?:_|$)|^(?:prefill|decode|bootstrap)_info$")
+
+
+def is_peer(node: ast.expr, ctx: ReadContext) -> bool:
+    """Whether ``node`` holds what another server reported."""
+    if isinstance(node, ast.Name):
+        return node.id in ctx.peers or bool(_PEER_NAME_RE.search(node.id))
+    return isinstance(node, ast.Attribute) and bool(_PEER_NAME_RE.search(node.attr))
+
+
+def _peers(site: Site, bindings: Mapping[str, Sequence[ast.expr]]) -> frozenset[str]:
+    typed = {p.name for p in site.params if _PEER_TYPE_RE.search(p.annotation)}
+    built = {
+        name
+        for name, values in bindings.items()
+        if any(isinstance(v, ast.Call) and _PEER_TYPE_RE.search(called_name(v)) for v in values)
+    }
+    return frozenset(typed | built)
+
+
 def _is_args_receiver(node: ast.expr, ctx: ReadContext | None = None, depth: int = 0) -> bool:
     """Whether ``node.x`` reads a server-args value."""
     if isinstance(node, ast.Name):
@@ -121,6 +145,8 @@ class ReadContext:
     named: frozenset[str] = frozenset()
     """Multi-word flag destinations the site's message names (``kv-cache-dtype``): a read of
     that attribute on any receiver (a resolved view, a parameter) is the flag's value."""
+    peers: frozenset[str] = frozenset()
+    """Local names that hold what another server reported (:func:`is_peer`)."""
     config_attrs: Mapping[str, str] = field(default_factory=dict)
     """``self.`` attribute -> the model config key the site's class's constructor copies into it
     (:func:`extractor.prose.config_fields.config_attributes`)."""
@@ -161,7 +187,9 @@ def flag_of_node(node: ast.AST, ctx: ReadContext) -> FlagInfo | None:
         info = ctx.flags.get(node.attr)
         if info is None:
             return None
-        return info if (node.attr in ctx.named or _is_args_receiver(node.value, ctx)) else None
+        if _is_args_receiver(node.value, ctx):
+            return info
+        return info if node.attr in ctx.named and not is_peer(node.value, ctx) else None
     if isinstance(node, ast.Subscript):
         recv = node.value
         if isinstance(recv, ast.Name | ast.Attribute) and "server_args" in (
@@ -375,6 +403,7 @@ def read_context(site: Site, knowledge: Knowledge, constants: Mapping[str, str] 
         attr_roots=frozenset(k.split(".", 1)[0] for k in attr_bindings),
         module_values=getattr(consts, "exprs", {}),
         named=_message_dests(site, flags),
+        peers=_peers(site, bindings),
         env_on=lambda name: (info := knowledge.env_of(name)) is not None and info.on_by_default,
     )
 

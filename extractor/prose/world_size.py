@@ -32,7 +32,7 @@ from extractor.prose.config_read import config_read
 from extractor.prose.constraints import AtomView, Constraint, literal, simplify
 from extractor.prose.flag_spelling import find_flag
 from extractor.prose.knowledge import FlagInfo
-from extractor.prose.reads import BINDING_DEPTH, ReadContext, Reads
+from extractor.prose.reads import BINDING_DEPTH, ReadContext, Reads, is_peer
 
 __all__ = ["flag_for_group", "group_of", "told_split", "with_world_sizes"]
 
@@ -88,6 +88,8 @@ def group_of(node: ast.expr, ctx: ReadContext | None = None, depth: int = 0) -> 
             return None
     if ctx is None:
         return None  # a name alone is read as a size only where its bindings were looked at
+    if isinstance(node, ast.Attribute) and is_peer(node.value, ctx):
+        return None  # the size another server reported (``info.attn_cp_size``), not this launch's
     name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
     m = _SIZE_NAME_RE.match(name)
     return m.group(1) if m else None
