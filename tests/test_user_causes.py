@@ -296,6 +296,10 @@ def test_a_check_that_runs_only_while_a_variable_is_set_is_fixed_by_leaving_it_o
     assert any(s.startswith("Unset `SGLANG_FAST_ACT`") for s in activate.solutions), activate.solutions
     assert not any("so that" in s for s in activate.solutions)
     assert "SGLANG_FAST_ACT" not in _after(activate)
+    # A module-level test of a variable that is on unless set to 0: the way off the path is 0.
+    varlen = got["varlen"]
+    assert INTERNAL in varlen.documentation
+    assert any(s.startswith("Or set `SGLANG_VARLEN_PATH=0`") for s in varlen.solutions), varlen.solutions
 
 
 def test_a_check_gated_on_a_variable_that_is_on_by_default_is_left_by_turning_it_off() -> None:

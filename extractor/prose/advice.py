@@ -194,6 +194,14 @@ def _gate_workarounds(roles: Roles, survivor_names: set[str], knowledge: Knowled
                     way = _GateWay(text, c.name, on_by_default=True)
                 else:
                     way = _GateWay(f"Or unset `{c.name}`: this check only runs when it is set", c.name)
+            elif c.op == "ne" and c.kind == "env" and c.values and c.values[0].lower() in ("0", "false"):
+                # ``os.environ.get("X", "1") != "0"``: on unless turned off, and off only by that value.
+                way = _GateWay(
+                    f"Or set `{c.name}={c.values[0]}`: this check only runs when it is not {c.values[0]}, "
+                    "and leaving it unset counts as that too",
+                    c.name,
+                    on_by_default=True,
+                )
             elif c.op == "is-none" and c.kind == "flag":
                 way = _GateWay(f"Or give `{c.name}` a value: this check only runs when it is left unset")
             elif c.op == "gt" and c.values == ("1",) and c.kind == "flag" and _SPLIT_FLAG_RE.match(c.name):

@@ -152,6 +152,14 @@ def _constraint(expr: ast.expr, negated: bool, ctx: ReadContext, passed: bool = 
     (with ``passed``, on a parameter or ``self`` attribute too: see :func:`_subject`)."""
     while isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
         expr, negated = expr.operand, not negated
+    if isinstance(expr, ast.Name) and not ctx.bindings.get(expr.id):
+        held = ctx.module_values.get(expr.id)
+        if isinstance(held, ast.Compare):
+            # ``_VARLEN_ON = os.environ.get("SGLANG_VARLEN", "1") != "0"`` at module level, then
+            # ``if _VARLEN_ON:``: the test of the variable it holds.
+            found = _constraint(held, negated, ctx)
+            if found is not None and found.kind == "env":
+                return found
     op: str | None = None
     values: tuple[str, ...] = ()
     subj = None
