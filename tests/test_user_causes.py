@@ -147,6 +147,14 @@ def test_a_later_pipeline_stage_is_said_to_need_its_size_above_one() -> None:
     ) in staged.solutions
 
 
+def test_a_path_gated_on_a_size_above_one_offers_that_size_at_one() -> None:
+    split = _prose("world_sizes.py", "python/sglang/srt/layers/split.py")["SplitKV.extend"]
+    # ``self.dcp_size > 1`` is the decode context-parallel size's path; a split of the KV cache,
+    # not of the weights, so no word on whether the model fits.
+    assert "`self.dcp_size > 1` (`--dcp-size` is above 1)" in split.documentation
+    assert "Or launch with `--dcp-size 1`: this check only runs when it is above 1" in split.solutions
+
+
 def test_a_message_that_states_the_form_of_a_value_is_about_the_value_handed_in() -> None:
     (prose,) = _prose("address_form.py", "python/sglang/srt/utils/address.py").values()
     assert (

@@ -157,7 +157,8 @@ class _GateWay(NamedTuple):
 
 
 # A flag that splits the model or the batch over ranks (``--pp-size``, ``--attn-cp-size``, ``--ring-degree``).
-_SPLIT_FLAG_RE = re.compile(r"^--(?:[a-z]+-)*(?:tp|pp|dp|ep|cp|sp)-size$|^--[a-z-]+-degree$")
+_WEIGHT_SPLIT_RE = re.compile(r"^--(?:[a-z]+-)*(?:tp|pp|ep)-size$")
+_SPLIT_FLAG_RE = re.compile(r"^--(?:[a-z]+-)*[a-z]?(?:tp|pp|dp|ep|cp|sp)-size$|^--[a-z-]+-degree$")
 
 
 def _told(msg: str) -> list[str]:
@@ -206,10 +207,10 @@ def _gate_workarounds(roles: Roles, survivor_names: set[str], knowledge: Knowled
                 way = _GateWay(f"Or give `{c.name}` a value: this check only runs when it is left unset")
             elif c.op == "gt" and c.values == ("1",) and c.kind == "flag" and _SPLIT_FLAG_RE.match(c.name):
                 # ``not pp_group.is_first_rank``: no split, no later rank.
-                way = _GateWay(
-                    f"Or launch with `{c.name} 1`, if the model fits without that split: this check only "
-                    "runs when it is above 1"
-                )
+                # Whether the model fits is a question for a split of its weights; a split of the
+                # sequence or of the KV cache is one of speed and context length.
+                fits = ", if the model fits without that split" if _WEIGHT_SPLIT_RE.match(c.name) else ""
+                way = _GateWay(f"Or launch with `{c.name} 1`{fits}: this check only runs when it is above 1")
             elif (
                 c.op == "falsy"
                 and c.kind == "env"

@@ -39,7 +39,7 @@ __all__ = ["flag_for_group", "group_of", "told_split", "with_world_sizes"]
 _GETTER_RE = re.compile(r"^_?get_([a-z][a-z0-9_]*?)_world_size$")
 _GROUP_RE = re.compile(r"^_?(?:get_)?([a-z][a-z0-9_]*?)_group$")
 # ``get_attention_tp_size()``, ``self.attn_tp_size``, ``tp_size``: a parallel size by its short name.
-_SIZE_NAME_RE = re.compile(r"^_?(?:get_)?((?:attn_|attention_)?(?:tp|dp|pp|ep|cp|sp))_(?:world_)?size$")
+_SIZE_NAME_RE = re.compile(r"^_?(?:get_)?((?:attn_|attention_)?(?:tp|dp|pp|ep|d?cp|sp))_(?:world_)?size$")
 # Words a group's name carries that no flag spells: ``tensor_model_parallel`` is ``--tensor-parallel-size``;
 # the attention part of the tensor-parallel group (``attn_tp``) is sized by ``--tp-size`` (split
 # by ``--dp-size`` under DP attention).
@@ -234,6 +234,17 @@ def _world_reads(
     return divided, compared, constraints, with_config
 
 
+def _sized_gate(expr: ast.expr, ctx: ReadContext) -> Constraint | None:
+    """The one constraint a gate puts on a group size compared with a literal, if that is all it tests."""
+    try:
+        _, compared, constraints, _ = _world_reads(expr, ctx)
+    except RecursionError:
+        return None
+    if len(compared) != 1 or len(constraints) != 1 or len(split_and(simplify(expr))) != 1:
+        return None
+    return constraints[0]
+
+
 def with_world_sizes(views: Sequence[AtomView], ctx: ReadContext) -> list[AtomView]:
     """``views`` with the world sizes a deciding atom tests read as their flags.
 
@@ -256,11 +267,16 @@ def with_world_sizes(views: Sequence[AtomView], ctx: ReadContext) -> list[AtomVi
     for v in views:
         got = found.get(id(v))
         if got is None:
-            ranked = _rank_gate(v.expr, ctx) if v.atom.role != "deciding" and not v.reads.flags else None
+            gate = v.atom.role != "deciding" and not v.reads.flags and not v.reads.envs and v.expr is not None
+            ranked = _rank_gate(v.expr, ctx) if gate else None
             if ranked is not None:
                 # ``not self.pp_group.is_first_rank``: a later stage exists only with that size above 1.
                 above = Constraint("flag", ranked.flag, "gt", ("1",), ranked)
                 v = dataclasses.replace(v, reads=Reads(flags=[ranked], envs=[]), constraints=[above])
+            elif gate and v.expr is not None and (sized := _sized_gate(v.expr, ctx)) is not None:
+                # ``self.dcp_size > 1``: the path of a split the size's flag asks for.
+                assert sized.info is not None
+                v = dataclasses.replace(v, reads=Reads(flags=[sized.info], envs=[]), constraints=[sized])
             out.append(v)
             continue
         divided, compared, constraints, with_config = got
