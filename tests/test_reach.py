@@ -3288,9 +3288,18 @@ def test_a_deprecated_spelling_is_said_beside_the_flag_that_replaced_it(
     repo, shas = make_repo(tmp_path / "repo", [files])
     records = {r.errorMessage: r for r in _run(repo, shas[0], tmp_path / "cache").records}
     switch = records["the split kernel wants a 2-d input"]
-    # The switch is turned on by its replacement too: leaving the path needs both left out.
-    assert "only with `--enable-old-split` (or `--enable-split`, which turns it on)" in switch.documentation
-    assert any(s.endswith("and without `--enable-split`, which turns it on") for s in switch.solutions)
+    # The switch is turned on by its replacement, which is what a command line gives today: that
+    # is named first, and leaving the path needs both left out.
+    assert (
+        "only with `--enable-split` (or the deprecated `--enable-old-split` it replaces)"
+        in switch.documentation
+    )
+    assert any(
+        s.endswith(
+            "launch without `--enable-split` (and without the deprecated `--enable-old-split` it replaces)"
+        )
+        for s in switch.solutions
+    ), switch.solutions
     valued = records["the column split wants an even row count"]
     assert "`--old-split-mode col-major` (deprecated in favour of `--split-mode`)" in valued.documentation
 

@@ -129,8 +129,13 @@ def _values_words(head: str, values: Sequence[str]) -> str:
 
 
 def _selector_words(sel: Selector, terms: _Terms = _NO_TERMS) -> str:
-    words = _plain_selector_words(sel, terms)
     new = terms.replaced.get(sel[1]) if sel[0] == "flag" else None
+    if new and not sel[2] and sel[1] in terms.switches and new in terms.switches:
+        # A deprecated switch that its replacement turns on: the replacement is what to give.
+        others = [b for b in terms.implied.get(sel[1], ()) if b != new]
+        extra = f"; or {_either(others)}, {_sets(sel[1], terms.switches)}" if others else ""
+        return f"`{new}` (or the deprecated `{sel[1]}` it replaces{extra})"
+    words = _plain_selector_words(sel, terms)
     phases = terms.phased.get(sel[1], ()) if sel[0] == "flag" and sel[2] else ()
     if phases:
         # ``--prefill-attention-backend x`` picks from the same choices for one phase of the run.
@@ -355,6 +360,7 @@ def _workarounds(
     phased: Mapping[str, Sequence[str]] | None = None,
     negated: Mapping[str, str] | None = None,
     handled: AbstractSet[str] = frozenset(),
+    replaced: Mapping[str, str] | None = None,
 ) -> list[str]:
     """``handled``: valued flags whose choices here are the values the site's own code tests for."""
     reach = _shared(reach)
@@ -405,6 +411,25 @@ def _workarounds(
                 f"This code runs only with `{name}` on, and leaving it out may not turn it off (its "
                 f"default, or what the launch detects, turns it on): if you can do without it, "
                 f"launch with `{off}`"
+            )
+        elif (
+            kind == "flag"
+            and not values
+            and name in switches
+            and (new := (replaced or {}).get(name)) is not None
+            and new in switches
+        ):
+            # A deprecated switch: its replacement is what a command line gives today.
+            others = [b for b in (implied or {}).get(name, ()) if b != new]
+            out.append(
+                f"This code runs only with `{new}`: if you can do without it, launch without `{new}` "
+                f"(and without the deprecated `{name}` it replaces"
+                + (
+                    f", and without {_either(others)}, {_sets(name, switches, len(others) > 1)}"
+                    if others
+                    else ""
+                )
+                + ")"
             )
         elif (
             kind == "flag" and not values and (name in switches or (name in optional and name not in agreed))
@@ -603,7 +628,9 @@ def _wording(
     return _Wording(
         phrase,
         _tags(reach),
-        _workarounds(core, choices, switches, agreed, optional, forced, implied, phased, negated, handled),
+        _workarounds(
+            core, choices, switches, agreed, optional, forced, implied, phased, negated, handled, replaced
+        ),
         _command_args(reach, switches, refused),
         _other_values(core, choices, forced),
     )
