@@ -3271,9 +3271,16 @@ def test_a_deprecated_spelling_is_said_beside_the_flag_that_replaced_it(
             return x
 
 
+        def split_wide(server_args, x):
+            if server_args.tp_size > 4:
+                raise ValueError("the row split allows at most 4 ranks")
+            return x
+
+
         def split(server_args, x):
             if server_args.enable_old_split:
                 x = split_rows(x)
+                x = split_wide(server_args, x)
             if server_args.old_split_mode == "col-major":
                 x = split_cols(x)
             return x
@@ -3300,6 +3307,10 @@ def test_a_deprecated_spelling_is_said_beside_the_flag_that_replaced_it(
         )
         for s in switch.solutions
     ), switch.solutions
+    # The example command gives the switch as a command line gives it today.
+    wide = records["the row split allows at most 4 ranks"]
+    before = wide.exampleFix.split("# after", 1)[0]
+    assert "--enable-split" in before and "--enable-old-split" not in before, wide.exampleFix
     valued = records["the column split wants an even row count"]
     assert "`--old-split-mode col-major` (deprecated in favour of `--split-mode`)" in valued.documentation
 

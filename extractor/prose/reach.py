@@ -484,7 +484,10 @@ def _shared(reach: Reach) -> Reach:
 
 
 def _command_args(
-    reach: Reach, switches: AbstractSet[str], refused: AbstractSet[str] = frozenset()
+    reach: Reach,
+    switches: AbstractSet[str],
+    refused: AbstractSet[str] = frozenset(),
+    replaced: Mapping[str, str] | None = None,
 ) -> list[str]:
     reach = _shared(reach)
     if not reach:
@@ -496,8 +499,11 @@ def _command_args(
         # A flag that takes a value is only written with one: ``--x`` alone would not parse. Of
         # several values that all lead here, the first stands for them.
         if kind == "flag" and (values or name in switches):
+            new = (replaced or {}).get(name) if not values else None
+            # A deprecated switch is written as the one that replaced it, as a command line is today.
+            name = new if new is not None and new in switches else name
             args.append(f"{name} {'|'.join(values)}" if values else name)
-    return args
+    return list(dict.fromkeys(args))
 
 
 def _one_value(arg: str, documentation: str, order: Sequence[str] = ()) -> str:
@@ -631,7 +637,7 @@ def _wording(
         _workarounds(
             core, choices, switches, agreed, optional, forced, implied, phased, negated, handled, replaced
         ),
-        _command_args(reach, switches, refused),
+        _command_args(reach, switches, refused, replaced),
         _other_values(core, choices, forced),
     )
 
