@@ -100,6 +100,15 @@ def test_a_value_the_callers_take_from_the_model_config_is_the_checkpoints(
     assert "--model-path <other-checkpoint>" in str(window["exampleFix"])
     # Three config keys reach the shared helper: it stays an internal check.
     assert "Cause: an internal invariant" in str(rows[("grid_mixer.py", 12)]["documentation"])
+    # A head count the model hands in that the tensor-parallel size does not divide: the flag is
+    # the cause, and the fix says which key of config.json the size must divide.
+    heads = rows[("grid_mixer.py", 21)]
+    assert "Cause: a launch flag (`--tp-size`)" in str(heads["documentation"])
+    assert (
+        "`num_heads` is the checkpoint's `num_attention_heads` (its config.json): pick a size that divides it"
+        in str(heads["solutions"])
+    )
+    assert "--tp-size <a divisor of num_attention_heads>" in str(heads["exampleFix"])
 
 
 def test_a_scripts_own_flag_is_not_the_launch_flag_of_the_same_name(

@@ -163,7 +163,7 @@ def _constraint(expr: ast.expr, negated: bool, ctx: ReadContext, passed: bool = 
     op: str | None = None
     values: tuple[str, ...] = ()
     subj = None
-    divided = _divisor_test(expr)
+    divided = divisor_test(expr)
     if divided is not None:
         dividend, divisor, raw_op = divided
         subj = _subject(divisor, ctx, passed=passed)
@@ -250,11 +250,11 @@ def splits_batch_rows(v: AtomView) -> bool:
     """Whether ``v`` tests that a batch's row count (``x.shape[0]``, ``len(reqs)``) divides by a
     value: no setting passes it for every batch, so a flag there is no cause (padding upstream
     is what keeps it whole)."""
-    found = _divisor_test(simplify(v.expr)) if v.expr is not None else None
+    found = divisor_test(simplify(v.expr)) if v.expr is not None else None
     return found is not None and _BATCH_ROWS_RE.search(unparse(found[0])) is not None
 
 
-def _divisor_test(expr: ast.expr) -> tuple[ast.expr, ast.expr, str] | None:
+def divisor_test(expr: ast.expr) -> tuple[ast.expr, ast.expr, str] | None:
     """``x % d != 0`` -> ``(x, d, "indivisible")``; ``x % d == 0`` -> ``(x, d, "divides")``."""
     if not (isinstance(expr, ast.Compare) and len(expr.ops) == 1):
         return None

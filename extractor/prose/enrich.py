@@ -31,7 +31,7 @@ from extractor.prose.fixes import OtherCheck
 from extractor.prose.imports import guard_package, names_distribution, own_distribution
 from extractor.prose.knowledge import FlagInfo, Knowledge
 from extractor.prose.origins import constant_values, refine
-from extractor.prose.passed import data_spec, pending_spec
+from extractor.prose.passed import data_spec, pending_spec, split_spec
 from extractor.prose.passed_on import passed_on_cause
 from extractor.prose.reads import Reads, merged_reads, read_context, site_reads
 from extractor.prose.scripts import own_flags_named
@@ -308,7 +308,9 @@ def _enrich(
         tags=tags,
         backgroundTag=kind.background,
         errorCode=site.error_code,
-        passed=pending_spec(site, roles, ctx, cause) or data_spec(site, roles, cause),
+        passed=pending_spec(site, roles, ctx, cause)
+        or data_spec(site, roles, cause)
+        or split_spec(site, roles, ctx, cause),
     )
     if dead is not None and forced is None:
         prose = _ruled_out(prose, site, dead)

@@ -22,7 +22,7 @@ from extractor.prose.advice import INTERNAL_CHECK, KIND_WORDS, LIMIT_CAUSE, cond
 from extractor.prose.cause import Cause, Roles, str_tested
 from extractor.prose.classify import classify
 from extractor.prose.commands import launcher_of_path
-from extractor.prose.constraints import Constraint, passed_constraints
+from extractor.prose.constraints import Constraint, divisor_test, passed_constraints, simplify, unparse
 from extractor.prose.fixes import (
     REFUSED_BEFORE,
     advice_sentences,
@@ -36,6 +36,7 @@ from extractor.prose.fixes import (
 from extractor.prose.knowledge import FlagInfo
 from extractor.prose.reads import ReadContext
 from extractor.prose.why import scope_name
+from extractor.prose.world_size import size_flags
 from extractor.reach.arguments import CONFIG_SOURCE, ENV_SOURCE
 
 if TYPE_CHECKING:
@@ -51,11 +52,13 @@ __all__ = [
     "internal_sentence",
     "passed_table",
     "pending_spec",
+    "split_spec",
     "with_data_flag",
     "with_flag_text",
     "with_passed",
     "with_passed_config",
     "with_passed_env",
+    "with_split_config",
 ]
 
 PASSED_KEY = "_passed"
@@ -124,6 +127,42 @@ def data_spec(site: Site, roles: Roles, cause: Cause) -> dict[str, Any] | None:
             said=f"Cause: {KIND_WORDS['input']} (`{given}`).",
         )
     return spec
+
+
+def split_spec(site: Site, roles: Roles, ctx: ReadContext, cause: Cause) -> dict[str, Any] | None:
+    """For a flag cause that a model dimension handed in does not divide by a parallel size
+    (``num_heads % attn_tp_size != 0`` with ``num_heads`` a parameter), the dimension's token, so
+    the run can say which config.json key it is (:func:`with_split_config`); None otherwise."""
+    if cause.kind != "flag":
+        return None
+    for v in roles.deciding:
+        found = divisor_test(simplify(v.expr)) if v.expr is not None else None
+        # The size divides the dimension, not a block size the dimension's share is checked against.
+        if found is None or not size_flags(found[1], ctx):
+            continue
+        token = _token(unparse(found[0]))
+        if token:
+            return {"whole": False, "c": [[token, "data", []]], "v": [], "split": token}
+    return None
+
+
+def with_split_config(partial: Mapping[str, Any], token: str, keys: Sequence[FlagInfo]) -> dict[str, Any]:
+    """``partial`` saying which config.json keys the dimension ``token`` is, so the size to give
+    is one that divides the checkpoint's value."""
+    out = dict(partial)
+    if len({f.dest for f in keys}) > _MAX_CONFIG_KEYS:
+        return out  # a helper many models hand many dimensions: none is this checkpoint's for sure
+    name = _name(token)
+    shown = " or ".join(f"`{k}`" for f in keys for k in f.flag.split(" / "))
+    first = keys[0].flag.split(" / ")[0]
+    note = f"`{name}` is the checkpoint's {shown} (its config.json)"
+    out["documentation"] = f"{out.get('documentation', '')} {note[0].upper()}{note[1:]}."
+    out["solutions"] = [
+        f"{s}; {note}: pick a size that divides it" if str(s).startswith("Change `") else s
+        for s in out.get("solutions", [])
+    ]
+    out["exampleFix"] = str(out.get("exampleFix", "")).replace("<accepted-value>", f"<a divisor of {first}>")
+    return out
 
 
 def with_flag_text(

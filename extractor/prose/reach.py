@@ -29,9 +29,11 @@ from extractor.prose.passed import (
     with_data_flag,
     with_flag_text,
     with_passed,
+    with_split_config,
 )
 from extractor.prose.unsupported import with_unsupported
 from extractor.reach import SiteReach
+from extractor.reach.arguments import CONFIG_SOURCE
 from extractor.reach.gates import gate_alternatives, tidy, with_gates
 from extractor.reach.handled import ESCAPES, ends_raise
 from extractor.reach.paths import Reach
@@ -807,6 +809,9 @@ class RunReach:
                     t: [i for i in map(flag_from_plain, rows) if i is not None] for t, rows in found.items()
                 }
                 partial = with_passed(partial, spec, flags)
+                split = str(spec.get("split", "")) if isinstance(spec, dict) else ""
+                if flags.get(split) and all(f.namespace == CONFIG_SOURCE for f in flags[split]):
+                    partial = with_split_config(partial, split, flags[split])
                 data = str(spec.get("data", "")) if isinstance(spec, dict) else ""
                 if flags.get(data):
                     param, flag = data.partition(":")[2], flags[data][0].flag

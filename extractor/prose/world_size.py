@@ -120,7 +120,7 @@ def flag_for_group(group: str, flags: Mapping[str, FlagInfo]) -> FlagInfo | None
     return None
 
 
-def _size_flags(node: ast.expr, ctx: ReadContext) -> list[FlagInfo]:
+def size_flags(node: ast.expr, ctx: ReadContext) -> list[FlagInfo]:
     """The flags that set the size ``node`` is: one group's flag; for the attention part of the
     tensor-parallel group, also those that split it (``tp // dp // attn_cp`` under DP attention)."""
     group = group_of(node, ctx)
@@ -166,7 +166,7 @@ def _rank_gate(expr: ast.expr | None, ctx: ReadContext) -> FlagInfo | None:
 
 
 def _size_flag(node: ast.expr, ctx: ReadContext) -> FlagInfo | None:
-    found = _size_flags(node, ctx)
+    found = size_flags(node, ctx)
     return found[0] if found else None
 
 
@@ -206,9 +206,7 @@ def _world_reads(
         for node in ast.walk(part):
             if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
                 found = (
-                    _size_flags(node.right, ctx)
-                    or _size_flags(node.left, ctx)
-                    or _split_flags(node.left, ctx)
+                    size_flags(node.right, ctx) or size_flags(node.left, ctx) or _split_flags(node.left, ctx)
                 )
                 for split in found:
                     if split not in divided:
@@ -227,7 +225,7 @@ def _world_reads(
                 for size, other in ((left, right), (right, left)):
                     if _config_key(other, ctx) is None:
                         continue
-                    for split in _size_flags(size, ctx):
+                    for split in size_flags(size, ctx):
                         with_config = True
                         if split not in divided:
                             divided.append(split)
