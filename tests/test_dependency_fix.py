@@ -25,6 +25,14 @@ def fused_block_scale():
     return fused_block_scale_moe
 
 
+def cutedsl_wrapper():
+    try:
+        from kernelpack import DslWrapper
+    except ImportError as e:
+        raise ImportError("this backend requires kernelpack with DSL support. Install with: pip install kernelpack") from e
+    return DslWrapper
+
+
 def relative_only():
     try:
         from .local_ops import helper
@@ -48,6 +56,18 @@ def test_the_package_of_the_failed_import_is_installed() -> None:
     assert "pip install -U fastkernels" in fixes["SageAttention.__init__"]
     assert "pip install kernelpack" in fixes["fused_block_scale"]
     assert "fused_block_scale_moe" not in fixes["fused_block_scale"].split("pip install", 1)[1]
+
+
+def test_the_words_after_install_are_no_package() -> None:
+    parsed = parse_source("python/sglang/srt/layers/sage.py", SOURCE)
+    assert isinstance(parsed, ParsedFile), parsed
+    (site,) = [s for s in analyse(parsed) if s.qualname == "cutedsl_wrapper"]
+    prose = enrich(site, build_knowledge({}), module_constants(parsed.tree))
+    # "Install with: pip install kernelpack": ``with`` is English, not a module to install.
+    assert "`with`" not in prose.documentation and not any("`with`" in s for s in prose.solutions), (
+        prose.solutions
+    )
+    assert "pip install kernelpack" in (prose.exampleFix or "")
 
 
 def test_a_relative_import_names_no_package() -> None:

@@ -76,7 +76,15 @@ _PKG_RES = (
     re.compile(r"\b([a-z][a-z0-9_\-]+) ?(>=|==) ?(\d+(?:\.\d+)+)", re.I),
     re.compile(r"requires? (?:the )?([A-Za-z0-9_.\-]+) (?:package|library)", re.I),
 )
-_NOT_PACKAGES = frozenset({"it", "the", "a", "an", "them", "this", "that", "version", "python", "sglang"})
+# English words that follow "install" in a message ("Install with: pip install x", "install it
+# from source") and name no package.
+_NOT_PACKAGES = frozenset(
+    {
+        "it", "the", "a", "an", "them", "this", "that", "these", "those", "version", "python", "sglang",
+        "with", "from", "using", "via", "by", "and", "or", "to", "for", "manually", "instructions",
+        "dependencies", "requirements", "one", "all", "any", "your", "its", "their",
+    }
+)  # fmt: skip
 _RESOURCE_MSG_RE = re.compile(
     r"out of memory|\boom\b|not enough (memory|space|blocks|slots|pages)|insufficient (memory|space)|"
     r"no (free|available) (port|memory|blocks|slots|pages)|address already in use|disk|memory pool(?: size)? is (?:too small|full|exhausted)|run out",
