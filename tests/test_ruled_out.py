@@ -52,6 +52,19 @@ SOURCE = textwrap.dedent(
             if self.n <= 0 and not self.n > 0:
                 raise ValueError("still no experts")
 
+        def experts(self, w1, w2, s):
+            assert w1.shape[0] == w2.shape[0], "expert count mismatch"
+            assert w1.shape[0] == w2.shape[0], "weight expert count mismatch"
+            assert s.ready() and s.size > 0
+            assert s.size > 0, "empty"
+
+        def steps(self, r):
+            assert r.done
+            yield
+            assert r.done, "still done after a step"
+            assert r.poll() == 0
+            assert r.poll() == 0, "polled twice"
+
         def reset(self, args):
             if args.k != 1:
                 raise ValueError("k must be 1")
@@ -103,6 +116,18 @@ def test_a_value_assigned_mutated_or_handed_on_between_the_tests_is_not_ruled_ou
     assert _dead(sites, "Layer.fetch", 0) is None  # ``response`` is fetched again
     assert _dead(sites, "Layer.rebuild", 0) is None  # ``self.setup()`` may set ``self.n``
     assert _dead(sites, "Layer.reset", 1) is None  # ``normalize(args)`` may change ``args.k``
+
+
+def test_an_assert_already_made_on_the_way_rules_out_the_same_test_again(sites: list[Site]) -> None:
+    # The second of two identical asserts, and a part of an earlier ``and`` asserted again.
+    assert _dead(sites, "Layer.experts", 0) is None
+    dead = _dead(sites, "Layer.experts", 1)
+    assert dead is not None and dead.text == "w1.shape[0] == w2.shape[0]" and dead.kind == "assert"
+    dead = _dead(sites, "Layer.experts", 3)
+    assert dead is not None and dead.text == "s.size > 0"
+    # Other code runs at a ``yield``; a call may answer otherwise the second time.
+    assert _dead(sites, "Layer.steps", 1) is None
+    assert _dead(sites, "Layer.steps", 3) is None
 
 
 def test_a_ruled_out_check_says_it_cannot_fail_and_blames_no_setting(sites: list[Site]) -> None:

@@ -24,9 +24,31 @@ from extractor.analysis.sites import RawSite
 __all__ = ["ruled_out"]
 
 
+# How far back in each block an earlier ``assert`` is looked for: a check repeated is near.
+_ASSERT_LOOKBACK = 40
+
+
+def _asserted(site: RawSite) -> list[GuardAtom]:
+    """What the ``assert`` statements that run before the site on every path to it require: past
+    ``assert t``, ``t`` holds (an earlier assert adds no guard atom, but it rules out the same
+    failing test twice, ``assert n == m, "A"`` then ``assert n == m, "B"``)."""
+    out: list[GuardAtom] = []
+    for frame in site.frames:
+        for stmt in frame.block[max(0, frame.index - _ASSERT_LOOKBACK) : frame.index]:
+            if isinstance(stmt, ast.Assert):
+                out.extend(
+                    GuardAtom(unparse(t), "assert", t, False, stmt.lineno, "gate")
+                    for t in split_and(stmt.test)
+                )
+    return out
+
+
 def ruled_out(site: RawSite, atoms: list[GuardAtom]) -> tuple[GuardAtom, GuardAtom] | None:
     """``(failing, path)``: a deciding atom and the path atom that rules it out, or None."""
     plain = [a for a in atoms if a.test is not None and a.kind != "except"]
+    if not any(a.role == "deciding" for a in plain):
+        return None
+    plain += _asserted(site)
     if len(plain) < 2:
         return None
     # What each written atom requires: ``x`` (true) or ``not x`` (false), ``x`` as printed.
@@ -54,9 +76,26 @@ def ruled_out(site: RawSite, atoms: list[GuardAtom]) -> tuple[GuardAtom, GuardAt
                 if g is not None and (g.test is None or unparse(g.test) != d.text):
                     g = None
             against = [g] if g is not None and g is not d else []
-        if against and all(g.line <= d.line for g in against) and _unchanged(site, d, against):
+        if (
+            against
+            and all(g.line <= d.line for g in against)
+            and not _calls(d.test)
+            and _unchanged(site, d, against)
+        ):
             return d, max(against, key=lambda g: g.line)
     return None
+
+
+# Calls whose result for the same arguments is the same each time they are made.
+_PURE_CALLS = frozenset({"len", "isinstance", "issubclass", "hasattr", "getattr", "type", "callable"})
+
+
+def _calls(test: ast.expr) -> bool:
+    """Whether ``test`` calls anything whose result may differ the second time (``r.read()``)."""
+    return any(
+        isinstance(n, ast.Call) and not (isinstance(n.func, ast.Name) and n.func.id in _PURE_CALLS)
+        for n in ast.walk(test)
+    )
 
 
 def _is_not(test: ast.expr | None) -> bool:
@@ -90,6 +129,8 @@ def _unchanged(site: RawSite, d: GuardAtom, against: list[GuardAtom]) -> bool:
                 return False
             if isinstance(node, ast.Call) and id(node) not in in_tests and _touches(node, names):
                 return False  # ``self.setup()`` or ``apply(args)`` may set what ``self.x`` reads
+            if isinstance(node, ast.Yield | ast.YieldFrom | ast.Await | ast.With | ast.AsyncWith):
+                return False  # other code runs there (a scheduler step, a context's exit)
     return True
 
 
