@@ -830,3 +830,21 @@ def test_a_field_another_server_reports_is_not_this_launchs_flag() -> None:
     # parameter's.
     assert "Cause: a launch flag (`--page-size`)" in own.documentation, own.documentation
     assert "Cause: a launch flag (`--page-size`)" in plain.documentation, plain.documentation
+
+
+def test_a_platforms_own_method_that_only_raises_is_that_platform_unsupported() -> None:
+    npu, cuda, hip = (
+        p for _, p in _enriched("platform_methods.py", "python/sglang/srt/models/text_model.py")
+    )
+    # ``forward_prepare_npu`` is what the dispatch runs on Ascend: every call there raises.
+    assert "Cause: the hardware or platform (Ascend NPU)" in npu.documentation, npu.documentation
+    assert npu.triggerScenarios.startswith("Running on Ascend NPU")
+    assert npu.solutions[0].startswith(
+        "`TextAttention` has no Ascend NPU implementation: run it on another platform"
+    )
+    assert npu.backgroundTag == "hardware-unsupported"
+    assert "Report it to sglang" not in " ".join(npu.solutions)
+    # The CUDA path is the main one; a raise there only asks subclasses for it. A raise under a
+    # test is decided by that test.
+    assert "Ascend" not in cuda.documentation and "Cause: the hardware" not in cuda.documentation
+    assert "Cause: the hardware or platform (ROCm" not in hip.documentation

@@ -23,6 +23,7 @@ from extractor.prose.advice import advise, condition_code
 from extractor.prose.argv import argv_flag
 from extractor.prose.cause import Cause, cause_of, message_text, split_roles
 from extractor.prose.classify import classify
+from extractor.prose.commands import launcher
 from extractor.prose.config_fields import attribute_keys, config_keys, config_word
 from extractor.prose.constraints import AtomView, atom_view, simplify
 from extractor.prose.device import DEVICE_RULE, PLATFORM_RULE, device_spec, gate_platforms, tensor_platforms
@@ -33,6 +34,7 @@ from extractor.prose.knowledge import FlagInfo, Knowledge
 from extractor.prose.origins import constant_values, refine
 from extractor.prose.passed import data_spec, pending_spec, split_spec
 from extractor.prose.passed_on import passed_on_cause
+from extractor.prose.platform_method import platform_of_method, with_platform_method
 from extractor.prose.reads import Reads, merged_reads, read_context, site_reads
 from extractor.prose.scripts import own_flags_named
 from extractor.prose.solutions import prevention_tips
@@ -314,6 +316,9 @@ def _enrich(
     )
     if dead is not None and forced is None:
         prose = _ruled_out(prose, site, dead)
+    platform = platform_of_method(site) if forced is None else None
+    if platform is not None:
+        prose = with_platform_method(prose, site, platform, launcher(site, knowledge))
     hardware = cause.kind == "hardware" and forced is None
     platforms = tensor_platforms(roles.deciding) if hardware else None
     rule = DEVICE_RULE
