@@ -840,7 +840,7 @@ def test_a_platforms_own_method_that_only_raises_is_that_platform_unsupported() 
     assert "Cause: the hardware or platform (Ascend NPU)" in npu.documentation, npu.documentation
     assert npu.triggerScenarios.startswith("Running on Ascend NPU")
     assert npu.solutions[0].startswith(
-        "`TextAttention` has no Ascend NPU implementation: run it on another platform"
+        "`TextAttention` has no Ascend NPU implementation: run this model on another platform"
     )
     assert npu.backgroundTag == "hardware-unsupported"
     assert "Report it to sglang" not in " ".join(npu.solutions)
