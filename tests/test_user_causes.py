@@ -509,6 +509,22 @@ def test_a_raise_that_says_what_is_wrong_itself_is_not_a_handed_on_error() -> No
     assert "hands on" not in got["the reply is not JSON"].documentation
 
 
+def test_a_handed_on_error_of_another_packages_call_names_that_package() -> None:
+    got = _by_message("handed_on.py", "python/sglang/srt/disaggregation/encoder_client.py")
+    region = got["Register Buffer Error."]
+    # The ``try`` block calls ``fabric.kv.register_region``: that package failed, not sglang's state.
+    assert "the call into the `fabric` package inside the `try` block (`fabric.kv.register_region`)" in (
+        region.documentation
+    ), region.documentation
+    assert any(s.startswith("Check the `fabric` package this code calls") for s in region.solutions)
+    assert "Report it to sglang as a bug" not in " ".join(region.solutions)
+    # A client library's failure is the network it talks to.
+    fetched = got["could not fetch the config"]
+    assert any("service it calls is running" in s for s in fetched.solutions), fetched.solutions
+    # An exception the block raises itself is no call into its package that failed.
+    assert not any("`fastapi` package" in s for s in got["{str(e)}"].solutions)
+
+
 def test_a_message_that_states_what_the_path_supports_is_a_case_left_out_not_a_broken_state() -> None:
     got = _by_message("limits.py", "python/sglang/srt/lora/fused_path.py")
     for message in (

@@ -18,6 +18,7 @@ from extractor.analysis.docstrings import CallIndex, class_doc, function_doc, pa
 from extractor.analysis.facts import Message, Placeholder, Raised, Site
 from extractor.analysis.handling import site_handling
 from extractor.analysis.http_status import error_response
+from extractor.analysis.library_calls import library_calls
 from extractor.analysis.messages.exception_str import assert_message
 from extractor.analysis.messages.expressions import MessageContext, expr_parts
 from extractor.analysis.messages.parts import Part
@@ -114,7 +115,8 @@ def site_of(resolver: Resolver, raw: RawSite, calls: CallIndex | None = None) ->
         doc=function_doc(raw.scope),
         class_doc=class_doc(raw.class_node),
         params=parameters(raw.scope, raw.class_node, calls),
-        passes_on=_passed_on(raw),
+        passes_on=(passed := _passed_on(raw)),
+        library_calls=library_calls(raw, resolver.own_imports()) if passed is not None else (),
         message_constants=_imported_texts(resolver, raised.message),
     )
 

@@ -211,3 +211,6 @@ class Site:
     passes_on: str | None = None
     """The name an enclosing ``except ... as name`` binds, when the raise hands that caught error on
     (in its message, or as ``raise ... from name``): the error to fix is then the caught one."""
+    library_calls: tuple[str, ...] = ()
+    """For a raise that hands on its caught error, the functions of other packages its ``try``
+    block calls (``simm.kv.register_mr``): :mod:`extractor.analysis.library_calls`."""

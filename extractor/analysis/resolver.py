@@ -24,7 +24,7 @@ from extractor.analysis import exception_classes
 from extractor.analysis.facts import GuardAtom, Raised
 from extractor.analysis.flow import FULL_WALKS, UNKNOWN, ScopeFlow, State, TextHints, Value, direct_binds
 from extractor.analysis.http_status import HTTP_CLASSES, code_of, http_message, status_of
-from extractor.analysis.imports import TargetFiles, imports_of, module_paths
+from extractor.analysis.imports import Imported, TargetFiles, imports_of, module_paths
 from extractor.analysis.messages.exception_str import message_from_args
 from extractor.analysis.messages.expressions import MessageContext
 from extractor.analysis.messages.parts import Choice
@@ -90,6 +90,7 @@ class Resolver:
         self.parsed = parsed
         self.modules = modules
         self.imports = imports_of(parsed.tree) if modules is not None else {}
+        self._own_imports: dict[str, Imported] | None = None
         self.hints = TextHints.of(parsed.lines)
         self.index = ModuleIndex.of(parsed.tree, self.hints)
         self._flows: dict[int, ScopeFlow] = {}
@@ -252,6 +253,14 @@ class Resolver:
             return None
         module = self.modules.resolver_for(module_paths(self.parsed.path, imported.module, imported.level))
         return module.definition(imported.name, hops + 1) if module is not None else None
+
+    def own_imports(self) -> dict[str, Imported]:
+        """The names the module's imports bind, read once (also when no other module is known)."""
+        if self.imports or self.modules is not None:
+            return self.imports
+        if self._own_imports is None:
+            self._own_imports = imports_of(self.parsed.tree)
+        return self._own_imports
 
     def imported_text(self, name: str, hops: int = 0) -> str | None:
         """The string constant ``name`` holds when the module imports it from another module of

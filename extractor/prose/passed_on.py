@@ -91,6 +91,9 @@ class PassedOn:
     flags: tuple[str, ...]
     suggested: tuple[str, ...] = ()
     """Flags the message's own text names (its advice: "set --mem-fraction-static lower")."""
+    library: tuple[str, ...] = ()
+    """The functions of other packages the ``try`` block calls (``simm.kv.register_mr``), when the
+    caught class says no more than that something failed: that package is what failed."""
 
 
 def passed_on_of(site: Site, ctx: ReadContext | None = None) -> PassedOn | None:
@@ -119,12 +122,18 @@ def passed_on_of(site: Site, ctx: ReadContext | None = None) -> PassedOn | None:
         if not in_message:
             lead.append("{" + part.source + "}")
     category = _category(types)
+    library: tuple[str, ...] = ()
+    if category == "error" and site.library_calls:
+        # What the ``try`` block calls of another package is what failed; a client library's
+        # failure is the network it talks to.
+        network = [c for c in site.library_calls if _NETWORK_RE.match(c.split(".", 1)[0] + ".")]
+        category, library = ("network", ()) if network else ("library", site.library_calls)
     if not in_message and category == "error" and site.message is not None and site.message.template.strip():
         # ``except KeyError as e: raise ValueError(f"unknown role {role}") from e``: the message says
         # what is wrong in its own words, and the lookup error chained under it adds nothing.
         return None
     text = "".join(lead).strip() if in_message else ""
-    return PassedOn(category, types, text, in_message, tuple(dict.fromkeys(flags)))
+    return PassedOn(category, types, text, in_message, tuple(dict.fromkeys(flags)), library=library)
 
 
 def passed_on_from(site: Site, cause: Cause) -> PassedOn | None:
@@ -135,7 +144,9 @@ def passed_on_from(site: Site, cause: Cause) -> PassedOn | None:
     named = set(message_flags(site))
     flags = tuple(n for n in cause.names if n.startswith("--") and n not in named)
     suggested = tuple(n for n in cause.names if n in named)
-    return PassedOn(passed.category, passed.types, passed.lead, passed.in_message, flags, suggested)
+    return PassedOn(
+        passed.category, passed.types, passed.lead, passed.in_message, flags, suggested, passed.library
+    )
 
 
 def passed_on_cause(site: Site, ctx: ReadContext) -> Cause | None:
@@ -153,6 +164,7 @@ _CATEGORY_WORDS = {
     "timeout": "an operation inside the `try` block ran out of time: the peer or service it waits for is slow, stuck or gone",
     "file": "a file operation inside the `try` block failed: a missing path, no permission, a full disk or a truncated file",
     "error": "whatever the `try` block ran failed",
+    "library": "a call into another package inside the `try` block failed",
 }
 
 
@@ -176,7 +188,17 @@ def _network_kind(passed: PassedOn) -> str:
     return ""
 
 
+def _package(call: str) -> str:
+    return call.split(".", 1)[0]
+
+
 def _what_failed(passed: PassedOn) -> str:
+    if passed.category == "library" and passed.library:
+        calls = " or ".join(f"`{c}`" for c in passed.library)
+        return (
+            f"the call into the `{_package(passed.library[0])}` package inside the `try` block ({calls}) "
+            "failed: that package's install or version, or what it was handed"
+        )
     return _NETWORK_WORDS.get(_network_kind(passed)) or _CATEGORY_WORDS[passed.category]
 
 
@@ -216,6 +238,8 @@ def solutions(passed: PassedOn) -> list[str]:
         + (
             "It is the operating system's own: it names the host or address that failed"
             if kind
+            else f"It is the `{_package(passed.library[0])}` package's own: its text says what it refused"
+            if passed.category == "library" and passed.library
             else "Look that error up by its own text (its record names its cause and fix)"
         )
     ]
@@ -239,6 +263,13 @@ def solutions(passed: PassedOn) -> list[str]:
     elif passed.category == "timeout":
         sols.append(
             "Check that the process or service it waits for is alive (its own log says why it is slow or gone), then retry"
+        )
+    elif passed.category == "library" and passed.library:
+        pkg = _package(passed.library[0])
+        sols.append(
+            f"Check the `{pkg}` package this code calls: that it is installed, in a version sglang "
+            "supports (`pip list` shows the installed version; sglang's own requirements pin what it "
+            "was tested with), and built for this platform"
         )
     elif passed.category == "file":
         sols.append(
