@@ -864,3 +864,10 @@ def test_a_platforms_own_method_that_only_raises_is_that_platform_unsupported() 
     # test is decided by that test.
     assert "Ascend" not in cuda.documentation and "Cause: the hardware" not in cuda.documentation
     assert "Cause: the hardware or platform (ROCm" not in hip.documentation
+
+
+def test_a_local_the_function_assigns_is_not_the_flag_its_message_names() -> None:
+    (prose,) = _prose("local_names.py", "python/sglang/jit_kernel/paged.py").values()
+    # ``page_size`` here is the cache tensor's page width, not ``--page-size``.
+    assert "--page-size" not in prose.documentation, prose.documentation
+    assert not any("--page-size" in s for s in prose.solutions), prose.solutions

@@ -182,7 +182,9 @@ def flag_of_node(node: ast.AST, ctx: ReadContext) -> FlagInfo | None:
         # A parameter named after the field it carries: ``server_args_kv_cache_dtype``.
         if node.id.startswith("server_args_"):
             return ctx.flags.get(node.id[len("server_args_") :])
-        return ctx.flags.get(node.id) if node.id in ctx.named else None
+        # A name the function assigns is what it was assigned (``page_size = v.shape[1]``), even
+        # when the message calls it by the flag's name.
+        return ctx.flags.get(node.id) if node.id in ctx.named and node.id not in ctx.bindings else None
     if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
         info = ctx.flags.get(node.attr)
         if info is None:
