@@ -116,6 +116,7 @@ def site_of(resolver: Resolver, raw: RawSite, calls: CallIndex | None = None) ->
         class_doc=class_doc(raw.class_node),
         params=parameters(raw.scope, raw.class_node, calls),
         passes_on=(passed := _passed_on(raw)),
+        after_loop=_after_loop(raw),
         library_calls=library_calls(raw, resolver.own_imports()) if passed is not None else (),
         message_constants=_imported_texts(resolver, raised.message),
     )
@@ -132,6 +133,14 @@ def _imported_texts(resolver: Resolver, message: Message | None) -> tuple[tuple[
             if text is not None and "{" not in text:
                 out.append((part.source, text))
     return tuple(dict.fromkeys(out))
+
+
+def _after_loop(raw: RawSite) -> int:
+    """The line of the innermost loop whose ``else`` holds the site, 0 when none does."""
+    for frame in reversed(raw.frames[:-1]):
+        if isinstance(frame.stmt, ast.For | ast.AsyncFor | ast.While):
+            return frame.stmt.lineno if frame.branch == "orelse" else 0
+    return 0
 
 
 def _passed_on(raw: RawSite) -> str | None:

@@ -211,6 +211,9 @@ class Site:
     passes_on: str | None = None
     """The name an enclosing ``except ... as name`` binds, when the raise hands that caught error on
     (in its message, or as ``raise ... from name``): the error to fix is then the caught one."""
+    after_loop: int = 0
+    """The line of the ``for``/``while`` whose ``else`` holds the site (0 when none): it raises
+    only when that loop runs to its end without a ``break``, every pass of it having failed."""
     library_calls: tuple[str, ...] = ()
     """For a raise that hands on its caught error, the functions of other packages its ``try``
     block calls (``simm.kv.register_mr``): :mod:`extractor.analysis.library_calls`."""

@@ -64,6 +64,7 @@ from extractor.prose.origins import accepted_types, config_key_of, data_param, k
 from extractor.prose.platforms import alternatives
 from extractor.prose.why import scope_name
 from extractor.prose.why import situations as situations_of
+from extractor.prose.wording import loop_end_words
 
 __all__ = [
     "INTERNAL_CHECK",
@@ -1242,6 +1243,8 @@ def _trigger(
         return f"A caller hands {where} a tensor kept on another device than the one its path runs on, so `{cond}` holds; it should not happen with any launch setting."
     if cause.kind == "internal" and is_limit(site):
         return f"A call of {where} with a case it does not support ({f'`{cond}`' if cond else 'as its message says'})."
+    if not cond and site.after_loop:
+        return f"{where} raises {loop_end_words(site)}."
     if not cond:
         return (
             f"Any call that reaches {where} on this path raises; it marks a state the code does not expect."

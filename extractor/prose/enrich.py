@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -32,7 +33,7 @@ from extractor.prose.fixes import OtherCheck
 from extractor.prose.imports import guard_package, names_distribution, own_distribution
 from extractor.prose.knowledge import FlagInfo, Knowledge
 from extractor.prose.origins import constant_values, refine
-from extractor.prose.passed import data_spec, pending_spec, split_spec
+from extractor.prose.passed import data_spec, internal_sentence, pending_spec, split_spec
 from extractor.prose.passed_on import passed_on_cause
 from extractor.prose.platform_method import platform_of_method, with_platform_method
 from extractor.prose.reads import Reads, merged_reads, read_context, site_reads
@@ -178,6 +179,37 @@ def _asked_flag(
     return frozenset(v.atom.text for v in [*roles.gates, *roles.survivors]), c.name
 
 
+def _loop_end(prose: Prose, site: Site) -> Prose:
+    """A raise in a loop's ``else``: every pass of the loop failed, and what it tried (a service,
+    a lookup, a resource) is what to look at, before any bug report."""
+    said = internal_sentence(prose.documentation)
+    cause = (
+        f"Cause: every pass of the loop at line {site.after_loop} failed; what it tries each time (a "
+        "call to a service, a lookup, an allocation) is what failed, and the message and the log "
+        "lines before it say which."
+    )
+    return dataclasses.replace(
+        prose,
+        documentation=prose.documentation.replace(said, cause) if said else prose.documentation,
+        commonSituations=f"`{site.qualname or site.path}` giving up after its loop at line "
+        f"{site.after_loop} failed on every pass.",
+        solutions=[
+            "Find why every pass failed: the message and the warnings logged before it name what the "
+            "loop waited for or tried; check that it is up, reachable and configured, then retry",
+            *(
+                _REPORT_RE.sub("If what the loop tries is up and it still fails every time, report it", s)
+                for s in prose.solutions
+            ),
+        ],
+    )
+
+
+# The bug report of an internal check, said as the last resort it is after a loop gave up.
+_REPORT_RE = re.compile(
+    r"^This is an internal check of `[^`]*`: nothing in the launch command, environment or request is expected to trip it\. Report it"
+)
+
+
 def _ruled_out(prose: Prose, site: Site, dead: tuple[GuardAtom, GuardAtom]) -> Prose:
     """A check its own path rules out: say so, and that what a user meets is an earlier check."""
     failing, path = dead
@@ -316,6 +348,8 @@ def _enrich(
     )
     if dead is not None and forced is None:
         prose = _ruled_out(prose, site, dead)
+    if site.after_loop and cause.kind == "internal" and not roles.deciding and forced is None:
+        prose = _loop_end(prose, site)
     platform = platform_of_method(site) if forced is None else None
     if platform is not None:
         prose = with_platform_method(prose, site, platform, launcher(site, knowledge))

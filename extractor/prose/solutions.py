@@ -12,7 +12,7 @@ from extractor.prose.commands import env_assign, flag_args, other_choice
 from extractor.prose.constraints import AtomView, Constraint, best_constraints, literal, simplify, unparse
 from extractor.prose.knowledge import Knowledge
 from extractor.prose.reads import Reads
-from extractor.prose.wording import constraint_words, fmt_values, short_path
+from extractor.prose.wording import constraint_words, fmt_values, loop_end_words, short_path
 
 
 def _flag_solution(c: Constraint) -> str:
@@ -241,6 +241,8 @@ def trigger_scenarios(site: Site, views: list[AtomView], total: Reads, knowledge
     where = _scope_ref(site)
     if acts:
         return f"Triggered by {', together with '.join(acts[:5])}; the check is in {where}."
+    if not views and site.after_loop:
+        return f"{where} (line {site.line}) raises {loop_end_words(site)}."
     if not views:
         return f"Any call that reaches {where} (line {site.line}) raises; there is no guard in front of it."
     if site.guard.handlers and all(v.atom.kind == "except" for v in views):

@@ -134,8 +134,20 @@ def _bare_assert_sentence(site: Site) -> str:
 _MAX_DOC_ATOMS = 40
 
 
-def _condition_sentence(views: list[AtomView]) -> str:
+def loop_end_words(site: Site) -> str:
+    """``when the loop at line N ends without a break``, for a raise in a loop's ``else``."""
+    if not site.after_loop:
+        return ""
+    return (
+        f"when the loop at line {site.after_loop} runs to its end without a `break`: every pass of it "
+        "failed to finish what it tries (every retry, every candidate)"
+    )
+
+
+def _condition_sentence(views: list[AtomView], site: Site | None = None) -> str:
     conds = [v for v in views]
+    if not conds and site is not None and site.after_loop:
+        return loop_end_words(site)
     if not conds:
         return "unconditionally: every call that reaches this line raises"
     parts = []
@@ -178,7 +190,7 @@ def documentation_of(
         what += f" (`AssertionError` {_message_words(site)})"
     else:
         what += f" {_message_words(site)}"
-    cond = _condition_sentence(deciding) if deciding or not gates else "on this code path"
+    cond = _condition_sentence(deciding, site) if deciding or not gates else "on this code path"
     out = [f"{_scope_words(site)}, line {site.line} {what} {cond}."]
     if constants:
         out.append("Here " + "; ".join(f"`{n}` is `{v}`" for n, v in constants) + ".")
