@@ -871,3 +871,12 @@ def test_a_local_the_function_assigns_is_not_the_flag_its_message_names() -> Non
     # ``page_size`` here is the cache tensor's page width, not ``--page-size``.
     assert "--page-size" not in prose.documentation, prose.documentation
     assert not any("--page-size" in s for s in prose.solutions), prose.solutions
+
+
+def test_a_flag_a_config_class_works_out_is_no_key_of_the_checkpoint() -> None:
+    derived, keyed = (p for _, p in _enriched("derived_keys.py", "python/sglang/srt/models/dense.py"))
+    # ``is_checkpoint_int8_serialized`` is worked out from the quantization method: no config.json
+    # spells it, so no fix asks for a checkpoint that sets it.
+    assert "(`is_checkpoint_int8_serialized`)" not in derived.documentation, derived.documentation
+    assert "sets `is_checkpoint_int8_serialized`" not in " ".join(derived.solutions), derived.solutions
+    assert "Cause: the model (its checkpoint or config) (`head_dim`)" in keyed.documentation

@@ -291,21 +291,28 @@ def hardware_words(text: str) -> list[str]:
     return out
 
 
+# What a config object holds that no config.json spells: the wrapped config itself, a flag the
+# config class works out (``is_checkpoint_int8_serialized``), a method.
+_NOT_KEY_RE = re.compile(r"^hf_(?:text_)?config$|^is_checkpoint_|_serialized$|^(?:get|items|keys|values)$")
+# Objects of sglang's own that are named like a config but are no checkpoint's (an adapter's
+# settings, the server's, a cache's).
+_OWN_CONFIG_RE = re.compile(r"(?:lora|server|cache|load|device|parallel|sampling|runner)_?config$")
+
+
 def config_keys(views: list[AtomView]) -> list[str]:
     """Config attributes the deciding atoms read (``hf_config.head_dim`` gives ``head_dim``)."""
     out: list[str] = []
     for v in views:
         for m in _CONFIG_RECV_RE.finditer(" " + v.text):
             key = m.group(2)
-            if key not in ("get", "items", "keys", "values") and key not in out:
+            if not _NOT_KEY_RE.search(key) and key not in out:
                 out.append(key)
         if not out and v.expr is not None:
             for node in ast.walk(v.expr):
-                if (
-                    isinstance(node, ast.Attribute)
-                    and re.search(r"config|arch|model_type", unparse(node.value))
-                    and node.attr not in out
-                ):
+                if not isinstance(node, ast.Attribute) or node.attr in out or _NOT_KEY_RE.search(node.attr):
+                    continue
+                recv = unparse(node.value)
+                if re.search(r"config|arch|model_type", recv) and not _OWN_CONFIG_RE.search(recv):
                     out.append(node.attr)
     return out
 
