@@ -880,3 +880,37 @@ def test_a_flag_a_config_class_works_out_is_no_key_of_the_checkpoint() -> None:
     assert "(`is_checkpoint_int8_serialized`)" not in derived.documentation, derived.documentation
     assert "sets `is_checkpoint_int8_serialized`" not in " ".join(derived.solutions), derived.solutions
     assert "Cause: the model (its checkpoint or config) (`head_dim`)" in keyed.documentation
+
+
+def test_a_variable_that_only_lets_a_refused_case_through_is_no_cause() -> None:
+    registry = b"""\
+class EnvBool:
+    def __init__(self, default):
+        self.default = default
+
+
+class Envs:
+    SGLANG_ALLOW_LONGER_LENGTH = EnvBool(False)
+
+
+envs = Envs()
+"""
+    knowledge = build_knowledge(
+        {
+            "python/sglang/srt/server_args.py": (FIXTURES / "server_args.py").read_bytes(),
+            "python/sglang/srt/environ.py": registry,
+        }
+    )
+    path = "python/sglang/srt/configs/length.py"
+    parsed = parse_source(path, (FIXTURES / "override_env.py").read_bytes())
+    assert isinstance(parsed, ParsedFile)
+    (site,) = analyse(parsed)
+    prose = enrich(site, knowledge, module_constants(parsed.tree, path))
+    # The case is ``length > derived``; the variable, off by default, only lets it through.
+    assert prose.triggerScenarios.startswith("A setup for which `length > derived` holds"), (
+        prose.triggerScenarios
+    )
+    assert prose.solutions[0].startswith("Change what makes `length > derived` hold")
+    assert prose.solutions[-1].startswith("Or set `SGLANG_ALLOW_LONGER_LENGTH=1` to let the case through")
+    assert '"this may lead to wrong outputs."' in prose.solutions[-1], prose.solutions
+    assert "SGLANG_ALLOW_LONGER_LENGTH=0" not in prose.exampleFix

@@ -22,7 +22,7 @@ from typing import Any
 from extractor.analysis.facts import GuardAtom, Site
 from extractor.prose.advice import advise, condition_code
 from extractor.prose.argv import argv_flag
-from extractor.prose.cause import Cause, cause_of, message_text, split_roles
+from extractor.prose.cause import Cause, Roles, cause_of, message_text, split_roles
 from extractor.prose.classify import classify
 from extractor.prose.commands import launcher
 from extractor.prose.config_fields import attribute_keys, config_keys, config_word
@@ -177,6 +177,63 @@ def _asked_flag(
     if c.kind != "flag" or c.op not in ("is-none", "falsy") or c.values:
         return None
     return frozenset(v.atom.text for v in [*roles.gates, *roles.survivors]), c.name
+
+
+# A message sentence that warns what letting the case through risks.
+_RISK_RE = re.compile(
+    r"\b(?:may|might|can|could) (?:lead|cause|result|produce|break)\b|\b(?:unsafe|at your own risk|undefined behaviou?r)\b",
+    re.I,
+)
+
+
+def _risk_words(message: str) -> str:
+    """The sentence (or clause) of ``message`` that warns what letting the case through risks."""
+    for part in re.split(r"(?<=[.!?])\s+|;\s*", message):
+        if _RISK_RE.search(part):
+            return " ".join(part.split())
+    return ""
+
+
+def _override_of(site: Site, roles: Roles, cause: Cause, knowledge: Knowledge) -> str | None:
+    """The environment variable that only lets a refused case through: the check fails while it
+    is off (its default) under a test of its own in front (``if context_length > derived: if
+    envs.ALLOW.get(): warn() else: raise``). That test is the case; the variable is no cause."""
+    if cause.kind != "env" or not roles.gates or not any(v.expr is not None for v in roles.gates):
+        return None
+    cs = [c for v in roles.deciding for c in v.constraints]
+    names = {c.name for c in cs}
+    if len(names) != 1 or any(c.kind != "env" or c.op != "falsy" for c in cs):
+        return None
+    name = str(next(iter(names)))
+    info = knowledge.env_of(name)
+    if info is None or info.on_by_default:
+        return None
+    return name
+
+
+def _as_override(prose: Prose, site: Site, roles: Roles, env: str, launch: str) -> Prose:
+    """``prose`` with the gated case as what trips the check, and the variable as the override it is."""
+    # The case is everything the path and the check test besides the variable itself.
+    case = condition_code([*roles.gates, *(v for v in roles.deciding if not v.constraints)])
+    where = site.qualname or site.path
+    risk = _risk_words(message_text(site))
+    warned = f' (the message warns: "{risk}")' if risk else ""
+    sols = [s for s in prose.solutions if env not in s]
+    return dataclasses.replace(
+        prose,
+        triggerScenarios=f"A setup for which `{case}` holds in {where}: the check refuses that case "
+        f"unless `{env}` is set, and it is unset by default.",
+        commonSituations=f"`{where}` meeting `{case}` with `{env}` left at its default (off).",
+        solutions=[
+            f"Change what makes `{case}` hold (the message says which values it compared): that is "
+            "the case the check refuses",
+            *sols,
+            f"Or set `{env}=1` to let the case through{warned}",
+        ],
+        exampleFix=f"# before: `{case}` holds, `{env}` left unset\n{launch}\n"
+        f"# after: change what makes it hold; or, knowing what the case risks, let it through\n"
+        f"{env}=1 {launch}",
+    )
 
 
 def _loop_end(prose: Prose, site: Site) -> Prose:
@@ -348,6 +405,9 @@ def _enrich(
     )
     if dead is not None and forced is None:
         prose = _ruled_out(prose, site, dead)
+    override = _override_of(site, roles, cause, knowledge) if forced is None else None
+    if override is not None:
+        prose = _as_override(prose, site, roles, override, launcher(site, knowledge))
     if site.after_loop and cause.kind == "internal" and not roles.deciding and forced is None:
         prose = _loop_end(prose, site)
     platform = platform_of_method(site) if forced is None else None
