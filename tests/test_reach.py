@@ -1764,6 +1764,41 @@ def test_a_backend_no_registry_lists_offers_the_other_values_the_sites_code_hand
     ) in record.solutions
 
 
+def test_a_value_the_sites_own_file_refuses_is_not_offered_as_another_choice(tmp_path: Path) -> None:
+    backend = MOE_BACKEND.replace(
+        "    def is_grouped(self):",
+        "    def is_tiled(self):\n        return self == MoeRunnerBackend.TILED\n\n    def is_grouped(self):",
+    )
+    files = {
+        ARGS: SERVER_ARGS,
+        "python/sglang/srt/layers/moe/backend.py": backend,
+        "python/sglang/srt/layers/moe/method.py": textwrap.dedent(
+            """\
+            from sglang.srt.layers.moe.backend import get_moe_runner_backend
+
+
+            class GroupedMethod:
+                def __init__(self):
+                    self.use_grouped = get_moe_runner_backend().is_grouped()
+                    self.use_tiled = get_moe_runner_backend().is_tiled()
+
+                def load(self, w):
+                    if self.use_grouped:
+                        assert w.ndim == 3
+
+
+            def resolve(value):
+                if value == "tiled":
+                    raise ValueError("the tiled runner needs another platform")
+                return value
+            """
+        ),
+    }
+    record = next(r for m, r in records_by_message(tmp_path, files).items() if "tiled runner" not in m)
+    # ``tiled`` is tested in the file, but a raise of the same file refuses it: no way out.
+    assert not any("`--moe-runner-backend tiled`" in s for s in record.solutions), record.solutions
+
+
 def test_a_value_the_callers_read_from_a_variable_selects_that_variables_value(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

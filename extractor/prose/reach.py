@@ -1244,6 +1244,7 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
             if joined != by_q[qualname]:
                 by_q[key] = joined
     passed = passed_table([(f.path, o.records) for f, o in outcomes if isinstance(o, Parsed)], sites)
+    refused = {f.path: _refused_values(o.records) for f, o in outcomes if isinstance(o, Parsed)}
     validations = sorted(
         {
             rule
@@ -1315,20 +1316,55 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
         },
         validations,
         sites.draft_names,
-        _tested_values(table, sites),
+        _tested_values(table, sites, refused),
     )
 
 
+def _refused_values(records: Sequence[Mapping[str, Any]]) -> frozenset[str]:
+    """The string values a file's raises test for last (``elif value == "aiter": raise ...``): a
+    value its own code refuses somewhere is no other choice to offer there."""
+    out: set[str] = set()
+    for partial in records:
+        key = str(partial.get("id", ""))
+        if key.split("\x1f", 2)[1:2] != ["raise"]:
+            continue
+        atoms = _guard_atoms(_guard(key))
+        last = atoms[-1] if atoms else None
+        if not (isinstance(last, ast.Compare) and len(last.ops) == 1):
+            continue
+        right = last.comparators[0]
+        if (
+            isinstance(last.ops[0], ast.Eq)
+            and isinstance(right, ast.Constant)
+            and isinstance(right.value, str)
+        ):
+            out.add(right.value)
+        elif isinstance(last.ops[0], ast.In) and isinstance(right, ast.Tuple | ast.List | ast.Set):
+            out.update(
+                e.value for e in right.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
+            )
+    return frozenset(out)
+
+
 def _tested_values(
-    table: Mapping[str, Mapping[str, Reach]], sites: SiteReach
+    table: Mapping[str, Mapping[str, Reach]],
+    sites: SiteReach,
+    refused: Mapping[str, AbstractSet[str]] | None = None,
 ) -> dict[str, dict[str, tuple[str, ...]]]:
-    """path -> valued flag of its reach -> the values its code tests for (see :attr:`RunReach.tested`)."""
+    """path -> valued flag of its reach -> the values its code tests for (see :attr:`RunReach.tested`),
+    less those a raise of the same file refuses (``refused``, per path)."""
     out: dict[str, dict[str, tuple[str, ...]]] = {}
     for path, by_q in sorted(table.items()):
         named = {s[1] for reach in by_q.values() for conj in reach for s in conj if s[0] == "flag" and s[2]}
         if not named:
             continue
-        found = {f: v for f, v in sites.tested_values(path).items() if f in named}
+        refuses = (refused or {}).get(path, frozenset())
+        found = {
+            f: tuple(x for x in v if x not in refuses)
+            for f, v in sites.tested_values(path).items()
+            if f in named
+        }
+        found = {f: v for f, v in found.items() if v}
         if found:
             out[path] = found
     return out
