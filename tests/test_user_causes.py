@@ -914,3 +914,16 @@ envs = Envs()
     assert prose.solutions[-1].startswith("Or set `SGLANG_ALLOW_LONGER_LENGTH=1` to let the case through")
     assert '"this may lead to wrong outputs."' in prose.solutions[-1], prose.solutions
     assert "SGLANG_ALLOW_LONGER_LENGTH=0" not in prose.exampleFix
+
+
+def test_a_config_classs_from_config_refuses_what_the_checkpoints_config_holds() -> None:
+    entries, other = (
+        p for _, p in _enriched("from_config.py", "python/sglang/srt/layers/quantization/packed.py")
+    )
+    # The tested sets come from ``config.get("export").get("kv_groups")`` and ``config.get("layer_configs")``.
+    assert "Cause: the model (its checkpoint or config) (`kv_groups`, `layer_configs`, `export`)" in (
+        entries.documentation
+    ), entries.documentation
+    assert "Report it to sglang" not in " ".join(entries.solutions)
+    # A method that is not ``from_config`` is not handed the checkpoint's config.
+    assert INTERNAL in other.documentation

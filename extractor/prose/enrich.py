@@ -30,6 +30,7 @@ from extractor.prose.constraints import AtomView, atom_view, simplify
 from extractor.prose.device import DEVICE_RULE, PLATFORM_RULE, device_spec, gate_platforms, tensor_platforms
 from extractor.prose.dtype import model_dtype
 from extractor.prose.fixes import OtherCheck
+from extractor.prose.from_config import config_entries
 from extractor.prose.imports import guard_package, names_distribution, own_distribution
 from extractor.prose.knowledge import FlagInfo, Knowledge
 from extractor.prose.origins import constant_values, refine
@@ -329,6 +330,9 @@ def _enrich(
         keys = config_keys(site, roles.deciding, getattr(ctx.constants, "config_fields", {}))
         if keys:
             cause = Cause("model", (config_word(site), *keys), "from-config")
+        elif (entries := config_entries(site, roles.deciding)) is not None:
+            # A config class's ``from_config`` refusing what the checkpoint's config holds.
+            cause = Cause("model", entries, "config-entries")
     if cause.kind in ("internal", "model") and cause.rule != "from-config" and "/models/" in site.path:
         # ``self.num_mtp_layers != 1`` where a model's constructor copied it from the config: the
         # checkpoint's key decides it, and the fix names that key, not the attribute. (Outside
