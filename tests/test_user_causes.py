@@ -521,6 +521,8 @@ def test_a_handed_on_error_of_another_packages_call_names_that_package() -> None
     # A client library's failure is the network it talks to.
     fetched = got["could not fetch the config"]
     assert any("service it calls is running" in s for s in fetched.solutions), fetched.solutions
+    # A data error the package raises is about what it was handed, not about the package.
+    assert not any("`orjson` package" in s for s in got["tool call arguments must be valid JSON"].solutions)
     # An exception the block raises itself is no call into its package that failed.
     assert not any("`fastapi` package" in s for s in got["{str(e)}"].solutions)
 
@@ -921,7 +923,7 @@ def test_a_config_classs_from_config_refuses_what_the_checkpoints_config_holds()
         p for _, p in _enriched("from_config.py", "python/sglang/srt/layers/quantization/packed.py")
     )
     # The tested sets come from ``config.get("export").get("kv_groups")`` and ``config.get("layer_configs")``.
-    assert "Cause: the model (its checkpoint or config) (`kv_groups`, `layer_configs`, `export`)" in (
+    assert "Cause: the model (its checkpoint or config) (`kv_groups`, `export`, `layer_configs`)" in (
         entries.documentation
     ), entries.documentation
     assert "Report it to sglang" not in " ".join(entries.solutions)

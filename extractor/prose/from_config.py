@@ -43,7 +43,7 @@ def config_entries(site: Site, deciding: Sequence[AtomView]) -> tuple[str, ...] 
     seen: set[str] = set()
     for _ in range(_DEPTH):
         nxt: set[str] = set()
-        for name in names - seen:
+        for name in sorted(names - seen):  # in a fixed order: the keys come out in it
             seen.add(name)
             for value in values.get(name, ()):
                 for node in ast.walk(value):

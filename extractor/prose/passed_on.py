@@ -48,6 +48,7 @@ _FILE_RE = re.compile(
 )
 _TIMEOUT_RE = re.compile(r"(?:^|\.)(?:TimeoutError|TimeoutExpired|Timeout|ReadTimeout|ConnectTimeout)$")
 _CATEGORIES = (("timeout", _TIMEOUT_RE), ("network", _NETWORK_RE), ("file", _FILE_RE))
+_API_ERROR_RE = re.compile(r"^(?:builtins\.)?(?:TypeError|AttributeError|ImportError|ModuleNotFoundError)$")
 _CONVERSION_RE = re.compile(r"(?:![rsa])?(?::[^{}]*)?$")
 
 
@@ -124,10 +125,15 @@ def passed_on_of(site: Site, ctx: ReadContext | None = None) -> PassedOn | None:
     category = _category(types)
     library: tuple[str, ...] = ()
     if category == "error" and site.library_calls:
-        # What the ``try`` block calls of another package is what failed; a client library's
-        # failure is the network it talks to.
+        # A client library's failure is the network it talks to, whatever class was caught.
         network = [c for c in site.library_calls if _NETWORK_RE.match(c.split(".", 1)[0] + ".")]
-        category, library = ("network", ()) if network else ("library", site.library_calls)
+        if network:
+            category = "network"
+        elif types and all(_API_ERROR_RE.search(t) for t in types):
+            # A call into another package that fails on its own interface (a signature, a
+            # missing name) is that package's install or version; a data error it raises
+            # (``JSONDecodeError``) is about what it was handed, and its own text says so.
+            category, library = "library", site.library_calls
     if not in_message and category == "error" and site.message is not None and site.message.template.strip():
         # ``except KeyError as e: raise ValueError(f"unknown role {role}") from e``: the message says
         # what is wrong in its own words, and the lookup error chained under it adds nothing.
