@@ -3431,7 +3431,7 @@ def test_an_entry_of_data_a_flag_hands_in_names_that_flag(
 
 
 ARGUMENT_KERNEL = """\
-def attend(q, k, score_mod=None, *, sinks=None, bias=None, strict=True):
+def attend(q, k, score_mod=None, *, sinks=None, bias=None, strict=True, validate=False):
     if score_mod is not None:
         raise NotImplementedError("score_mod is not supported by this kernel")
     if sinks is not None:
@@ -3443,6 +3443,9 @@ def attend(q, k, score_mod=None, *, sinks=None, bias=None, strict=True):
     width = q + k
     if width and q < 0:
         raise ValueError("a negative query length")
+    if validate:
+        if q != k:
+            raise ValueError("validated lengths differ")
     return q
 """
 
@@ -3492,7 +3495,9 @@ def test_a_raise_on_an_argument_being_given_is_reached_only_by_the_calls_that_gi
         # Owl passes score_mod by keyword, Lark by position with sinks by keyword, Wren passes
         # neither (its None is no score_mod).
         "python/sglang/srt/models/owl.py": _argument_model("Owl", "attend(q, k, score_mod=abs)").encode(),
-        "python/sglang/srt/models/lark.py": _argument_model("Lark", "attend(q, k, abs, sinks=k)").encode(),
+        "python/sglang/srt/models/lark.py": _argument_model(
+            "Lark", "attend(q, k, abs, sinks=k, validate=False)"
+        ).encode(),
         "python/sglang/srt/models/wren.py": _argument_model("Wren", "attend(q, k, None)").encode(),
         # A constructor is reached by building its class: its argument is given there.
         "python/sglang/srt/layers/store.py": STORE_OWNER.encode(),
@@ -3511,6 +3516,12 @@ def test_a_raise_on_an_argument_being_given_is_reached_only_by_the_calls_that_gi
         "It is reached only when a call passes `bias`, which no caller in sglang does (only your own code "
         "calling it directly)."
     )
+    # Lark gives ``validate`` only as a literal False: no caller turns the validation on.
+    validated = records["validated lengths differ"]
+    assert validated.triggerScenarios.endswith(
+        "It is reached only when a call passes `validate`, which no caller in sglang does (only your own "
+        "code calling it directly)."
+    ), validated.triggerScenarios
     # ``strict`` is on unless a call turns it off: leaving it out is no way around the check.
     strict = records["more queries than keys"]
     assert "no caller" not in strict.triggerScenarios

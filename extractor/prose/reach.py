@@ -1222,7 +1222,8 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
                     if needed and not sites.passed_anywhere(f.path, qualname, needed):
                         # Called, but never with the argument the raise needs: only a direct call
                         # from the user's own code gets there.
-                        narrowed[memo] = (frozenset({(DIRECT, ",".join(needed), ())}),)
+                        names = ",".join(n.rstrip("?") for n in needed)
+                        narrowed[memo] = (frozenset({(DIRECT, names, ())}),)
                     else:
                         narrowed[memo] = _env_defaults(
                             tidy(user_ways(sites.of(f.path, qualname, ends))), on, launched

@@ -72,7 +72,8 @@ class SiteReach:
     def parameters_of(self, path: str, qualname: str, tests: Iterable[tuple[str, bool]]) -> tuple[str, ...]:
         """The parameters of function ``qualname`` of ``path`` that ``tests`` need given: each test
         is a name and whether it is tested for truth (else for ``is not None``). A parameter counts
-        when leaving it out fails the test: its default is ``None`` (or ``False``, for a truth test)."""
+        when leaving it out fails the test: its default is ``None`` (or ``False``, for a truth test).
+        A name tested for truth comes back as ``name?`` (see :meth:`Edge.may_pass`)."""
         d = self.index.defs.get(f"{module_name(path)}:{qualname}")
         # A constructor is reached by building its class, whose calls are not its own edges.
         if (
@@ -81,7 +82,10 @@ class SiteReach:
             or qualname.rpartition(".")[2] in ("__init__", "__new__", "__post_init__")
         ):
             return ()
-        return tuple(n for n, truth in tests if n in d.unset or (truth and f"{n}=" in d.unset))
+        # A truth test is marked ``?``: a literal false passed for it gives it no more than leaving it out.
+        return tuple(
+            f"{n}?" if truth else n for n, truth in tests if n in d.unset or (truth and f"{n}=" in d.unset)
+        )
 
     def passed_anywhere(self, path: str, qualname: str, names: Iterable[str]) -> bool:
         """Whether some call of function ``qualname`` of ``path`` may pass every one of ``names``

@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 39
+FACTS_VERSION = 40
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 Atom = tuple[str, ...]
@@ -96,7 +96,8 @@ class Call(NamedTuple):
     are the calls of ``self.x(...)``, under the assignment's guards too."""
     given: str = ""
     """The arguments it passes other than a literal ``None``, comma-separated: positions
-    (``0``), keywords (``=score_mod``), and ``*`` / ``**`` for an unpacked sequence or mapping."""
+    (``0``), keywords (``=score_mod``), and ``*`` / ``**`` for an unpacked sequence or mapping.
+    A literal that tests false is marked ``!`` (``!=validate``, ``!2``): given, but no truth test passes."""
 
 
 @dataclass(frozen=True)

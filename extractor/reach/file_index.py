@@ -257,6 +257,11 @@ def _unset_params(args: ast.arguments) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _falsy(node: ast.expr) -> bool:
+    """A literal that tests false (``False``, ``0``, ``""``) other than ``None``."""
+    return isinstance(node, ast.Constant) and node.value is not None and not node.value
+
+
 def _given(call: ast.Call) -> str:
     """:attr:`Call.given` of ``call``."""
     out: list[str] = []
@@ -265,12 +270,12 @@ def _given(call: ast.Call) -> str:
             out.append("*")
             break
         if not (isinstance(arg, ast.Constant) and arg.value is None):
-            out.append(str(i))
+            out.append(f"!{i}" if _falsy(arg) else str(i))
     for kw in call.keywords:
         if kw.arg is None:
             out.append("**")
         elif not (isinstance(kw.value, ast.Constant) and kw.value.value is None):
-            out.append(f"={kw.arg}")
+            out.append(f"!={kw.arg}" if _falsy(kw.value) else f"={kw.arg}")
     return ",".join(out)
 
 

@@ -47,8 +47,14 @@ class Edge:
     ``None`` for; None when that is not known (an unpacked argument, an unknown signature)."""
 
     def may_pass(self, names: Iterable[str]) -> bool:
-        """Whether the call may give every parameter of ``names`` (an unknown signature may)."""
-        return self.given is None or all(n in self.given for n in names)
+        """Whether the call may give every parameter of ``names`` (an unknown signature may). A
+        name ending in ``?`` must be given a value that may test true: a literal ``False`` is not."""
+        given = self.given
+        if given is None:
+            return True
+        return all(
+            n.rstrip("?") in given and not (n.endswith("?") and f"!{n.rstrip('?')}" in given) for n in names
+        )
 
 
 @dataclass
@@ -623,10 +629,18 @@ class TargetIndex:
         params = d.params[1:] if bound else d.params
         out = set()
         for slot in slots:
-            if slot.startswith("="):
-                out.add(slot[1:])
-            elif slot.isdigit() and int(slot) < len(params):
-                out.add(params[int(slot)])
+            falsy, slot = slot.startswith("!"), slot.removeprefix("!")
+            name = (
+                slot[1:]
+                if slot.startswith("=")
+                else params[int(slot)]
+                if slot.isdigit() and int(slot) < len(params)
+                else ""
+            )
+            if name:
+                out.add(name)
+                if falsy:
+                    out.add(f"!{name}")
         return frozenset(out)
 
 
