@@ -26,6 +26,8 @@ __all__ = ["ruled_out"]
 
 # How far back in each block an earlier ``assert`` is looked for: a check repeated is near.
 _ASSERT_LOOKBACK = 40
+# What an ``assert`` requires, kept on the statement: every later site of its block reads it.
+_REQUIRES = "_sge_requires"
 
 
 def _asserted(site: RawSite) -> list[GuardAtom]:
@@ -36,11 +38,19 @@ def _asserted(site: RawSite) -> list[GuardAtom]:
     for frame in site.frames:
         for stmt in frame.block[max(0, frame.index - _ASSERT_LOOKBACK) : frame.index]:
             if isinstance(stmt, ast.Assert):
-                out.extend(
-                    GuardAtom(unparse(t), "assert", t, False, stmt.lineno, "gate")
-                    for t in split_and(stmt.test)
-                )
+                out.extend(_requires(stmt))
     return out
+
+
+def _requires(stmt: ast.Assert) -> tuple[GuardAtom, ...]:
+    """The atoms ``assert a and b`` leaves holding (``a``, ``b``), read once per statement."""
+    found: tuple[GuardAtom, ...] | None = getattr(stmt, _REQUIRES, None)
+    if found is None:
+        found = tuple(
+            GuardAtom(unparse(t), "assert", t, False, stmt.lineno, "gate") for t in split_and(stmt.test)
+        )
+        setattr(stmt, _REQUIRES, found)
+    return found
 
 
 def ruled_out(site: RawSite, atoms: list[GuardAtom]) -> tuple[GuardAtom, GuardAtom] | None:
