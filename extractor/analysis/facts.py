@@ -132,11 +132,7 @@ class Guard:
     def expression(self) -> str:
         """The whole guard as one Python expression (``True`` when unconditional)."""
         parts = [a.text for a in self.atoms if a.kind != "except"]
-        if not parts:
-            return "True"
-        if len(parts) == 1:
-            return parts[0]
-        return and_join(parts)
+        return and_join(parts) if parts else "True"
 
     def validation_code(self) -> str:
         """Assignments of the local names the guard reads, then the guard as one expression.

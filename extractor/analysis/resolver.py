@@ -256,8 +256,8 @@ class Resolver:
 
     def own_imports(self) -> dict[str, Imported]:
         """The names the module's imports bind, read once (also when no other module is known)."""
-        if self.imports or self.modules is not None:
-            return self.imports
+        if self.modules is not None:
+            return self.imports  # read at construction already
         if self._own_imports is None:
             self._own_imports = imports_of(self.parsed.tree)
         return self._own_imports

@@ -86,6 +86,8 @@ LIMIT_CAUSE = (
 
 INTERNAL_CHECK = "This is an internal check of "
 """How the bug-report solution of an internal cause starts."""
+NOT_EXPECTED = "nothing in the launch command, environment or request is expected to trip it"
+"""What the bug-report solution says of the check, after its function's name."""
 _DRIVER_RE = re.compile(
     r"\b(?:CUDA )?driver\s*(?:version\s*)?(?:>=|≥|of at least|at least)\s*v?(\d+(?:\.\d+)*)", re.I
 )
@@ -104,7 +106,7 @@ class Advice:
 def condition_code(views: Sequence[AtomView]) -> str:
     """The atoms as one condition, negations pushed in (``x is None``, ``'k' in d``)."""
     parts = [v.simple for v in views if v.expr is not None and v.atom.kind != "except"]
-    return and_join(parts) if parts else ""
+    return and_join(parts)
 
 
 def negated_code(views: Sequence[AtomView]) -> str:
@@ -892,8 +894,7 @@ def advise(
         # What the message itself asks for comes first: its author knew a way out.
         sols.extend(_told(msg))
         sols.append(
-            f"{INTERNAL_CHECK}{where}: nothing in the launch command, environment or request is "
-            "expected to trip it. Report it to sglang as a bug with the full message and traceback, "
+            f"{INTERNAL_CHECK}{where}: {NOT_EXPECTED}. Report it to sglang as a bug with the full message and traceback, "
             "the launch command, the model and the output of `python3 -m sglang.check_env`"
         )
         for h in site.guard.handlers[:1]:

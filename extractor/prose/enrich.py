@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from extractor.analysis.facts import GuardAtom, Site
-from extractor.prose.advice import advise, condition_code
+from extractor.prose.advice import INTERNAL_CHECK, NOT_EXPECTED, advise, condition_code
 from extractor.prose.argv import argv_flag
 from extractor.prose.cause import Cause, Roles, cause_of, message_text, split_roles
 from extractor.prose.classify import classify
@@ -205,7 +205,7 @@ def _override_of(site: Site, roles: Roles, cause: Cause, knowledge: Knowledge) -
     names = {c.name for c in cs}
     if len(names) != 1 or any(c.kind != "env" or c.op != "falsy" for c in cs):
         return None
-    name = str(next(iter(names)))
+    name = next(iter(names))
     info = knowledge.env_of(name)
     if info is None or info.on_by_default:
         return None
@@ -263,9 +263,7 @@ def _loop_end(prose: Prose, site: Site) -> Prose:
 
 
 # The bug report of an internal check, said as the last resort it is after a loop gave up.
-_REPORT_RE = re.compile(
-    r"^This is an internal check of `[^`]*`: nothing in the launch command, environment or request is expected to trip it\. Report it"
-)
+_REPORT_RE = re.compile(rf"^{re.escape(INTERNAL_CHECK)}`[^`]*`: {re.escape(NOT_EXPECTED)}\. Report it")
 
 
 def _ruled_out(prose: Prose, site: Site, dead: tuple[GuardAtom, GuardAtom]) -> Prose:

@@ -300,9 +300,7 @@ def filled_when_unset(tree: ast.Module) -> set[str]:
     for node in ast.walk(tree):
         if not isinstance(node, ast.If):
             continue
-        test = node.test
-        negated = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else None
-        subject = negated if isinstance(negated, ast.Attribute) else unset_subject(test)
+        subject = _unset_attribute(node.test)
         if subject is None:
             continue
         for stmt in node.body:
@@ -440,28 +438,18 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
 _CONDITIONAL = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.TryStar, ast.Match)
 
 
-def _unset_test(stmt: ast.stmt) -> bool:
-    """``if x.b is None:`` (or ``if not x.b:``): a block that runs when ``b`` was left out."""
-    if not isinstance(stmt, ast.If):
-        return False
-    test = stmt.test
+def _unset_attribute(test: ast.expr) -> ast.Attribute | None:
+    """``x.b`` of a test ``x.b is None`` or ``not x.b``: a setting left out (or off)."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return isinstance(test.operand, ast.Attribute)
-    return (
-        isinstance(test, ast.Compare)
-        and isinstance(test.left, ast.Attribute)
-        and len(test.ops) == 1
-        and isinstance(test.ops[0], ast.Is)
-        and isinstance(test.comparators[0], ast.Constant)
-        and test.comparators[0].value is None
-    )
+        return test.operand if isinstance(test.operand, ast.Attribute) else None
+    return unset_subject(test)
 
 
 def _sure_statements(stmt: ast.stmt) -> list[ast.stmt]:
     """``stmt`` when it runs unconditionally; the plain statements of an unset test's body."""
     if not isinstance(stmt, _CONDITIONAL):
         return [stmt]
-    if isinstance(stmt, ast.If) and _unset_test(stmt):
+    if isinstance(stmt, ast.If) and _unset_attribute(stmt.test) is not None:
         return [t for t in stmt.body if not isinstance(t, _CONDITIONAL)]
     return []
 

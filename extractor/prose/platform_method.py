@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from extractor.analysis.facts import Site
 from extractor.prose.passed import internal_sentence
+from extractor.reach.selectors import PLATFORM_NAMES
 
 if TYPE_CHECKING:
     from extractor.prose.enrich import Prose
@@ -25,15 +26,6 @@ if TYPE_CHECKING:
 __all__ = ["platform_of_method", "with_platform_method"]
 
 _METHOD_RE = re.compile(r"_(npu|hip|xpu|musa|cpu|hpu|mlu)$")
-_WORDS = {
-    "npu": "Ascend NPU",
-    "hip": "ROCm (AMD GPUs)",
-    "xpu": "Intel XPU",
-    "musa": "MUSA GPUs",
-    "cpu": "CPU",
-    "hpu": "Gaudi HPU",
-    "mlu": "MLU",
-}
 
 
 def platform_of_method(site: Site) -> str | None:
@@ -42,7 +34,7 @@ def platform_of_method(site: Site) -> str | None:
     if site.error_class.rsplit(".", 1)[-1] != "NotImplementedError" or site.guard.atoms:
         return None
     m = _METHOD_RE.search(site.qualname.rsplit(".", 1)[-1]) if site.in_class else None
-    return _WORDS[m.group(1)] if m else None
+    return PLATFORM_NAMES[m.group(1)] if m else None
 
 
 def with_platform_method(prose: Prose, site: Site, platform: str, launch: str) -> Prose:

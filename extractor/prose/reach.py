@@ -37,7 +37,7 @@ from extractor.reach.arguments import CONFIG_SOURCE
 from extractor.reach.gates import gate_alternatives, tidy, with_gates
 from extractor.reach.handled import ESCAPES, ends_raise
 from extractor.reach.paths import Reach
-from extractor.reach.selectors import Selector, user_ways
+from extractor.reach.selectors import PLATFORM_NAMES, Selector, user_ways
 from extractor.reach.target_index import Edge
 from extractor.records.reach_tags import arch_tag, kebab
 from extractor.types import FileOutcome, Parsed
@@ -47,18 +47,6 @@ if TYPE_CHECKING:
 
 __all__ = ["RunReach", "reach_phrase", "site_reach", "with_reach"]
 
-_PLATFORM_WORDS = {
-    "hip": "ROCm (AMD GPUs)",
-    "rocm": "ROCm (AMD GPUs)",
-    "npu": "Ascend NPU",
-    "xpu": "Intel XPU",
-    "cpu": "CPU",
-    "cuda": "CUDA (NVIDIA GPUs)",
-    "musa": "MUSA GPUs",
-    "mps": "Apple MPS",
-    "hpu": "Gaudi HPU",
-    "mlu": "MLU",
-}
 _PLATFORM_TAGS = {"hip": "rocm", "cuda": "cuda"}
 _COMMAND = re.compile(r"sglang\.launch_server|sglang serve|python3? -m sglang")
 _MAX_TAGS = 10
@@ -202,7 +190,7 @@ def _plain_selector_words(sel: Selector, terms: _Terms) -> str:
             return _values_words(f"{name}=", values)
         return f"`{name}` set"
     if kind == "platform":
-        return _PLATFORM_WORDS.get(name, name)
+        return PLATFORM_NAMES.get(name, name)
     if kind == "arch" and values:
         if len(values) > _LISTED_ARCHS:
             shown = ", ".join(f"`{v}`" for v in values[:_LISTED_ARCHS])
@@ -1130,22 +1118,10 @@ def _validation_of(key: str, flags: Mapping[str, FlagInfo]) -> Validation | None
         if isinstance(atom, ast.UnaryOp) and isinstance(atom.op, ast.Not):
             op, node = "off", atom.operand
         elif isinstance(atom, ast.Compare) and len(atom.ops) == 1:
-            right = atom.comparators[0]
-            if (
-                isinstance(atom.ops[0], ast.Eq)
-                and isinstance(right, ast.Constant)
-                and isinstance(right.value, str)
-            ):
-                op, node, values = "in", atom.left, (right.value,)
-            elif isinstance(atom.ops[0], ast.In) and isinstance(right, ast.Tuple | ast.List | ast.Set):
-                texts = [
-                    e.value for e in right.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
-                ]
-                if len(texts) != len(right.elts):
-                    return None
-                op, node, values = "in", atom.left, tuple(texts)
-            else:
+            found = _string_test(atom)
+            if found is None or not found[2]:
                 return None
+            op, node, values = "in", atom.left, found[1]
         if not (
             isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in _HOLDERS
         ):
@@ -1155,6 +1131,20 @@ def _validation_of(key: str, flags: Mapping[str, FlagInfo]) -> Validation | None
             return None
         out.append((info.flag, op, values))
     return tuple(out) if len(out) >= 2 else None
+
+
+def _string_test(atom: ast.expr) -> tuple[ast.expr, tuple[str, ...], bool] | None:
+    """``x == "a"`` or ``x in ("a", "b")``: what is tested, the strings it is tested against, and
+    whether those are all the test holds (no other kind of element beside them); None otherwise."""
+    if not (isinstance(atom, ast.Compare) and len(atom.ops) == 1):
+        return None
+    right = atom.comparators[0]
+    if isinstance(atom.ops[0], ast.Eq) and isinstance(right, ast.Constant) and isinstance(right.value, str):
+        return atom.left, (right.value,), True
+    if isinstance(atom.ops[0], ast.In) and isinstance(right, ast.Tuple | ast.List | ast.Set):
+        texts = tuple(e.value for e in right.elts if isinstance(e, ast.Constant) and isinstance(e.value, str))
+        return atom.left, texts, len(texts) == len(right.elts)
+    return None
 
 
 def _passed_params(guard: str) -> tuple[tuple[str, bool], ...]:
@@ -1244,8 +1234,8 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
             )
             if joined != by_q[qualname]:
                 by_q[key] = joined
-    passed = passed_table([(f.path, o.records) for f, o in outcomes if isinstance(o, Parsed)], sites)
-    refused = {f.path: _refused_values(o.records) for f, o in outcomes if isinstance(o, Parsed)}
+    records = {f.path: o.records for f, o in outcomes if isinstance(o, Parsed)}
+    passed = passed_table(list(records.items()), sites)
     validations = sorted(
         {
             rule
@@ -1317,7 +1307,7 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
         },
         validations,
         sites.draft_names,
-        _tested_values(table, sites, refused),
+        _tested_values(table, sites, records),
     )
 
 
@@ -1330,44 +1320,32 @@ def _refused_values(records: Sequence[Mapping[str, Any]]) -> frozenset[str]:
         if key.split("\x1f", 2)[1:2] != ["raise"]:
             continue
         atoms = _guard_atoms(_guard(key))
-        last = atoms[-1] if atoms else None
-        if not (isinstance(last, ast.Compare) and len(last.ops) == 1):
-            continue
-        right = last.comparators[0]
-        if (
-            isinstance(last.ops[0], ast.Eq)
-            and isinstance(right, ast.Constant)
-            and isinstance(right.value, str)
-        ):
-            out.add(right.value)
-        elif isinstance(last.ops[0], ast.In) and isinstance(right, ast.Tuple | ast.List | ast.Set):
-            out.update(
-                e.value for e in right.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
-            )
+        found = _string_test(atoms[-1]) if atoms else None
+        if found is not None:
+            out.update(found[1])
     return frozenset(out)
 
 
 def _tested_values(
     table: Mapping[str, Mapping[str, Reach]],
     sites: SiteReach,
-    refused: Mapping[str, AbstractSet[str]] | None = None,
+    records: Mapping[str, Sequence[Mapping[str, Any]]],
 ) -> dict[str, dict[str, tuple[str, ...]]]:
     """path -> valued flag of its reach -> the values its code tests for (see :attr:`RunReach.tested`),
-    less those a raise of the same file refuses (``refused``, per path)."""
+    less those a raise of the same file refuses (its ``records`` read only for such a path)."""
     out: dict[str, dict[str, tuple[str, ...]]] = {}
     for path, by_q in sorted(table.items()):
         named = {s[1] for reach in by_q.values() for conj in reach for s in conj if s[0] == "flag" and s[2]}
         if not named:
             continue
-        refuses = (refused or {}).get(path, frozenset())
-        found = {
-            f: tuple(x for x in v if x not in refuses)
-            for f, v in sites.tested_values(path).items()
-            if f in named
-        }
-        found = {f: v for f, v in found.items() if v}
-        if found:
-            out[path] = found
+        found = {f: v for f, v in sites.tested_values(path).items() if f in named}
+        if not found:
+            continue
+        refuses = _refused_values(records.get(path, ()))
+        kept = {f: tuple(x for x in v if x not in refuses) for f, v in found.items()}
+        kept = {f: v for f, v in kept.items() if v}
+        if kept:
+            out[path] = kept
     return out
 
 

@@ -144,9 +144,9 @@ def loop_end_words(site: Site) -> str:
     )
 
 
-def _condition_sentence(views: list[AtomView], site: Site | None = None) -> str:
+def _condition_sentence(views: list[AtomView], site: Site) -> str:
     conds = [v for v in views]
-    if not conds and site is not None and site.after_loop:
+    if not conds and site.after_loop:
         return loop_end_words(site)
     if not conds:
         return "unconditionally: every call that reaches this line raises"

@@ -32,6 +32,7 @@ from extractor.reach.guard_atoms import class_flag_name
 from extractor.reach.target_index import TargetIndex
 
 __all__ = [
+    "PLATFORM_NAMES",
     "PLATFORM_WORDS",
     "SCRIPT",
     "Selector",
@@ -59,6 +60,19 @@ def arch_names(sel: Selector) -> set[str]:
 
 PLATFORM_WORDS = ("hip", "rocm", "npu", "xpu", "cpu", "cuda", "musa", "mps", "hpu", "mlu")
 """Hardware words that platform gates (``is_<word>()``) and platform folders are spelled with."""
+PLATFORM_NAMES = {
+    "hip": "ROCm (AMD GPUs)",
+    "rocm": "ROCm (AMD GPUs)",
+    "npu": "Ascend NPU",
+    "xpu": "Intel XPU",
+    "cpu": "CPU",
+    "cuda": "CUDA (NVIDIA GPUs)",
+    "musa": "MUSA GPUs",
+    "mps": "Apple MPS",
+    "hpu": "Gaudi HPU",
+    "mlu": "MLU",
+}
+"""Each of :data:`PLATFORM_WORDS` as a user names the hardware."""
 
 # A flag read from anything but an args/config object (``self.x``, ``ctx.x``, a bare name) is
 # trusted only when its name says it selects something: a switch, or a backend / algorithm /
