@@ -1728,34 +1728,39 @@ def test_an_attribute_that_holds_a_test_gates_what_its_class_runs_under_it(tmp_p
     assert "SGLANG_SLOW_GATE" not in records["the decoder graph takes 2-D input"].triggerScenarios
 
 
-def test_a_backend_no_registry_lists_offers_the_other_values_the_sites_code_handles(tmp_path: Path) -> None:
+GROUPED_METHOD = """\
+from sglang.srt.layers.moe.backend import get_moe_runner_backend
+
+
+class GroupedMethod:
+    def __init__(self):
+        self.use_grouped = get_moe_runner_backend().is_grouped()
+        self.use_tiled = get_moe_runner_backend().is_tiled()
+
+    def load(self, w):
+        if self.use_grouped:
+            assert w.ndim == 3
+"""
+
+
+def _grouped_method_files(args: str, method: str = GROUPED_METHOD) -> dict[str, str]:
+    """A MoE method class that tests the runner backend for ``grouped`` and ``tiled``."""
     backend = MOE_BACKEND.replace(
         "    def is_grouped(self):",
         "    def is_tiled(self):\n        return self == MoeRunnerBackend.TILED\n\n    def is_grouped(self):",
     )
+    return {
+        ARGS: args,
+        "python/sglang/srt/layers/moe/backend.py": backend,
+        "python/sglang/srt/layers/moe/method.py": method,
+    }
+
+
+def test_a_backend_no_registry_lists_offers_the_other_values_the_sites_code_handles(tmp_path: Path) -> None:
     args = SERVER_ARGS.replace(
         'choices=["auto", "grouped", "tiled"]', 'choices=["auto", "grouped", "tiled", "streamed"]'
     )
-    files = {
-        ARGS: args,
-        "python/sglang/srt/layers/moe/backend.py": backend,
-        "python/sglang/srt/layers/moe/method.py": textwrap.dedent(
-            """\
-            from sglang.srt.layers.moe.backend import get_moe_runner_backend
-
-
-            class GroupedMethod:
-                def __init__(self):
-                    self.use_grouped = get_moe_runner_backend().is_grouped()
-                    self.use_tiled = get_moe_runner_backend().is_tiled()
-
-                def load(self, w):
-                    if self.use_grouped:
-                        assert w.ndim == 3
-            """
-        ),
-    }
-    (record,) = records_by_message(tmp_path, files).values()
+    (record,) = records_by_message(tmp_path, _grouped_method_files(args)).values()
     # The class also handles ``tiled``; ``streamed`` is declared but nothing here handles it, and
     # ``auto`` stands for the launch's own pick.
     assert (
@@ -1765,35 +1770,17 @@ def test_a_backend_no_registry_lists_offers_the_other_values_the_sites_code_hand
 
 
 def test_a_value_the_sites_own_file_refuses_is_not_offered_as_another_choice(tmp_path: Path) -> None:
-    backend = MOE_BACKEND.replace(
-        "    def is_grouped(self):",
-        "    def is_tiled(self):\n        return self == MoeRunnerBackend.TILED\n\n    def is_grouped(self):",
+    method = GROUPED_METHOD + textwrap.dedent(
+        """\
+
+
+        def resolve(value):
+            if value == "tiled":
+                raise ValueError("the tiled runner needs another platform")
+            return value
+        """
     )
-    files = {
-        ARGS: SERVER_ARGS,
-        "python/sglang/srt/layers/moe/backend.py": backend,
-        "python/sglang/srt/layers/moe/method.py": textwrap.dedent(
-            """\
-            from sglang.srt.layers.moe.backend import get_moe_runner_backend
-
-
-            class GroupedMethod:
-                def __init__(self):
-                    self.use_grouped = get_moe_runner_backend().is_grouped()
-                    self.use_tiled = get_moe_runner_backend().is_tiled()
-
-                def load(self, w):
-                    if self.use_grouped:
-                        assert w.ndim == 3
-
-
-            def resolve(value):
-                if value == "tiled":
-                    raise ValueError("the tiled runner needs another platform")
-                return value
-            """
-        ),
-    }
+    files = _grouped_method_files(SERVER_ARGS, method)
     record = next(r for m, r in records_by_message(tmp_path, files).items() if "tiled runner" not in m)
     # ``tiled`` is tested in the file, but a raise of the same file refuses it: no way out.
     assert not any("`--moe-runner-backend tiled`" in s for s in record.solutions), record.solutions

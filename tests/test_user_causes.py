@@ -17,7 +17,7 @@ from extractor.api import ExtractOptions, extract
 from extractor.prose.commands import launcher_of_path
 from extractor.prose.constraints import Constraint
 from extractor.prose.enrich import Prose, enrich
-from extractor.prose.knowledge import build_knowledge, module_constants
+from extractor.prose.knowledge import Knowledge, build_knowledge, module_constants
 from extractor.prose.wording import constraint_words
 from tests.gitrepos import make_repo
 
@@ -310,25 +310,30 @@ def test_a_check_that_runs_only_while_a_variable_is_set_is_fixed_by_leaving_it_o
     assert any(s.startswith("Or set `SGLANG_VARLEN_PATH=0`") for s in varlen.solutions), varlen.solutions
 
 
-def test_a_check_gated_on_a_variable_that_is_on_by_default_is_left_by_turning_it_off() -> None:
-    registry = b"""\
+def _env_knowledge(name: str, default: bool) -> Knowledge:
+    """The fixture's flags, and an environment registry declaring one boolean variable."""
+    registry = f"""\
 class EnvBool:
     def __init__(self, default):
         self.default = default
 
 
 class Envs:
-    SGLANG_FUSED_GATE = EnvBool(True)
+    {name} = EnvBool({default})
 
 
 envs = Envs()
 """
-    knowledge = build_knowledge(
+    return build_knowledge(
         {
             "python/sglang/srt/server_args.py": (FIXTURES / "server_args.py").read_bytes(),
-            "python/sglang/srt/environ.py": registry,
+            "python/sglang/srt/environ.py": registry.encode(),
         }
     )
+
+
+def test_a_check_gated_on_a_variable_that_is_on_by_default_is_left_by_turning_it_off() -> None:
+    knowledge = _env_knowledge("SGLANG_FUSED_GATE", True)
     source = b"""\
 from sglang.srt.environ import envs
 
@@ -885,24 +890,7 @@ def test_a_flag_a_config_class_works_out_is_no_key_of_the_checkpoint() -> None:
 
 
 def test_a_variable_that_only_lets_a_refused_case_through_is_no_cause() -> None:
-    registry = b"""\
-class EnvBool:
-    def __init__(self, default):
-        self.default = default
-
-
-class Envs:
-    SGLANG_ALLOW_LONGER_LENGTH = EnvBool(False)
-
-
-envs = Envs()
-"""
-    knowledge = build_knowledge(
-        {
-            "python/sglang/srt/server_args.py": (FIXTURES / "server_args.py").read_bytes(),
-            "python/sglang/srt/environ.py": registry,
-        }
-    )
+    knowledge = _env_knowledge("SGLANG_ALLOW_LONGER_LENGTH", False)
     path = "python/sglang/srt/configs/length.py"
     parsed = parse_source(path, (FIXTURES / "override_env.py").read_bytes())
     assert isinstance(parsed, ParsedFile)
