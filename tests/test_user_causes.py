@@ -802,14 +802,19 @@ def test_a_value_test_of_a_flags_accessor_and_a_value_the_message_names_give_tha
 
 def test_a_switch_the_message_names_by_its_dest_as_unsupported_is_left_out() -> None:
     got = _prose("switch_named.py", "python/sglang/srt/mem_cache/npu_pool.py")
-    for name in ("NpuPool.make_pool", "check_batch"):
+    for name, flag in (
+        ("NpuPool.make_pool", "--enable-batch-encode"),
+        ("check_batch", "--enable-batch-encode"),
+        # Any switch, spelled ``dest=True``: the value says it is the launch's switch.
+        ("Detokenizer.words_of", "--skip-detokenize"),
+    ):
         prose = got[name]
-        assert "Cause: a launch flag (`--enable-batch-encode`)" in prose.documentation, prose.documentation
+        assert f"Cause: a launch flag (`{flag}`)" in prose.documentation, prose.documentation
         assert prose.solutions == [
-            "Launch without `--enable-batch-encode`: the message names it as what this case does not support"
+            f"Launch without `{flag}`: the message names it as what this case does not support"
         ]
         before, after = prose.exampleFix.split("# after", 1)
-        assert "--enable-batch-encode" in before and "--enable-batch-encode" not in after
+        assert flag in before and flag not in after
 
 
 def test_a_pip_option_in_the_message_is_no_package() -> None:

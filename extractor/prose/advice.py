@@ -1283,7 +1283,8 @@ _WHOLE_THINGS = frozenset({"draft model", "target model", "tokenizer", "checkpoi
 
 # A message that speaks against what the launch has ("not supported with --x", "disable --x").
 _AGAINST_RE = re.compile(
-    r"disabl|remov|not (?:fully |yet )?supported|unsupported|incompatible|cannot be used|"
+    r"disabl|remov|not (?:fully |yet )?supported|unsupported|incompatible|cannot (?:be used|accept)|"
+    r"\bunavailable\b|"
     r"(?:do not|don't) (?:set|use|pass|enable|add)\b",
     re.I,
 )

@@ -437,7 +437,7 @@ def _message_flag(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] 
     # ("enable_hisparse is not supported on the NPU pool"): the check refuses what it turns on.
     flags = message_flags(site)
     msg = message_text(site)
-    for word in dict.fromkeys(_DEST_WORD_RE.findall(msg)):
+    for word in dict.fromkeys(a or b for a, b in _DEST_WORD_RE.findall(msg)):
         info = cs.flags.get(word)
         if info is not None and info.is_bool and info.flag not in flags:
             flags.append(info.flag)
@@ -445,7 +445,11 @@ def _message_flag(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] 
 
 
 # A switch's dest as a message spells it: ``enable_hisparse``, ``disable_radix_cache``.
-_DEST_WORD_RE = re.compile(r"(?<![\w-])((?:enable|disable|use)_[a-z0-9_]*[a-z0-9])(?![\w-])")
+_DEST_WORD_RE = re.compile(
+    r"(?<![\w-])((?:enable|disable|use)_[a-z0-9_]*[a-z0-9])(?![\w-])"
+    # ``skip_tokenizer_init=True``: any switch's dest, spelled with the value it was given.
+    r"|(?<![\w-])([a-z][a-z0-9_]*[a-z0-9])=(?:True|False)\b"
+)
 
 
 def _hardware(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
