@@ -3918,3 +3918,72 @@ def test_a_call_made_only_in_a_verify_or_draft_extend_pass_needs_speculative_dec
     assert verify == (frozenset({("flag", "--speculative-algorithm", ())}),)
     # An ordinary extend pass runs with or without it.
     assert got.of("python/sglang/kernels/verify_meta.py", "extend_metadata") == ()
+
+
+NEXTN_MODEL = """\
+class CrowForCausalLM:
+    def load_weights(self, weights, is_nextn=False):
+        if is_nextn and not hasattr(self.config, "nextn_layers"):
+            raise ValueError("nextn_layers is not in the config")
+
+    def load_draft(self, weights, draft=False):
+        if draft and not hasattr(self.config, "draft_layers"):
+            raise ValueError("draft_layers is not in the config")
+
+
+EntryClass = CrowForCausalLM
+"""
+
+NEXTN_OTHER = """\
+from sglang.srt.models.crow import CrowForCausalLM
+
+
+class RookForCausalLM:
+    def load_weights(self, weights, is_nextn=False):
+        return weights
+
+
+class RookNextN(RookForCausalLM):
+    def load_weights(self, weights):
+        # Another class's method, named by its class: no call of Crow's.
+        return RookForCausalLM.load_weights(self, weights, is_nextn=True)
+
+
+EntryClass = [RookForCausalLM, RookNextN]
+"""
+
+NEXTN_LOADER = """\
+def load(model, weights, server_args):
+    # The model's class is not known here: many define both methods.
+    model.load_weights(weights)
+    model.load_draft(weights, draft=server_args.speculative_algorithm is not None)
+"""
+
+
+def test_a_method_called_only_on_unknown_receivers_is_given_what_those_calls_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
+    files = {
+        ARGS: SERVER_ARGS.encode(),
+        "python/sglang/srt/models/crow.py": NEXTN_MODEL.encode(),
+        "python/sglang/srt/models/rook.py": NEXTN_OTHER.encode(),
+        "python/sglang/srt/model_loader/load.py": NEXTN_LOADER.encode(),
+    }
+    repo, shas = make_repo(tmp_path / "repo", [files])
+    records = {r.errorMessage: r for r in _run(repo, shas[0], tmp_path / "cache").records}
+    # Every call of ``load_weights`` with an unknown receiver leaves ``is_nextn`` out; the one
+    # that passes it names another class.
+    nextn = records["nextn_layers is not in the config"]
+    assert nextn.triggerScenarios.endswith(
+        "It is reached only when a call passes `is_nextn`, which no caller in sglang does (only your own "
+        "code calling it directly)."
+    ), nextn.triggerScenarios
+    # The cause stays the checkpoint's, but no launch shows the fix: the failing call is the user's.
+    assert nextn.solutions[0].startswith("No launch of sglang reaches this check"), nextn.solutions
+    assert "launch_server" not in nextn.exampleFix
+    assert "load_weights(...)" in nextn.exampleFix
+    # A call that passes a value that may be true keeps every launch a way in.
+    draft = records["draft_layers is not in the config"]
+    assert "no caller" not in draft.triggerScenarios
+    assert "launch_server" in draft.exampleFix

@@ -5,7 +5,8 @@ an NVML wrapper sglang never uses), or no caller passes the argument its check n
 a kernel), the only way to the raise is code of the user's own that calls it: a script, a
 notebook, a test. A worker's record calls such a check an internal invariant and sends the user to
 a bug report; once the run knows the callers, :func:`with_direct` says instead that the direct
-call's arguments trip it, and what the call must satisfy.
+call's arguments trip it, and what the call must satisfy. A record with another cause (a
+checkpoint's config) keeps it, but its fixes are for that call, not for a launch.
 """
 
 from __future__ import annotations
@@ -38,11 +39,10 @@ def direct_arguments(reach: Sequence[frozenset[tuple[str, str, tuple[str, ...]]]
 
 
 def with_direct(partial: Mapping[str, Any], where: str, needed: Sequence[str]) -> dict[str, Any]:
-    """``partial`` (an internal check in function ``where``) stated as the arguments of a direct
-    call, the only way to it; unchanged when the record is not an internal check."""
+    """``partial`` (a check in function ``where``) stated as the arguments of a direct call, the
+    only way to it: an internal check's cause becomes that call's arguments, and any other cause
+    keeps its fixes for what the call passes, with no launch command."""
     said = internal_sentence(partial.get("documentation"))
-    if said is None:
-        return dict(partial)
     out = dict(partial)
     passing = f" passing {' and '.join(f'`{n}`' for n in needed)}" if needed else ""
     how = (
@@ -52,6 +52,22 @@ def with_direct(partial: Mapping[str, Any], where: str, needed: Sequence[str]) -
     )
     cond = str(partial.get("validationCode") or "").strip().rpartition("\n")[2]
     check = f"`{cond}`" if cond else "the check"
+    call = f"{where.rpartition('.')[2]}(...)"
+    example = (
+        f"# before: a call of your own for which {check} holds\n{call}\n"
+        f"# after: the same call with arguments (and an object state) for which it does not\n{call}"
+    )
+    if said is None:
+        # The cause stands (a checkpoint's config, a value handed in), but no launch gets there:
+        # the fixes are for the call of the user's own, and no launch command shows one.
+        sols = [str(s) for s in partial.get("solutions") or ()]
+        out["solutions"] = [
+            f"No launch of sglang reaches this check ({how}): the call that failed is your own, and "
+            "the fixes below are about what it passes",
+            *sols,
+        ]
+        out["exampleFix"] = example
+        return out
     out["documentation"] = str(partial["documentation"]).replace(
         said,
         "Cause: the arguments of a direct call: only code of your own that calls it (a script, a "
@@ -70,11 +86,7 @@ def with_direct(partial: Mapping[str, Any], where: str, needed: Sequence[str]) -
         "your own; if the traceback shows only sglang's code, report that with it"
     )
     out["solutions"] = in_place_of_the_report([own], partial)
-    call = f"{where.rpartition('.')[2]}(...)"
-    out["exampleFix"] = (
-        f"# before: a call of your own for which {check} holds\n{call}\n"
-        f"# after: the same call with arguments (and an object state) for which it does not\n{call}"
-    )
+    out["exampleFix"] = example
     out["errorType"], out["backgroundTag"], out["handlingStrategy"] = (
         "validation",
         "invalid-value",

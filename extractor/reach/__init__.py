@@ -90,9 +90,14 @@ class SiteReach:
     def passed_anywhere(self, path: str, qualname: str, names: Iterable[str]) -> bool:
         """Whether some call of function ``qualname`` of ``path`` may pass every one of ``names``
         (or it has no known call at all)."""
-        edges = self.index.callers(f"{module_name(path)}:{qualname}")
+        node = f"{module_name(path)}:{qualname}"
+        edges = self.index.callers(node)
         wanted = tuple(names)
-        return not edges or any(e.may_pass(wanted) for e in edges)
+        if not edges:
+            # Called only where the receiver is unknown (``model.load_weights(weights)``): those
+            # calls, whatever they run, say what is passed.
+            return self.index.named_calls_may_pass(node, wanted)
+        return any(e.may_pass(wanted) for e in edges)
 
     def of(self, path: str, qualname: str, ends: Callable[[Edge], bool] | None = None) -> Reach:
         """The alternatives of selectors that lead to code in ``qualname`` of ``path`` (``()``: anyone);

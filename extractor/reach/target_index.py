@@ -210,6 +210,41 @@ class TargetIndex:
                     return False
         return True
 
+    def named_calls_may_pass(self, node: str, names: Iterable[str]) -> bool:
+        """Whether some call of a function or method spelled like ``node``, that the index could
+        not tie to any definition (``model.load_weights(w)``: the receiver is unknown, and many
+        classes define it), may give ``node`` every parameter of ``names`` (see
+        :meth:`Edge.may_pass`). True when no such call exists, or something else may run it: a
+        lookup by string, a dunder or ``forward`` (which ``torch`` runs with what its callers pass)."""
+        d = self.defs.get(node)
+        name = node.rpartition(":")[2].rpartition(".")[2]
+        if d is None or d.kind != "f" or name in self.named or name.startswith("__") or name == "forward":
+            return True
+        wanted = tuple(names)
+        cls = f"{node.partition(':')[0]}:{d.owner}" if d.owner else ""
+        lineage = {
+            c.rpartition(":")[2].rpartition(".")[2]
+            for c in {cls} | self.ancestors(cls) | self.descendants(cls)
+        }
+        seen = False
+        for spelled in (name, *sorted(self._aliases.get(name, ()))):
+            for f, calls in self._calls_by_name.get(spelled, ()):
+                for raw in calls:
+                    call = Call._make(raw)
+                    targets, _ = self._targets(f.module, f, call)
+                    if targets:
+                        continue  # tied to definitions: an edge of theirs, not this one's
+                    qualifier = call.callee.split(".")[-2:-1]
+                    if cls and qualifier and qualifier[0][:1].isupper() and qualifier[0] not in lineage:
+                        continue  # ``OtherModel.load_weights``: another class's method by its name
+                    seen = True
+                    edge = Edge(
+                        "", f.path, (), None, False, given=self._given(node, call, call.callee.split("."))
+                    )
+                    if edge.may_pass(wanted):
+                        return True
+        return not seen
+
     def uncalled(self, node: str) -> bool:
         """Whether nothing of the target (tests aside) can run function ``node``: other modules
         import its module, but no file calls, names, looks up or spells its name, no decorator
