@@ -3987,3 +3987,52 @@ def test_a_method_called_only_on_unknown_receivers_is_given_what_those_calls_pas
     draft = records["draft_layers is not in the config"]
     assert "no caller" not in draft.triggerScenarios
     assert "launch_server" in draft.exampleFix
+
+
+CLOSURE_GATE = """\
+from sglang.srt.utils import get_bool_env_var
+
+
+def _direction(op):
+    if op.kind == "send":
+        return 1
+    raise NotImplementedError(f"unknown op kind {op.kind}")
+
+
+def move_layer(ops, log_metrics=False):
+    def _run():
+        for op in ops:
+            op.start()
+        if log_metrics:
+            # A name of the enclosing function: what its callers pass.
+            return [_direction(op) for op in ops]
+        return []
+
+    return _run()
+
+
+def move_all(layers):
+    log_metrics = get_bool_env_var("SGLANG_MOVER_LOG_METRICS")
+    for ops in layers:
+        move_layer(ops, log_metrics=log_metrics)
+"""
+
+
+def test_a_nested_functions_test_of_its_enclosing_parameter_is_what_the_callers_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
+    files = {
+        ARGS: SERVER_ARGS.encode(),
+        "python/sglang/srt/eplb/mover.py": CLOSURE_GATE.encode(),
+        "python/sglang/srt/eplb/manager.py": b"from sglang.srt.eplb.mover import move_all\n",
+    }
+    repo, shas = make_repo(tmp_path / "repo", [files])
+    records = {r.errorMessage: r for r in _run(repo, shas[0], tmp_path / "cache").records}
+    raised = records["unknown op kind {op.kind}"]
+    assert raised.triggerScenarios.endswith("It is reached only with `SGLANG_MOVER_LOG_METRICS` set."), (
+        raised.triggerScenarios
+    )
+    assert any(
+        s.startswith("This code runs only with `SGLANG_MOVER_LOG_METRICS` set") for s in raised.solutions
+    )

@@ -25,7 +25,7 @@ from extractor.prose.config_read import config_read
 from extractor.prose.knowledge import FlagInfo, Knowledge
 from extractor.prose.world_size import flag_for_group, group_of
 from extractor.reach.facts import Call, FileFacts
-from extractor.reach.guard_atoms import ACCESSOR
+from extractor.reach.guard_atoms import ACCESSOR, ENV_READERS
 from extractor.reach.target_index import TargetIndex
 
 __all__ = [
@@ -64,10 +64,18 @@ ENV_SOURCE = "env"
 
 
 def _env_read(node: ast.expr) -> str | None:
-    """``envs.SGLANG_X.get()``, ``os.getenv("X")``, ``os.environ.get("X")``: the variable read."""
-    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+    """``envs.SGLANG_X.get()``, ``os.getenv("X")``, ``os.environ.get("X")``,
+    ``get_bool_env_var("X")``: the variable read."""
+    if not isinstance(node, ast.Call):
         return None
     func = node.func
+    if isinstance(func, ast.Name):
+        first = node.args[0] if node.args else None
+        if func.id in ENV_READERS and isinstance(first, ast.Constant) and isinstance(first.value, str):
+            return first.value
+        return None
+    if not isinstance(func, ast.Attribute):
+        return None
     if func.attr == "get" and not node.args and isinstance(func.value, ast.Attribute):
         name = func.value.attr
         return name if name.isupper() and name.startswith("SGL") else None
@@ -306,8 +314,16 @@ class PassedFlags:
         # A new value given in the function (``if x is None: x = _ENABLE_X``) carries its flags too.
         out = self._bound(f, qual, f"n:{name}", depth)
         if d is None or d.kind != "f" or name not in d.params:
+            if out:
+                return out
+            outer, sep, _ = qual.rpartition(".<locals>.")
+            enclosing = self.index.defs.get(f"{f.module}:{outer}") if sep else None
+            if enclosing is not None and enclosing.kind == "f" and name in enclosing.params:
+                # A nested function reads its enclosing function's parameter (a closure): what
+                # that function's callers pass.
+                return list(self._source(f.module, outer, "n", name, depth + 1))
             # Not a parameter: a module global, which setters (``global _X; _X = enable``) fill.
-            return out if out else self._bound(f, None, f"g:{name}", depth)
+            return self._bound(f, None, f"g:{name}", depth)
         params = list(d.params)
         if d.owner and params and params[0] in ("self", "cls"):
             params = params[1:]

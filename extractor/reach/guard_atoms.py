@@ -16,6 +16,7 @@ from extractor.reach.syntax import class_name
 
 __all__ = [
     "ACCESSOR",
+    "ENV_READERS",
     "SPECULATIVE_MODES",
     "TYPED",
     "VALUE_TEST",
@@ -28,7 +29,8 @@ __all__ = [
 # ``is_hip()``, ``_is_npu``, ``_use_xpu``: the platform word is the suffix.
 _PLATFORM_NAME = re.compile(r"^_?(?:is|use|on)_(hip|rocm|npu|xpu|cpu|cuda|musa|mps|hpu|mlu)$")
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
-_ENV_READERS = frozenset({"getenv", "get_bool_env_var", "get_int_env_var", "get_env_var", "environ.get"})
+ENV_READERS = frozenset({"getenv", "get_bool_env_var", "get_int_env_var", "get_env_var", "environ.get"})
+"""Functions that read the environment variable their first argument names."""
 ACCESSOR = re.compile(r"^get_([a-z][a-z0-9_]*)$")
 """``get_moe_runner_backend``: the getter of the value flag ``moe_runner_backend`` set."""
 VALUE_TEST = re.compile(r"^is_([a-z0-9_]+)$")
@@ -120,7 +122,7 @@ class GuardReader:
             func = node.func
             name = self.dotted(func).split(".")
             tail = ".".join(name[-2:]) if len(name) >= 2 and name[-2] == "environ" else name[-1]
-            if tail in _ENV_READERS and node.args:
+            if tail in ENV_READERS and node.args:
                 arg = node.args[0]
                 if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
                     return arg.value
