@@ -293,6 +293,25 @@ def test_an_early_return_unless_a_variable_is_on_leaves_the_calls_after_it_under
     assert guards["check"] == []
 
 
+def test_a_getattr_lookup_may_run_a_method_and_a_hasattr_test_does_not() -> None:
+    source = textwrap.dedent(
+        """\
+        def setup(model, ids):
+            if hasattr(model, "set_capture_layers"):
+                model.set_capture_layers(ids)
+            hook = getattr(model, "post_load_hook", None)
+            if hook is not None:
+                hook()
+            return hasattr(model, "warmup_kernels")
+        """
+    )
+    facts = file_facts("python/sglang/srt/runner.py", ast.parse(source))
+    assert facts.named == ["post_load_hook"]
+    # A test for a method runs nothing: only the call after it does.
+    assert "set_capture_layers" in facts.calls
+    assert "warmup_kernels" not in facts.named
+
+
 def test_facts_survive_a_json_round_trip_and_refuse_other_versions() -> None:
     path = "python/sglang/srt/layers/moe/runner.py"
     facts = file_facts(path, ast.parse(_source(path)))

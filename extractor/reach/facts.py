@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 41
+FACTS_VERSION = 42
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 Atom = tuple[str, ...]
@@ -165,8 +165,8 @@ class FileFacts:
     """Methods declared ``@abstractmethod``, by qualname: their body runs only through an override's
     ``super()`` call."""
     named: list[str] = field(default_factory=list)
-    """Attribute names looked up by string (``getattr(x, "name", None)``, ``hasattr``): a method of
-    that name may run though no call spells it."""
+    """Attribute names looked up by string (``getattr(x, "name", None)``): a method of that name
+    may run though no call spells it. ``hasattr`` only tests for one, and runs nothing."""
     imported: list[tuple[str, ...]] = field(default_factory=list)
     """Import statements that run: ``(qualname or <module>, dotted module or name, guard atom
     indexes...)``; one under ``if TYPE_CHECKING:`` is left out."""

@@ -948,9 +948,11 @@ class _Builder:
                 func = here.func
                 callee = self.raw_dotted(func)
                 action = None
+                # ``getattr(x, "m")`` hands out the method, to be called where we cannot see;
+                # ``hasattr`` only tests for it.
                 if (
                     isinstance(func, ast.Name)
-                    and func.id in ("getattr", "hasattr")
+                    and func.id == "getattr"
                     and len(here.args) >= 2
                     and isinstance(here.args[1], ast.Constant)
                     and isinstance(here.args[1].value, str)

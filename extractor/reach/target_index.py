@@ -82,6 +82,7 @@ class TargetIndex:
     _aliases: dict[str, set[str]] = field(default_factory=dict)
     """A definition's short name -> the other names files import or bind it under."""
     _stored: dict[tuple[str, str], list[tuple[str, tuple[Atom, ...]]]] = field(default_factory=dict)
+    _unresolved: dict[str, list[Edge]] = field(default_factory=dict)
     ops: dict[str, list[str]] = field(default_factory=dict)
     """Custom op name -> the functions registered under it (``torch.ops.<namespace>.<name>``)."""
     op_names: dict[str, list[str]] = field(default_factory=dict)
@@ -210,40 +211,57 @@ class TargetIndex:
                     return False
         return True
 
-    def named_calls_may_pass(self, node: str, names: Iterable[str]) -> bool:
-        """Whether some call of a function or method spelled like ``node``, that the index could
-        not tie to any definition (``model.load_weights(w)``: the receiver is unknown, and many
-        classes define it), may give ``node`` every parameter of ``names`` (see
-        :meth:`Edge.may_pass`). True when no such call exists, or something else may run it: a
-        lookup by string, a dunder or ``forward`` (which ``torch`` runs with what its callers pass)."""
+    def unresolved_calls(self, node: str) -> list[Edge]:
+        """The calls spelling the name of method or function ``node`` that the index ties to no
+        definition (``model.load_weights(w)``: the receiver's class is unknown, and many classes
+        define it), as edges to ``node``: each may run it, or another definition of the name. A
+        call naming another class (``Other.load_weights(self, w)``) is left out."""
+        found = self._unresolved.get(node)
+        if found is not None:
+            return found
         d = self.defs.get(node)
         name = node.rpartition(":")[2].rpartition(".")[2]
-        if d is None or d.kind != "f" or name in self.named or name.startswith("__") or name == "forward":
+        out: list[Edge] = []
+        if d is not None and d.kind == "f":
+            cls = f"{node.partition(':')[0]}:{d.owner}" if d.owner else ""
+            lineage = {
+                c.rpartition(":")[2].rpartition(".")[2]
+                for c in ({cls} | self.ancestors(cls) | self.descendants(cls) if cls else set())
+            }
+            for spelled in (name, *sorted(self._aliases.get(name, ()))):
+                for f, calls in self._calls_by_name.get(spelled, ()):
+                    for raw in calls:
+                        call = Call._make(raw)
+                        if call.ref or self._targets(f.module, f, call)[0]:
+                            continue  # a reference, or tied to definitions: an edge of theirs
+                        parts = call.callee.split(".")
+                        qualifier = parts[-2] if len(parts) >= 2 else ""
+                        if cls and qualifier[:1].isupper() and qualifier not in lineage:
+                            continue
+                        out.append(
+                            Edge(
+                                f"{f.module}:{call.caller}",
+                                f.path,
+                                tuple(f.atoms[i] for i in call.guards),
+                                None if call.catches is None else tuple(call.catches),
+                                False,
+                                given=self._given(node, call, parts),
+                            )
+                        )
+        self._unresolved[node] = out
+        return out
+
+    def named_calls_may_pass(self, node: str, names: Iterable[str]) -> bool:
+        """Whether some call of :meth:`unresolved_calls` may give ``node`` every parameter of
+        ``names`` (see :meth:`Edge.may_pass`). True when there is no such call, or something else
+        may run it: a lookup by string, a dunder or ``forward`` (which ``torch`` runs with what
+        its callers pass)."""
+        name = node.rpartition(":")[2].rpartition(".")[2]
+        if name in self.named or name.startswith("__") or name == "forward":
             return True
+        edges = self.unresolved_calls(node)
         wanted = tuple(names)
-        cls = f"{node.partition(':')[0]}:{d.owner}" if d.owner else ""
-        lineage = {
-            c.rpartition(":")[2].rpartition(".")[2]
-            for c in {cls} | self.ancestors(cls) | self.descendants(cls)
-        }
-        seen = False
-        for spelled in (name, *sorted(self._aliases.get(name, ()))):
-            for f, calls in self._calls_by_name.get(spelled, ()):
-                for raw in calls:
-                    call = Call._make(raw)
-                    targets, _ = self._targets(f.module, f, call)
-                    if targets:
-                        continue  # tied to definitions: an edge of theirs, not this one's
-                    qualifier = call.callee.split(".")[-2:-1]
-                    if cls and qualifier and qualifier[0][:1].isupper() and qualifier[0] not in lineage:
-                        continue  # ``OtherModel.load_weights``: another class's method by its name
-                    seen = True
-                    edge = Edge(
-                        "", f.path, (), None, False, given=self._given(node, call, call.callee.split("."))
-                    )
-                    if edge.may_pass(wanted):
-                        return True
-        return not seen
+        return not edges or any(e.may_pass(wanted) for e in edges)
 
     def uncalled(self, node: str) -> bool:
         """Whether nothing of the target (tests aside) can run function ``node``: other modules
