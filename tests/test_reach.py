@@ -4055,3 +4055,62 @@ def test_a_nested_functions_test_of_its_enclosing_parameter_is_what_the_callers_
     assert any(
         s.startswith("This code runs only with `SGLANG_MOVER_LOG_METRICS` set") for s in raised.solutions
     )
+
+
+CAPTURE_BASE = """\
+class HeronForCausalLM:
+    def set_capture_layers(self, layer_ids):
+        if layer_ids is None:
+            raise ValueError("capture needs explicit layer ids")
+        self.capture = list(layer_ids)
+
+
+class HeronV3ForCausalLM(HeronForCausalLM):
+    pass
+
+
+EntryClass = [HeronForCausalLM, HeronV3ForCausalLM]
+"""
+
+CAPTURE_WRAPPER = """\
+from sglang.srt.models.heron import HeronV3ForCausalLM
+
+
+class EgretForConditionalGeneration:
+    def __init__(self, config):
+        self.language_model = HeronV3ForCausalLM(config)
+
+    def set_capture_layers(self, layer_ids):
+        # A wrapper model hands the call to the language model it holds: a known receiver.
+        self.language_model.set_capture_layers(layer_ids)
+
+
+EntryClass = EgretForConditionalGeneration
+"""
+
+CAPTURE_RUNNER = """\
+def setup_capture(model, layer_ids, server_args):
+    # The loaded model, whatever class the checkpoint picked.
+    if server_args.enable_adapters:
+        model.set_capture_layers(layer_ids)
+"""
+
+
+def test_a_model_method_a_wrapper_calls_is_also_run_by_the_runner_on_any_checkpoints_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
+    files = {
+        ARGS: SERVER_ARGS.encode(),
+        "python/sglang/srt/models/heron.py": CAPTURE_BASE.encode(),
+        "python/sglang/srt/models/egret.py": CAPTURE_WRAPPER.encode(),
+        "python/sglang/srt/model_executor/capture.py": CAPTURE_RUNNER.encode(),
+    }
+    repo, shas = make_repo(tmp_path / "repo", [files])
+    records = {r.errorMessage: r for r in _run(repo, shas[0], tmp_path / "cache").records}
+    trigger = records["capture needs explicit layer ids"].triggerScenarios
+    # Not only the wrapper's checkpoints: the base model's own, through the runner's call.
+    assert "`HeronForCausalLM`" in trigger and "`HeronV3ForCausalLM`" in trigger, trigger
+    assert "`EgretForConditionalGeneration`" in trigger, trigger
+    # The runner's own gate holds on its way in.
+    assert "with `--enable-adapters`, for `EgretForConditionalGeneration`, `HeronForCausalLM` or" in trigger

@@ -756,7 +756,24 @@ class ReachFinder:
             return list(cls) if cls is not None else calls
         if cls is None or cls == _FREE:
             return calls
-        return _possible([a | b for a in calls for b in cls])
+        return _possible(
+            [*(a | b for a in calls for b in cls), *self._through_the_model(node, name, cls, depth)]
+        )
+
+    def _through_the_model(self, node: str, name: str, cls: Reach, depth: int) -> list[Conj]:
+        """More ways into method ``node`` of a model class (every way into its class is a
+        checkpoint's architecture): the calls of its name on a receiver of unknown class. The
+        runner holds the loaded model in an attribute whose class the checkpoint picks, so a call
+        it makes (``model.set_x(...)``) runs this method too, beside a wrapper model's call with a
+        known receiver. A bare word (``init``, ``run``) or a name something we cannot see may run
+        (a lookup by string, Python or torch) adds nothing."""
+        if not all(any(s[0] == "arch" for s in c) for c in cls):
+            return []
+        if "_" not in name.strip("_") or name in _RUN_BY_FRAMEWORK or name in self.index.named:
+            return []
+        edges = self.index.unresolved_calls(node)
+        loose = self._via(edges, depth, node) if edges else None
+        return [a | b for a in loose or [] for b in cls if _can_hold(a | b)]
 
     def _module_alternatives(self, node: str, depth: int) -> list[Conj] | None:
         """Module-level code runs where the module is first imported: the ways into the import
