@@ -208,8 +208,13 @@ class Site:
     """The name an enclosing ``except ... as name`` binds, when the raise hands that caught error on
     (in its message, or as ``raise ... from name``): the error to fix is then the caught one."""
     after_loop: int = 0
-    """The line of the ``for``/``while`` whose ``else`` holds the site (0 when none): it raises
-    only when that loop runs to its end without a ``break``, every pass of it having failed."""
+    """The line of the ``for``/``while`` whose failing on every pass the site follows (0 when
+    none): the loop's ``else`` holds the site (it runs when no ``break`` ended the loop), or the
+    loop returns on success and the site comes after it."""
+    loop_over: str = ""
+    """What that loop goes through, when it is a ``for`` over candidates (``self.specs[op]``,
+    ``families``): none of them matched or worked. Empty for a retry loop (``while``, ``for _ in
+    range(n)``) or no loop."""
     library_calls: tuple[str, ...] = ()
     """For a raise that hands on its caught error, the functions of other packages its ``try``
     block calls (``simm.kv.register_mr``): :mod:`extractor.analysis.library_calls`."""

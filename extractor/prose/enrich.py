@@ -238,27 +238,42 @@ def _as_override(prose: Prose, site: Site, roles: Roles, env: str, launch: str) 
 
 
 def _loop_end(prose: Prose, site: Site) -> Prose:
-    """A raise in a loop's ``else``: every pass of the loop failed, and what it tried (a service,
-    a lookup, a resource) is what to look at, before any bug report."""
+    """A raise after a loop that failed on every pass: what it tried (a service, a resource, each
+    of its candidates) is what to look at, before any bug report."""
     said = internal_sentence(prose.documentation)
-    cause = (
-        f"Cause: every pass of the loop at line {site.after_loop} failed; what it tries each time (a "
-        "call to a service, a lookup, an allocation) is what failed, and the message and the log "
-        "lines before it say which."
-    )
+    line = site.after_loop
+    if site.loop_over:
+        # A search: none of the candidates matched what was looked for.
+        cause = (
+            f"Cause: none of what the loop at line {line} goes through (`{site.loop_over}`) matched "
+            "or worked: what was looked for (the message says what) is not among them."
+        )
+        situation = f"`{site.qualname or site.path}` finding nothing that fits in `{site.loop_over}`."
+        first = (
+            f"Check what was asked for against what the loop at line {line} goes through "
+            f"(`{site.loop_over}`): the message and the log lines before it say what was looked for; "
+            "ask for one that is there, or make the missing one available"
+        )
+        last = "If what was asked for is there and it still fails, report it"
+    else:
+        cause = (
+            f"Cause: every pass of the loop at line {line} failed; what it tries each time (a call to a "
+            "service, a wait for a resource, an allocation) is what failed, and the message and the log "
+            "lines before it say which."
+        )
+        situation = (
+            f"`{site.qualname or site.path}` giving up after its loop at line {line} failed on every pass."
+        )
+        first = (
+            "Find why every pass failed: the message and the warnings logged before it name what the "
+            "loop waited for or tried; check that it is up, reachable and configured, then retry"
+        )
+        last = "If what the loop tries is up and it still fails every time, report it"
     return dataclasses.replace(
         prose,
         documentation=prose.documentation.replace(said, cause) if said else prose.documentation,
-        commonSituations=f"`{site.qualname or site.path}` giving up after its loop at line "
-        f"{site.after_loop} failed on every pass.",
-        solutions=[
-            "Find why every pass failed: the message and the warnings logged before it name what the "
-            "loop waited for or tried; check that it is up, reachable and configured, then retry",
-            *(
-                _REPORT_RE.sub("If what the loop tries is up and it still fails every time, report it", s)
-                for s in prose.solutions
-            ),
-        ],
+        commonSituations=situation,
+        solutions=[first, *(_REPORT_RE.sub(last, s) for s in prose.solutions)],
     )
 
 

@@ -135,13 +135,16 @@ _MAX_DOC_ATOMS = 40
 
 
 def loop_end_words(site: Site) -> str:
-    """``when the loop at line N ends without a break``, for a raise in a loop's ``else``."""
+    """``when the loop at line N ends with no pass succeeding``, for a raise that follows a loop
+    failing on every pass (see :attr:`Site.after_loop`)."""
     if not site.after_loop:
         return ""
-    return (
-        f"when the loop at line {site.after_loop} runs to its end without a `break`: every pass of it "
-        "failed to finish what it tries (every retry, every candidate)"
-    )
+    if site.loop_over:
+        return (
+            f"when the loop at line {site.after_loop} ends with none of what it goes through "
+            f"(`{site.loop_over}`) matching or working"
+        )
+    return f"when the loop at line {site.after_loop} ends with no pass succeeding: every try of it failed"
 
 
 def _condition_sentence(views: list[AtomView], site: Site) -> str:
