@@ -922,3 +922,24 @@ def test_a_config_classs_from_config_refuses_what_the_checkpoints_config_holds()
     assert "Report it to sglang" not in " ".join(entries.solutions)
     # A method that is not ``from_config`` is not handed the checkpoint's config.
     assert INTERNAL in other.documentation
+
+
+def test_a_request_bodys_own_checks_and_a_validators_are_the_data_sent() -> None:
+    got = _prose("request_bodies.py", "python/sglang/srt/managers/request_bodies.py")
+    body = got["SummarizeReqInput.normalize"]
+    assert "Cause: the request or call input (`text`, `token_ids`)" in body.documentation, body.documentation
+    assert body.triggerScenarios.startswith("A request for which"), body.triggerScenarios
+    role = got["NoteMessage._known_role"]
+    assert "Cause: the request or call input (`role`)" in role.documentation, role.documentation
+    assert role.triggerScenarios.startswith("Building `NoteMessage` from data"), role.triggerScenarios
+    # A validator runs as its model is built: the call to show is the construction.
+    assert "NoteMessage(...)" in role.exampleFix
+    # A whole-model validator names the fields its test reads.
+    window = got["Window._ordered"]
+    assert "Cause: the request or call input (`end`, `start`)" in window.documentation, window.documentation
+    assert INTERNAL in got["BatchPlanner.plan"].documentation
+
+
+def test_an_assert_in_a_request_bodys_class_stays_its_own_invariant() -> None:
+    got = _prose("request_bodies.py", "python/sglang/srt/managers/request_bodies.py")
+    assert INTERNAL in got["SummarizeReqInput.admit"].documentation

@@ -119,6 +119,7 @@ def site_of(resolver: Resolver, raw: RawSite, calls: CallIndex | None = None) ->
         passes_on=(passed := _passed_on(raw)),
         after_loop=loop.lineno if (loop := _after_loop(raw)) is not None else 0,
         loop_over=_loop_over(loop),
+        validates=_validated_fields(raw.scope),
         library_calls=library_calls(raw, resolver.own_imports()) if passed is not None else (),
         message_constants=_imported_texts(resolver, raised.message),
     )
@@ -151,6 +152,28 @@ def _after_loop(raw: RawSite) -> ast.For | ast.AsyncFor | ast.While | None:
             if isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
                 return stmt if _returns_without_break(stmt) else None
     return None
+
+
+# Pydantic's validator decorators, v2 and v1: the function checks the data the model is built from.
+_VALIDATORS = frozenset({"field_validator", "model_validator", "validator", "root_validator"})
+
+
+def _validated_fields(scope: ast.AST) -> tuple[str, ...] | None:
+    """The fields a pydantic validator checks (``@field_validator("role", "name")``), ``()`` for a
+    whole-model one; None when ``scope`` is no validator."""
+    if not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+        return None
+    for deco in scope.decorator_list:
+        call = deco if isinstance(deco, ast.Call) else None
+        if (called_name(call) if call is not None else _name_tail(deco)) in _VALIDATORS:
+            args = call.args if call is not None else []
+            return tuple(a.value for a in args if isinstance(a, ast.Constant) and isinstance(a.value, str))
+    return None
+
+
+def _name_tail(node: ast.expr) -> str:
+    """The last name of ``a.b.c`` or ``c``; ``""`` for anything else."""
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
 
 
 _MAX_LOOP_OVER = 80

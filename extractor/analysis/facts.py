@@ -215,6 +215,10 @@ class Site:
     """What that loop goes through, when it is a ``for`` over candidates (``self.specs[op]``,
     ``families``): none of them matched or worked. Empty for a retry loop (``while``, ``for _ in
     range(n)``) or no loop."""
+    validates: tuple[str, ...] | None = None
+    """For a site in a pydantic validator (``@field_validator("role")``, ``@model_validator``):
+    the fields it validates (empty for a whole-model validator); None elsewhere. What it checks is
+    the data the model is built from (a request body, a file), not the server's state."""
     library_calls: tuple[str, ...] = ()
     """For a raise that hands on its caught error, the functions of other packages its ``try``
     block calls (``simm.kv.register_mr``): :mod:`extractor.analysis.library_calls`."""

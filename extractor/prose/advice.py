@@ -1231,6 +1231,15 @@ def _trigger(
         entries, given = _parsed_parts(cause, site)
         by = f" handed to {where} as `{given[0]}`" if given else f" {where} reads"
         return f"JSON, YAML or TOML data{by} whose {entries} entry makes `{cond or 'the check'}` true."
+    if cause.kind == "input" and cause.rule == "request-object" and site.in_class:
+        test = f"`{cond}` holds" if cond else "the check fails"
+        fields = ", ".join(f"`{n}`" for n in cause.names[:3])
+        if site.validates is not None:
+            return (
+                f"Building `{site.in_class}` from data (a request body, a file or arguments) for which "
+                f"{test} in its validator {where} ({fields})."
+            )
+        return f"A request for which {test} in {where} (its {fields}; `{site.in_class}` holds the request)."
     if cause.kind == "input":
         test = f"`{cond}` holds" if cond else "the input check fails"
         return f"A request or call to {where} for which {test} ({', '.join(cause.names[:3])})."

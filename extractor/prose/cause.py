@@ -634,6 +634,30 @@ def _request_bindings(site: Site, views: list[AtomView]) -> list[str]:
     ]
 
 
+# A request body's type, as sglang names them (``GenerateReqInput``, ``ChatCompletionRequest``):
+# what its own methods check is what the client sent.
+_REQUEST_CLASS_RE = re.compile(r"(?:Req|Request|ReqInput)$")
+_SELF_FIELD_RE = re.compile(r"\bself\.([a-z_][a-z0-9_]*)\b(?!\s*\()")
+
+
+def _request_object(site: Site, roles: Roles) -> tuple[str, ...] | None:
+    """The fields a raise checks of the data an object is built from: in a pydantic validator (the
+    fields it validates), or in a method of a request body's class (the ``self`` fields its
+    deciding test reads). An assert states the object's own invariant, and is left out."""
+    if site.kind == "assert" or not roles.deciding:
+        return None
+    read = [m.group(1) for v in roles.deciding for m in _SELF_FIELD_RE.finditer(v.text)]
+    if site.validates is not None:
+        return tuple(dict.fromkeys(site.validates or read)) or ("request",)
+    if site.in_class and _REQUEST_CLASS_RE.search(site.in_class) and read:
+        return tuple(dict.fromkeys(read))
+    return None
+
+
+def _request_body(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
+    return _request_object(site, roles)
+
+
 def _input(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
     asks = [v for v in roles.deciding if v.request]
     # An assert guards the server's own state: a local read from the request does not make it the user's.
@@ -902,6 +926,12 @@ RULES: tuple[CauseRule, ...] = (
     ),
     CauseRule(
         "message-hardware", "hardware", 'raise RuntimeError("only supported on CUDA")', _hardware_message
+    ),
+    CauseRule(
+        "request-object",
+        "input",
+        'class GenerateReqInput: def check(self): if self.text is None: raise ValueError("...")',
+        _request_body,
     ),
     CauseRule("request", "input", 'if request.n > 1: raise ValueError("...")', _input),
     CauseRule("resource", "resource", 'raise RuntimeError("Not enough memory ...")', _resource),

@@ -203,7 +203,10 @@ def command_fix(site: Site, knowledge: Knowledge, views: list[AtomView], total: 
 
 
 def call_of(site: Site) -> str:
-    """How a caller reaches the site, as one line of code."""
+    """How a caller reaches the site, as one line of code: building its class, for a pydantic
+    validator (which runs as the model is built)."""
+    if site.validates is not None and site.in_class:
+        return f"{site.in_class}(...)"
     if site.qualname in ("", "<module>"):
         return f"import {_module_name(site.path)}"
     name = site.qualname.replace(".<locals>.", ".")

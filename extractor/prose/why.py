@@ -153,6 +153,9 @@ def situations(site: Site, roles: Roles, cause: Cause, cond: str) -> str:
         lead = f"A value handed to {where} that is not in the form its message states ({test}){ctx}."
     elif kind == "input" and cause.rule == "adapter-limit":
         lead = f"Loading a LoRA adapter of a kind {where} does not support ({test}){ctx}."
+    elif kind == "input" and cause.rule == "request-object":
+        sender = "Data handed to" if site.validates is not None else "A client sending a request to"
+        lead = f"{sender} `{site.in_class}` with {_names(cause, 3)} for which {test} holds in {where}{ctx}."
     elif kind == "input":
         lead = f"A caller of {where} passing {_names(cause, 3)} for which {test} holds{ctx}."
     elif kind == "resource":
