@@ -4114,3 +4114,35 @@ def test_a_model_method_a_wrapper_calls_is_also_run_by_the_runner_on_any_checkpo
     assert "`EgretForConditionalGeneration`" in trigger, trigger
     # The runner's own gate holds on its way in.
     assert "with `--enable-adapters`, for `EgretForConditionalGeneration`, `HeronForCausalLM` or" in trigger
+
+
+READER_DEFAULT = """\
+from sglang.srt.utils import get_int_env_var
+
+
+class Dispatcher:
+    def __init__(self):
+        self.max_tokens = get_int_env_var("SGLANG_DISPATCH_MAX_TOKENS", 128)
+        assert self.max_tokens <= 1024
+"""
+
+
+def test_a_variable_read_with_a_default_that_passes_the_check_is_fixed_by_unsetting_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
+    files = {
+        ARGS: SERVER_ARGS.encode(),
+        "python/sglang/srt/layers/dispatch.py": READER_DEFAULT.encode(),
+        "python/sglang/srt/layers/runner.py": (
+            b"from sglang.srt.layers.dispatch import Dispatcher\n\n\ndef build():\n    return Dispatcher()\n"
+        ),
+    }
+    repo, shas = make_repo(tmp_path / "repo", [files])
+    (record,) = _run(repo, shas[0], tmp_path / "cache").records
+    assert record.solutions[0] == (
+        "Unset `SGLANG_DISPATCH_MAX_TOKENS`: its default (128) passes this check "
+        "(`self.max_tokens > 1024` fails for it)"
+    ), record.solutions
+    before, after = record.exampleFix.split("# after", 1)
+    assert "SGLANG_DISPATCH_MAX_TOKENS=" in before and "SGLANG_DISPATCH_MAX_TOKENS" not in after

@@ -943,3 +943,41 @@ def test_a_request_bodys_own_checks_and_a_validators_are_the_data_sent() -> None
 def test_an_assert_in_a_request_bodys_class_stays_its_own_invariant() -> None:
     got = _prose("request_bodies.py", "python/sglang/srt/managers/request_bodies.py")
     assert INTERNAL in got["SummarizeReqInput.admit"].documentation
+
+
+def test_a_variable_whose_declared_default_passes_the_check_is_fixed_by_unsetting_it() -> None:
+    registry = b"""\
+class EnvInt:
+    def __init__(self, default):
+        self.default = default
+
+
+class Envs:
+    SGLANG_CHUNK_TOKENS = EnvInt(16)
+
+
+envs = Envs()
+"""
+    knowledge = build_knowledge(
+        {
+            "python/sglang/srt/server_args.py": (FIXTURES / "server_args.py").read_bytes(),
+            "python/sglang/srt/environ.py": registry,
+        }
+    )
+    source = b"""\
+from sglang.srt.environ import envs
+
+
+def chunk(x):
+    if envs.SGLANG_CHUNK_TOKENS.get() > 64:
+        raise ValueError("a chunk holds at most 64 tokens")
+    return x
+"""
+    parsed = parse_source("python/sglang/srt/layers/chunk.py", source)
+    assert isinstance(parsed, ParsedFile), parsed
+    (prose,) = (enrich(s, knowledge, module_constants(parsed.tree, parsed.path)) for s in analyse(parsed))
+    assert prose.solutions[0].startswith("Unset `SGLANG_CHUNK_TOKENS`: its default (16) passes this check"), (
+        prose.solutions
+    )
+    before, after = prose.exampleFix.split("# after", 1)
+    assert "SGLANG_CHUNK_TOKENS=" in before and "SGLANG_CHUNK_TOKENS" not in after

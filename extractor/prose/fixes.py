@@ -43,6 +43,8 @@ class Setting:
 
     constraint: Constraint
     value: Value
+    default: str = ""
+    """For an unset environment variable: the declared default it then reads as."""
 
 
 def _num(s: str) -> float | None:
@@ -176,6 +178,12 @@ def fixed_settings(
     out: list[list[Setting]] = []
     for name, cs in by_name.items():
         keep = [s for s in survivors if s.name == name]
+        unset = passing_default(cs, envs.get(name), keep)
+        if unset is not None:
+            # Unset, the variable reads as its declared default, which passes: the way back to
+            # what sglang ships, with no value to work out.
+            out.append([Setting(cs[0], None, unset)])
+            continue
         options: list[Setting] = []
         for c in cs:
             info = c.info
@@ -202,6 +210,20 @@ def fixed_settings(
         if options:
             out.append(list({(s.constraint.name, str(s.value)): s for s in options}.values()))
     return out
+
+
+def passing_default(cs: Sequence[Constraint], env: EnvInfo | None, keep: Sequence[Constraint]) -> str | None:
+    """The declared default of a valued environment variable (not a switch: unsetting one of
+    those is handled with its kind) when it makes every deciding test on it false and keeps the
+    survivors true."""
+    if env is None or env.kind.startswith("bool") or any(c.kind != "env" for c in cs):
+        return None
+    default = env.default.strip().strip("'\"")
+    if not default or default == "None":
+        return None
+    if all(holds(c, default) is False for c in cs) and not any(holds(s, default) is False for s in keep):
+        return default
+    return None
 
 
 def _undeclared(value: Value, info: FlagInfo | None) -> bool:
@@ -322,6 +344,8 @@ def setting_words(options: Sequence[Setting]) -> str:
             return f"Launch with `{c.name} {shown[0]}`"
         return f"Set {name} to one of {', '.join(shown)} (for example `{c.name} {shown[0]}`)"
     if values == [None]:
+        if options[0].default:
+            return f"Unset `{c.name}`: its default ({options[0].default}) passes this check"
         return f"Unset the environment variable {name}"
     shown = [str(v) for v in values if isinstance(v, str)]
     if len(shown) == 1:

@@ -28,12 +28,13 @@ from extractor.prose.fixes import (
     advice_sentences,
     failing_launch,
     fixed_settings,
+    passing_default,
     refused_trigger,
     refused_values,
     render_setting,
     setting_words,
 )
-from extractor.prose.knowledge import FlagInfo
+from extractor.prose.knowledge import EnvInfo, FlagInfo
 from extractor.prose.reads import ReadContext
 from extractor.prose.why import scope_name
 from extractor.prose.world_size import size_flags
@@ -288,9 +289,7 @@ def passed_table(
             if not flags and not spec.get("data"):
                 # Nor the config: an environment variable read where the value is made
                 # (``self.use_swizzle = envs.SGLANG_X.get()``), named by its ``flag``.
-                flags = tuple(
-                    FlagInfo(name, "", ENV_SOURCE) for name in sites.passed_envs(path, qualname, token)
-                )
+                flags = sites.passed_envs(path, qualname, token)
             if flags:
                 out.setdefault(path, {}).setdefault(qualname, {})[token] = [flag_plain(i) for i in flags]
     return out
@@ -310,6 +309,7 @@ def flag_plain(info: FlagInfo) -> list[Any]:
         list(info.choices),
         int(info.is_list),
         int(info.via_group),
+        info.default,
     ]
 
 
@@ -324,6 +324,7 @@ def flag_from_plain(data: Sequence[Any]) -> FlagInfo | None:
             is_bool=bool(is_bool),
             is_list=bool(rest and rest[0]),
             via_group=bool(len(rest) > 1 and rest[1]),
+            default=str(rest[2]) if len(rest) > 2 else "",
         )
     except (TypeError, ValueError):
         return None
@@ -462,7 +463,13 @@ def with_passed_env(
     ops = {str(r[1]) for r in rows}
     first = names[0]
     base = _launch(spec)
-    if ops == {"truthy"}:
+    unset = _default_passes(rows, envs)
+    if unset is not None:
+        # Left unset, the variable's declared default passes every deciding test: unsetting it
+        # is the fix, and needs no value to be worked out.
+        sols = [f"Unset `{unset[0]}`: its default ({unset[1]}) passes this check (`{cond}` fails for it)"]
+        fix = f"# before\n{unset[0]}=<current-value> {base}\n# after\n{base}"
+    elif ops == {"truthy"}:
         sols = [f"Set {shown} to 0 (off): {where} fails when it is on (`{cond}`)"]
         fix = f"# before\n{first}=1 {base}\n# after\n{first}=0 {base}"
     elif ops <= {"falsy", "is-none"}:
@@ -475,6 +482,20 @@ def with_passed_env(
     out["solutions"] = in_place_of_the_report(sols, partial)
     out["exampleFix"] = fix
     return _with_kind(out, spec)
+
+
+def _default_passes(
+    rows: Sequence[Sequence[Any]], envs: Mapping[str, Sequence[FlagInfo]]
+) -> tuple[str, str] | None:
+    """``(variable, default)`` when the deciding values all come from one variable whose default
+    (the reader's, else the registry's) makes every deciding test false."""
+    infos = {i.flag: i for r in rows for i in envs[str(r[0])]}
+    if len(infos) != 1:
+        return None
+    (info,) = infos.values()
+    cs = [Constraint("env", info.flag, str(r[1]), tuple(map(str, r[2])) if len(r) > 2 else ()) for r in rows]
+    default = passing_default(cs, EnvInfo(info.flag, default=info.default), [])
+    return (info.flag, default) if default is not None else None
 
 
 def with_passed_config(

@@ -181,9 +181,10 @@ class SiteReach:
         """The flags the callers fill value ``token`` (``n:param``, ``s:attr``) of ``qualname`` from."""
         return self.passed.of(module_name(path), qualname, token)
 
-    def passed_envs(self, path: str, qualname: str, token: str) -> tuple[str, ...]:
-        """The environment variables the callers fill value ``token`` of ``qualname`` from."""
-        return self.passed.env_of(module_name(path), qualname, token)
+    def passed_envs(self, path: str, qualname: str, token: str) -> tuple[FlagInfo, ...]:
+        """The environment variables the callers fill value ``token`` of ``qualname`` from (each
+        with the default an unset one reads as)."""
+        return self.passed.env_infos_of(module_name(path), qualname, token)
 
     def passed_config(self, path: str, qualname: str, token: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
         """The model config attributes the callers fill value ``token`` of ``qualname`` from, each

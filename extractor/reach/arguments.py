@@ -90,6 +90,25 @@ def _env_read(node: ast.expr) -> str | None:
     return None
 
 
+def _env_default(node: ast.expr) -> str | None:
+    """The literal default an environment read gives (``os.getenv("X", "1")``,
+    ``get_int_env_var("X", 128)``), as text; None when it names none or it is no literal."""
+    if not isinstance(node, ast.Call):
+        return None
+    value = (
+        node.args[1]
+        if len(node.args) > 1
+        else next((k.value for k in node.keywords if k.arg == "default"), None)
+    )
+    if (
+        isinstance(value, ast.Constant)
+        and isinstance(value.value, str | int | float)
+        and not isinstance(value.value, bool)
+    ):
+        return str(value.value)
+    return None
+
+
 CONFIG_SOURCE = "config"
 """The namespace of the :class:`FlagInfo` a value read from the model's config stands for (its
 ``flag`` is the config key): :meth:`PassedFlags.of` leaves those out, and
@@ -100,7 +119,9 @@ def value_source(node: ast.expr) -> tuple[str, str] | None:
     """What ``node`` carries, when it may be a flag's value unchanged."""
     env = _env_read(node)
     if env is not None:
-        return ("e", env)
+        # ``get_int_env_var("X", 128)``: the reader's own default is what an unset variable gives.
+        default = _env_default(node)
+        return ("e", f"{env}={default}" if default is not None else env)
     key = config_read(node)
     if key is not None:
         return ("c", key)
@@ -253,12 +274,14 @@ class PassedFlags:
 
     def env_of(self, module: str, qualname: str, token: str) -> tuple[str, ...]:
         """The environment variables behind ``token`` (as :meth:`of` has it), when no flag is."""
+        return tuple(i.flag for i in self.env_infos_of(module, qualname, token))
+
+    def env_infos_of(self, module: str, qualname: str, token: str) -> tuple[FlagInfo, ...]:
+        """:meth:`env_of` as the variables' infos, each with the default an unset one reads as."""
         kind, _, name = token.partition(":")
         if kind not in ("n", "s") or not name:
             return ()
-        return tuple(
-            i.flag for i in self._source(module, qualname, kind, name, 0) if i.namespace == ENV_SOURCE
-        )
+        return tuple(i for i in self._source(module, qualname, kind, name, 0) if i.namespace == ENV_SOURCE)
 
     def _source(self, module: str, qual: str, kind: str, name: str, depth: int) -> tuple[FlagInfo, ...]:
         f = self.index.files.get(module)
@@ -268,7 +291,11 @@ class PassedFlags:
             info = self.knowledge.flags_for(f.path).get(name)
             return (info,) if info is not None else ()
         if kind == "e":
-            return (FlagInfo(name, "", ENV_SOURCE),)
+            # The reader's default, else the registry's: what an unset variable reads as.
+            var, _, default = name.partition("=")
+            env = self.knowledge.env_of(var)
+            default = default or (env.default if env is not None else "")
+            return (FlagInfo(var, "", ENV_SOURCE, default=default),)
         if kind == "c":
             return (FlagInfo(name, "", CONFIG_SOURCE),)
         if kind == "w":
