@@ -179,12 +179,13 @@ def fixed_settings(
     for name, cs in by_name.items():
         keep = [s for s in survivors if s.name == name]
         unset = passing_default(cs, envs.get(name), keep)
-        if unset is not None:
-            # Unset, the variable reads as its declared default, which passes: the way back to
-            # what sglang ships, with no value to work out.
-            out.append([Setting(cs[0], None, unset)])
+        # Unset, the variable reads as its declared default, which passes: the way back to what
+        # sglang ships comes first. The other values a list of choices accepts stay beside it; a
+        # bound's edge (``x > 64``: 64) is no value anyone picks.
+        options: list[Setting] = [Setting(cs[0], None, unset)] if unset is not None else []
+        if unset is not None and not all(c.op in ("in", "not-in", "eq", "ne") for c in cs):
+            out.append(options)
             continue
-        options: list[Setting] = []
         for c in cs:
             info = c.info
             is_bool = bool(info and info.is_bool)
@@ -343,9 +344,13 @@ def setting_words(options: Sequence[Setting]) -> str:
         if len(shown) == 1:
             return f"Launch with `{c.name} {shown[0]}`"
         return f"Set {name} to one of {', '.join(shown)} (for example `{c.name} {shown[0]}`)"
+    if values[0] is None and options[0].default:
+        head = f"Unset `{c.name}`: its default ({options[0].default}) passes this check"
+        others = [str(v) for v in values[1:] if isinstance(v, str) and v != options[0].default]
+        if len(others) == 1:
+            return f"{head}; or set `{c.name}={others[0]}`"
+        return f"{head}; or set it to one of {', '.join(others)}" if others else head
     if values == [None]:
-        if options[0].default:
-            return f"Unset `{c.name}`: its default ({options[0].default}) passes this check"
         return f"Unset the environment variable {name}"
     shown = [str(v) for v in values if isinstance(v, str)]
     if len(shown) == 1:
