@@ -640,7 +640,7 @@ _REQUEST_CLASS_RE = re.compile(r"(?:Request|ReqInput)$")
 _SELF_FIELD_RE = re.compile(r"\bself\.([a-z_][a-z0-9_]*)\b(?!\s*\()")
 
 
-def _request_object(site: Site, roles: Roles) -> tuple[str, ...] | None:
+def _request_object(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
     """The fields a raise checks of the data an object is built from: in a pydantic validator (the
     fields it validates), or in a method of a request body's class (the ``self`` fields its
     deciding test reads). An assert states the object's own invariant, and is left out."""
@@ -652,10 +652,6 @@ def _request_object(site: Site, roles: Roles) -> tuple[str, ...] | None:
     if site.in_class and _REQUEST_CLASS_RE.search(site.in_class) and read:
         return tuple(dict.fromkeys(read))
     return None
-
-
-def _request_body(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
-    return _request_object(site, roles)
 
 
 def _input(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
@@ -931,7 +927,7 @@ RULES: tuple[CauseRule, ...] = (
         "request-object",
         "input",
         'class GenerateReqInput: def check(self): if self.text is None: raise ValueError("...")',
-        _request_body,
+        _request_object,
     ),
     CauseRule("request", "input", 'if request.n > 1: raise ValueError("...")', _input),
     CauseRule("resource", "resource", 'raise RuntimeError("Not enough memory ...")', _resource),

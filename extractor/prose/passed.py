@@ -25,6 +25,7 @@ from extractor.prose.commands import launcher_of_path
 from extractor.prose.constraints import Constraint, divisor_test, passed_constraints, simplify, unparse
 from extractor.prose.fixes import (
     REFUSED_BEFORE,
+    Setting,
     advice_sentences,
     failing_launch,
     fixed_settings,
@@ -467,8 +468,8 @@ def with_passed_env(
     if unset is not None:
         # Left unset, the variable's declared default passes every deciding test: unsetting it
         # is the fix, and needs no value to be worked out.
-        sols = [f"Unset `{unset[0]}`: its default ({unset[1]}) passes this check (`{cond}` fails for it)"]
-        fix = f"# before\n{unset[0]}=<current-value> {base}\n# after\n{base}"
+        sols = [setting_words([unset])]
+        fix = f"# before\n{unset.constraint.name}=<current-value> {base}\n# after\n{base}"
     elif ops == {"truthy"}:
         sols = [f"Set {shown} to 0 (off): {where} fails when it is on (`{cond}`)"]
         fix = f"# before\n{first}=1 {base}\n# after\n{first}=0 {base}"
@@ -484,10 +485,8 @@ def with_passed_env(
     return _with_kind(out, spec)
 
 
-def _default_passes(
-    rows: Sequence[Sequence[Any]], envs: Mapping[str, Sequence[FlagInfo]]
-) -> tuple[str, str] | None:
-    """``(variable, default)`` when the deciding values all come from one variable whose default
+def _default_passes(rows: Sequence[Sequence[Any]], envs: Mapping[str, Sequence[FlagInfo]]) -> Setting | None:
+    """The variable left unset, when the deciding values all come from one variable whose default
     (the reader's, else the registry's) makes every deciding test false."""
     infos = {i.flag: i for r in rows for i in envs[str(r[0])]}
     if len(infos) != 1:
@@ -495,7 +494,7 @@ def _default_passes(
     (info,) = infos.values()
     cs = [Constraint("env", info.flag, str(r[1]), tuple(map(str, r[2])) if len(r) > 2 else ()) for r in rows]
     default = passing_default(cs, EnvInfo(info.flag, default=info.default), [])
-    return (info.flag, default) if default is not None else None
+    return Setting(cs[0], None, default) if default is not None else None
 
 
 def with_passed_config(
