@@ -932,8 +932,12 @@ def test_a_request_bodys_own_checks_and_a_validators_are_the_data_sent() -> None
     role = got["NoteMessage._known_role"]
     assert "Cause: the request or call input (`role`)" in role.documentation, role.documentation
     assert role.triggerScenarios.startswith("Building `NoteMessage` from data"), role.triggerScenarios
-    # A validator runs as its model is built: the call to show is the construction.
+    # A validator runs as its model is built: the call to show is the construction, and pydantic
+    # hands its ValueError on inside a ValidationError.
     assert "NoteMessage(...)" in role.exampleFix
+    assert "inside a `ValidationError`" in role.triggerScenarios
+    assert "except ValidationError as e:" in role.tryCatchPattern, role.tryCatchPattern
+    assert "err['msg'].partition(', ')[2]" in role.tryCatchPattern
     # A whole-model validator names the fields its test reads.
     window = got["Window._ordered"]
     assert "Cause: the request or call input (`end`, `start`)" in window.documentation, window.documentation

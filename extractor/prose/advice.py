@@ -28,7 +28,7 @@ from extractor.prose.cause import (
     message_text,
 )
 from extractor.prose.combinations import combination_of, told_setting, told_unset
-from extractor.prose.commands import call_of, code_fix, launcher
+from extractor.prose.commands import VALIDATOR_WRAPPED, call_of, code_fix, launcher
 from extractor.prose.constraints import (
     AtomView,
     Constraint,
@@ -1235,9 +1235,15 @@ def _trigger(
         test = f"`{cond}` holds" if cond else "the check fails"
         fields = ", ".join(f"`{n}`" for n in cause.names[:3])
         if site.validates is not None:
+            wrapped = (
+                ' Pydantic reports it inside a `ValidationError`, as "Value error, <message>" (or '
+                '"Assertion failed, <message>").'
+                if site.error_class.rsplit(".", 1)[-1] in VALIDATOR_WRAPPED
+                else ""
+            )
             return (
                 f"Building `{site.in_class}` from data (a request body, a file or arguments) for which "
-                f"{test} in its validator {where} ({fields})."
+                f"{test} in its validator {where} ({fields}).{wrapped}"
             )
         return f"A request for which {test} in {where} (its {fields}; `{site.in_class}` holds the request)."
     if cause.kind == "input":

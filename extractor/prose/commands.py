@@ -202,6 +202,10 @@ def command_fix(site: Site, knowledge: Knowledge, views: list[AtomView], total: 
     return f"# fails when {needs}\n# before\n{before}\n# after\n{after}"
 
 
+VALIDATOR_WRAPPED = frozenset({"ValueError", "AssertionError"})
+"""What pydantic turns into a ``ValidationError`` when a validator raises it (others pass through)."""
+
+
 def call_of(site: Site) -> str:
     """How a caller reaches the site, as one line of code: building its class, for a pydantic
     validator (which runs as the model is built)."""

@@ -7,7 +7,7 @@ import re
 
 from extractor.analysis.facts import Site
 from extractor.prose.classify import Kind
-from extractor.prose.commands import call_of
+from extractor.prose.commands import VALIDATOR_WRAPPED, call_of
 from extractor.prose.constraints import AtomView
 from extractor.prose.reads import Reads
 from extractor.prose.wording import kebab, short_path
@@ -147,6 +147,20 @@ def try_catch_pattern(site: Site) -> str:
     cls = site.error_class
     short = cls.rsplit(".", 1)[-1]
     call = call_of(site)
+    if site.validates is not None and short in VALIDATOR_WRAPPED:
+        # Pydantic hands a validator's ValueError or AssertionError on inside a ValidationError,
+        # one entry per failure: "Value error, <message>" ("Assertion failed, <message>").
+        pattern = site.message.pattern if site.message is not None and site.message.pattern else WILDCARD
+        return "\n".join(
+            [
+                "import re\n",
+                "from pydantic import ValidationError\n",
+                f"try:\n    {call}\nexcept ValidationError as e:",
+                f"    if any(re.fullmatch({pattern!r}, err['msg'].partition(', ')[2]) for err in e.errors()):",
+                "        ...  # this check fired: apply one of the solutions",
+                "    else:\n        raise",
+            ]
+        )
     lines = []
     if site.message is not None and site.message.pattern:
         lines.append("import re\n")
