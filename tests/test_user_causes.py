@@ -936,8 +936,10 @@ def test_a_request_bodys_own_checks_and_a_validators_are_the_data_sent() -> None
     # hands its ValueError on inside a ValidationError.
     assert "NoteMessage(...)" in role.exampleFix
     assert "inside a `ValidationError`" in role.triggerScenarios
-    assert "except ValidationError as e:" in role.tryCatchPattern, role.tryCatchPattern
-    assert "err['msg'].partition(', ')[2]" in role.tryCatchPattern
+    catch = role.tryCatchPattern
+    assert catch is not None
+    assert "except ValidationError as e:" in catch, catch
+    assert "err['msg'].partition(', ')[2]" in catch
     # A whole-model validator names the fields its test reads.
     window = got["Window._ordered"]
     assert "Cause: the request or call input (`end`, `start`)" in window.documentation, window.documentation
