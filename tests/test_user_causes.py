@@ -987,3 +987,12 @@ def chunk(x):
     )
     before, after = prose.exampleFix.split("# after", 1)
     assert "SGLANG_CHUNK_TOKENS=" in before and "SGLANG_CHUNK_TOKENS" not in after
+
+
+def test_a_config_class_is_the_checkpoints_only_when_it_derives_from_a_config_class() -> None:
+    got = _prose("config_classes.py", "python/sglang/srt/configs/owl.py")
+    assert MODEL_CAUSE in got["OwlConfig.__init__"].documentation, got["OwlConfig.__init__"].documentation
+    # Named like one, but built from the server's own settings: no checkpoint holds ``device``.
+    device = got["DeviceConfig.__init__"]
+    assert MODEL_CAUSE not in device.documentation, device.documentation
+    assert not any("checkpoint" in s for s in device.solutions), device.solutions

@@ -110,6 +110,7 @@ def site_of(resolver: Resolver, raw: RawSite, calls: CallIndex | None = None) ->
         error_code=raised.code,
         is_async=isinstance(raw.scope, ast.AsyncFunctionDef),
         in_class=raw.class_name,
+        class_bases=tuple(_name_tail(b) for b in raw.class_node.bases) if raw.class_node is not None else (),
         handled=None
         if response is not None
         else site_handling(resolver, raw.frames, raised.error_class, raw.qualname, raw.scope),

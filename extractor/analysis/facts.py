@@ -193,6 +193,8 @@ class Site:
     error_code: str | None = None
     is_async: bool = False
     in_class: str | None = None
+    class_bases: tuple[str, ...] = ()
+    """The last names of the bases the site's class names (``PretrainedConfig``), as written."""
     handled: Handled | None = field(default=None, repr=False)
     """Whether its own function catches the raise (:mod:`extractor.analysis.handling`)."""
     doc: str = ""

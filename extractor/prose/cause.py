@@ -527,12 +527,26 @@ def _config_entry(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] 
     return tuple(dict.fromkeys(keys)) or None
 
 
+def _reads_checkpoint(site: Site, roles: Roles) -> bool:
+    """Whether what the deciding tests read comes from a checkpoint's config: a local bound from
+    one (``nkvh = {... self.hf_config.block_configs ...}``, ``arch = cfg.architectures[0]``)."""
+    read = names_read(roles.deciding)
+    return any(
+        b.name in read and _CHECKPOINT_WORDS_RE.search(b.source.partition("=")[2]) is not None
+        for b in site.guard.bindings
+    )
+
+
 def _config_class(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
-    # A model config class (``NemotronHConfig.__init__``) checks the checkpoint's config.json.
+    # A model config class (``NemotronHConfig(PretrainedConfig).__init__``) checks the checkpoint's
+    # config.json. A settings object of the server's own (``DeviceConfig``, built from launch
+    # flags) derives from no config class, and is no checkpoint's.
     cls = (site.in_class or "").rsplit(".", 1)[-1]
     if not (
         cls.endswith("Config") and ("/configs/" in site.path or "config" in site.path.rsplit("/", 1)[-1])
     ):
+        return None
+    if not any(b.endswith("Config") for b in site.class_bases) and not _reads_checkpoint(site, roles):
         return None
     names: list[str] = []
     for v in [*roles.deciding, *roles.gates]:
