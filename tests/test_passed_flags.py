@@ -109,6 +109,13 @@ def test_a_value_the_callers_take_from_the_model_config_is_the_checkpoints(
         in str(heads["solutions"])
     )
     assert "--tp-size <a divisor of num_attention_heads>" in str(heads["exampleFix"])
+    # The other way round: more ranks than KV heads, each head copied over a whole number of them.
+    kv = rows[("grid_mixer.py", 32)]
+    assert (
+        "`num_kv_heads` is the checkpoint's `num_key_value_heads` (its config.json): pick a size that is "
+        "a multiple of it" in str(kv["solutions"])
+    ), kv["solutions"]
+    assert "--tp-size <a multiple of num_key_value_heads>" in str(kv["exampleFix"])
 
 
 def test_a_scripts_own_flag_is_not_the_launch_flag_of_the_same_name(

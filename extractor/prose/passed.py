@@ -139,18 +139,28 @@ def split_spec(site: Site, roles: Roles, ctx: ReadContext, cause: Cause) -> dict
         return None
     for v in roles.deciding:
         found = divisor_test(simplify(v.expr)) if v.expr is not None else None
-        # The size divides the dimension, not a block size the dimension's share is checked against.
-        if found is None or not size_flags(found[1], ctx):
+        if found is None:
             continue
-        token = _token(unparse(found[0]))
+        # The size divides the dimension, not a block size the dimension's share is checked
+        # against; or the size is a multiple of it (``tp_size % num_kv_heads``: KV heads copied
+        # over the ranks).
+        multiple = not size_flags(found[1], ctx) and bool(size_flags(found[0], ctx))
+        if not multiple and not size_flags(found[1], ctx):
+            continue
+        token = _token(unparse(found[1] if multiple else found[0]))
         if token:
-            return {"whole": False, "c": [[token, "data", []]], "v": [], "split": token}
+            spec: dict[str, Any] = {"whole": False, "c": [[token, "data", []]], "v": [], "split": token}
+            if multiple:
+                spec["multiple"] = True
+            return spec
     return None
 
 
-def with_split_config(partial: Mapping[str, Any], token: str, keys: Sequence[FlagInfo]) -> dict[str, Any]:
+def with_split_config(
+    partial: Mapping[str, Any], token: str, keys: Sequence[FlagInfo], multiple: bool = False
+) -> dict[str, Any]:
     """``partial`` saying which config.json keys the dimension ``token`` is, so the size to give
-    is one that divides the checkpoint's value."""
+    is one that divides the checkpoint's value (with ``multiple``, one that is a multiple of it)."""
     out = dict(partial)
     if len({f.dest for f in keys}) > _MAX_CONFIG_KEYS:
         return out  # a helper many models hand many dimensions: none is this checkpoint's for sure
@@ -158,12 +168,13 @@ def with_split_config(partial: Mapping[str, Any], token: str, keys: Sequence[Fla
     shown = " or ".join(f"`{k}`" for f in keys for k in f.flag.split(" / "))
     first = keys[0].flag.split(" / ")[0]
     note = f"`{name}` is the checkpoint's {shown} (its config.json)"
+    pick, value = ("is a multiple of it", "a multiple of") if multiple else ("divides it", "a divisor of")
     out["documentation"] = f"{out.get('documentation', '')} {note[0].upper()}{note[1:]}."
     out["solutions"] = [
-        f"{s}; {note}: pick a size that divides it" if str(s).startswith("Change `") else s
+        f"{s}; {note}: pick a size that {pick}" if str(s).startswith("Change `") else s
         for s in out.get("solutions", [])
     ]
-    out["exampleFix"] = str(out.get("exampleFix", "")).replace("<accepted-value>", f"<a divisor of {first}>")
+    out["exampleFix"] = str(out.get("exampleFix", "")).replace("<accepted-value>", f"<{value} {first}>")
     return out
 
 

@@ -799,7 +799,8 @@ class RunReach:
                 partial = with_passed(partial, spec, flags)
                 split = str(spec.get("split", "")) if isinstance(spec, dict) else ""
                 if flags.get(split) and all(f.namespace == CONFIG_SOURCE for f in flags[split]):
-                    partial = with_split_config(partial, split, flags[split])
+                    multiple = bool(spec.get("multiple")) if isinstance(spec, dict) else False
+                    partial = with_split_config(partial, split, flags[split], multiple)
                 data = str(spec.get("data", "")) if isinstance(spec, dict) else ""
                 if flags.get(data):
                     param, flag = data.partition(":")[2], flags[data][0].flag
