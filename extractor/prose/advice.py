@@ -498,9 +498,8 @@ def advise(
                         f"Launch without `{named[0]}`: the message names it as what this case does not support"
                     )
             elif named[0].startswith("--"):
-                fix = _command(
-                    site, knowledge, [named[0], "<current-value>"], [named[0], "<accepted-value>"], own
-                )
+                accepted = _against_config(named[0], roles) or "<accepted-value>"
+                fix = _command(site, knowledge, [named[0], "<current-value>"], [named[0], accepted], own)
             elif unset:
                 # The message asks for the variable gone: no value of it is the accepted one.
                 sols.append(f"Unset `{named[0]}` (leave it out of the launch environment)")
@@ -1328,6 +1327,40 @@ def _distributions(pkgs: Sequence[str], msg: str, knowledge: Knowledge) -> tuple
         else:
             out.append(p)
     return list(dict.fromkeys(out)), list(dict.fromkeys(unknown))
+
+
+# The value a flag ordered against a key of the model's config must take, by the failing test's
+# operator with the flag on its left (``tp_size > n_routed_experts``: at most that key).
+_WITHIN: dict[type[ast.cmpop], str] = {
+    ast.Gt: "at most",
+    ast.GtE: "below",
+    ast.Lt: "at least",
+    ast.LtE: "above",
+}
+_MIRRORED: dict[type[ast.cmpop], type[ast.cmpop]] = {
+    ast.Gt: ast.Lt,
+    ast.GtE: ast.LtE,
+    ast.Lt: ast.Gt,
+    ast.LtE: ast.GtE,
+}
+
+
+def _against_config(flag: str, roles: Roles) -> str | None:
+    """``<at most n_routed_experts>``: what ``flag`` must be when the failing test orders it
+    against a key of the checkpoint's config; None for any other test."""
+    for v in roles.deciding:
+        test = simplify(v.expr) if v.expr is not None and v.model else None
+        info = next((f for f in v.reads.flags if f.flag == flag), None)
+        if info is None or not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+            continue
+        keys = config_keys([v])
+        op = type(test.ops[0])
+        if info.dest not in unparse(test.left):
+            op = _MIRRORED.get(op, op)
+        words = _WITHIN.get(op)
+        if keys and words is not None:
+            return f"<{words} {keys[0]}>"
+    return None
 
 
 def _speaks_against(msg: str, flag: str) -> bool:
