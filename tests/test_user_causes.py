@@ -997,3 +997,22 @@ def test_a_config_class_is_the_checkpoints_only_when_it_derives_from_a_config_cl
     device = got["DeviceConfig.__init__"]
     assert MODEL_CAUSE not in device.documentation, device.documentation
     assert not any("checkpoint" in s for s in device.solutions), device.solutions
+
+
+def test_a_flag_that_must_be_a_multiple_of_a_literal_is_given_one() -> None:
+    knowledge = build_knowledge(
+        {"python/sglang/srt/server_args.py": (FIXTURES / "server_args.py").read_bytes()}
+    )
+    source = b"""\
+def index_pages(server_args):
+    if server_args.page_size % 16 != 0:
+        raise ValueError("the indexer reads pages of 16 tokens")
+"""
+    parsed = parse_source("python/sglang/srt/layers/indexer.py", source)
+    assert isinstance(parsed, ParsedFile), parsed
+    (prose,) = (enrich(s, knowledge, module_constants(parsed.tree, parsed.path)) for s in analyse(parsed))
+    assert "Cause: a launch flag (`--page-size`)" in prose.documentation, prose.documentation
+    assert prose.solutions[0] == "Set `--page-size` to a multiple of 16 (for example `--page-size 16`)", (
+        prose.solutions
+    )
+    assert "--page-size 16" in _after(prose)

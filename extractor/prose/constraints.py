@@ -31,6 +31,9 @@ FLIP = {
     # ``x % size != 0``: the value does not divide ``x`` (``values`` holds ``x`` as code).
     "indivisible": "divides",
     "divides": "indivisible",
+    # ``size % 16 != 0``: the value is no multiple of a literal (``values`` holds it).
+    "not-multiple": "multiple",
+    "multiple": "not-multiple",
 }
 _CMP_OPS: dict[type[ast.cmpop], str] = {
     ast.Eq: "eq",
@@ -167,9 +170,18 @@ def _constraint(expr: ast.expr, negated: bool, ctx: ReadContext, passed: bool = 
     if divided is not None:
         dividend, divisor, raw_op = divided
         subj = _subject(divisor, ctx, passed=passed)
-        if subj is None:
+        if subj is not None:
+            op, values = raw_op, (unparse(dividend),)
+        elif (
+            isinstance(divisor, ast.Constant)
+            and type(divisor.value) is int
+            and divisor.value > 1
+            and (subj := _subject(dividend, ctx, passed=passed)) is not None
+        ):
+            op = "not-multiple" if raw_op == "indivisible" else "multiple"
+            values = (str(divisor.value),)
+        else:
             return None
-        op, values = raw_op, (unparse(dividend),)
     elif isinstance(expr, ast.Compare) and len(expr.ops) == 1:
         raw = _CMP_OPS.get(type(expr.ops[0]))
         left, right = expr.left, expr.comparators[0]

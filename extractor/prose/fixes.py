@@ -85,6 +85,8 @@ def holds(c: Constraint, value: Value) -> bool | None:
     a, b = _num(value), _num(v0)
     if a is None or b is None:
         return None
+    if c.op in ("not-multiple", "multiple"):
+        return (a % b != 0) == (c.op == "not-multiple") if b else None
     return {"lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b}.get(c.op)
 
 
@@ -126,6 +128,11 @@ def _candidates(c: Constraint, choices: Sequence[str], is_bool: bool) -> list[Va
     op = c.op
     if op in ("indivisible", "divides"):
         # Which values divide ``x`` depends on the model: no one value to name.
+        return []
+    if op == "not-multiple":
+        # ``page_size % 16 != 0`` fails: the literal itself is the smallest value that passes.
+        return [v0]
+    if op == "multiple":
         return []
     if op == "truthy":
         return [None]
@@ -271,7 +278,7 @@ def failing_words(c: Constraint) -> list[str]:
         return [off] if off else []
     if op == "not-none":
         return [c.name] if is_bool else [c.name, "<value>"]
-    if op in ("indivisible", "divides"):
+    if op in ("indivisible", "divides", "not-multiple", "multiple"):
         return [c.name, "<value>"]
     if op in ("eq", "in") and v0:
         return [c.name, v0]
@@ -330,6 +337,10 @@ def setting_words(options: Sequence[Setting]) -> str:
     c = options[0].constraint
     name = f"`{c.name}`"
     values = [s.value for s in options]
+    if c.op == "not-multiple" and values and isinstance(values[0], str):
+        # Any multiple passes: the literal is the example, not the one value.
+        example = f"{c.name} {values[0]}" if c.kind == "flag" else f"{c.name}={values[0]}"
+        return f"Set {name} to a multiple of {values[0]} (for example `{example}`)"
     if c.kind == "flag":
         if values == [None]:
             if c.op == "not-none":

@@ -13,6 +13,8 @@ from extractor.prose.why import doc_sentences, reason_comments
 from extractor.reach.guard_atoms import SPECULATIVE_MODES
 
 _OP_WORDS = {
+    "not-multiple": "is no multiple of",
+    "multiple": "is a multiple of",
     "eq": "equals",
     "ne": "differs from",
     "lt": "is below",
