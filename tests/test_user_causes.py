@@ -397,6 +397,9 @@ def test_a_layer_of_a_model_file_checking_what_it_is_built_with_is_about_the_che
         "Use a checkpoint whose config builds this layer with other values"
     )
     assert "`checkpoint`" not in grouped.commonSituations
+    # The whole checkpoint is what the cause already says: only the keys are named.
+    assert f"{MODEL_CAUSE} (`num_heads`, `group_size`)." in grouped.documentation, grouped.documentation
+    assert "(it reads num_heads, group_size)" in grouped.triggerScenarios, grouped.triggerScenarios
     # A builtin or a comprehension's own variable is no value the config gives.
     axes = got["every rotary axis must be even"]
     assert "the check reads `axes`, which" in axes.solutions[0]

@@ -1160,7 +1160,19 @@ def _cause_sentence(cause: Cause, site: Site, passed: passed_on.PassedOn | None)
         entries, given = _parsed_parts(cause, site)
         by = f" (`{'`, `'.join(given)}`)" if given else ""
         return f"Cause: the JSON, YAML or TOML data (a file or text) handed in{by}, which this code parses: its {entries} entry."
+    if cause.kind == "model":
+        names = ", ".join(f"`{n}`" for n in model_words(cause.names)[:6])
     return f"Cause: {KIND_WORDS[cause.kind]}" + (f" ({names})." if names else ".")
+
+
+# Words a model cause carries that name no part of the checkpoint to look at: the whole thing,
+# said already by "the model (its checkpoint or config)".
+_NO_PART = frozenset({"checkpoint", "model", "config.json", "model config", "config"})
+
+
+def model_words(names: Sequence[str]) -> list[str]:
+    """The names of a model cause that point at a part of it (a config key, a file, an architecture)."""
+    return [n for n in names if n not in _NO_PART]
 
 
 def _trigger(
@@ -1196,7 +1208,7 @@ def _trigger(
             "an unfinished download, or weights in another format)."
         )
     if cause.kind == "model":
-        reads = ", ".join(cause.names[:4])
+        reads = ", ".join(model_words(cause.names)[:4]) or "its config"
         if not cond:
             return f"Loading a model whose config ({reads}) {where} does not accept."
         return f"Loading a model for which `{cond}` holds in {where} (it reads {reads})."
