@@ -131,10 +131,15 @@ def _isinstance_arg(types: list[str]) -> str:
     return types[0] if len(types) == 1 else "(" + ", ".join(types) + ")"
 
 
+def _pattern(site: Site) -> str:
+    """The site's message pattern, or one that matches any text when it has none."""
+    return site.message.pattern if site.message is not None and site.message.pattern else WILDCARD
+
+
 def try_catch_pattern(site: Site) -> str:
     if site.kind == "response":
         # A returned error response reaches the client as an HTTP error body, not an exception.
-        pattern = site.message.pattern if site.message is not None and site.message.pattern else WILDCARD
+        pattern = _pattern(site)
         return "\n".join(
             [
                 "import re\n",
@@ -150,7 +155,7 @@ def try_catch_pattern(site: Site) -> str:
     if site.validates is not None and short in VALIDATOR_WRAPPED:
         # Pydantic hands a validator's ValueError or AssertionError on inside a ValidationError,
         # one entry per failure: "Value error, <message>" ("Assertion failed, <message>").
-        pattern = site.message.pattern if site.message is not None and site.message.pattern else WILDCARD
+        pattern = _pattern(site)
         return "\n".join(
             [
                 "import re\n",
