@@ -1019,3 +1019,24 @@ def index_pages(server_args):
         prose.solutions
     )
     assert "--page-size 16" in _after(prose)
+
+
+def test_a_fix_that_asks_for_a_member_of_a_named_collection_lists_its_members() -> None:
+    knowledge = build_knowledge(
+        {"python/sglang/srt/server_args.py": (FIXTURES / "server_args.py").read_bytes()}
+    )
+    source = b"""\
+SAMPLING_MODES = ("greedy", "top_k", "top_p")
+
+
+def pick_sampler(request):
+    if request.mode not in SAMPLING_MODES:
+        raise ValueError("unknown sampling mode")
+"""
+    parsed = parse_source("python/sglang/srt/managers/sampler_pick.py", source)
+    assert isinstance(parsed, ParsedFile), parsed
+    (prose,) = (enrich(s, knowledge, module_constants(parsed.tree, parsed.path)) for s in analyse(parsed))
+    assert any(
+        "in SAMPLING_MODES`" in s and s.endswith("(`SAMPLING_MODES` holds `greedy`, `top_k`, `top_p`)")
+        for s in prose.solutions
+    ), prose.solutions

@@ -197,7 +197,7 @@ def _constraint(expr: ast.expr, negated: bool, ctx: ReadContext, passed: bool = 
             return None
         lit = literal(other)
         if lit is None and raw in ("in", "not-in"):
-            lit = _bound_collection(other, ctx)
+            lit = bound_collection(other, ctx)
         if lit is None:
             return None
         if (isinstance(expr.ops[0], ast.Is | ast.IsNot) and lit == ("None",)) or (
@@ -238,7 +238,7 @@ def _value_test(expr: ast.expr, ctx: ReadContext) -> tuple[str, str, FlagInfo | 
     return (*subj, choice)
 
 
-def _bound_collection(node: ast.expr, ctx: ReadContext) -> tuple[str, ...] | None:
+def bound_collection(node: ast.expr, ctx: ReadContext) -> tuple[str, ...] | None:
     """The members of the collection a name holds, when it is bound once (in the function or at
     module level) to a literal one: ``policies = {"fifo": Fifo, "lru": Lru}`` holds ``fifo``,
     ``lru`` (a dict's keys are what ``in`` tests)."""

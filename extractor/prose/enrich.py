@@ -26,7 +26,7 @@ from extractor.prose.cause import Cause, Roles, cause_of, message_text, split_ro
 from extractor.prose.classify import classify
 from extractor.prose.commands import launcher
 from extractor.prose.config_fields import attribute_keys, config_keys, config_word
-from extractor.prose.constraints import AtomView, atom_view, simplify
+from extractor.prose.constraints import AtomView, atom_view, bound_collection, simplify
 from extractor.prose.device import DEVICE_RULE, PLATFORM_RULE, device_spec, gate_platforms, tensor_platforms
 from extractor.prose.dtype import model_dtype
 from extractor.prose.fixes import OtherCheck
@@ -37,7 +37,7 @@ from extractor.prose.origins import constant_values, refine
 from extractor.prose.passed import data_spec, internal_sentence, pending_spec, split_spec
 from extractor.prose.passed_on import passed_on_cause
 from extractor.prose.platform_method import platform_of_method, with_platform_method
-from extractor.prose.reads import Reads, merged_reads, read_context, site_reads
+from extractor.prose.reads import ReadContext, Reads, merged_reads, read_context, site_reads
 from extractor.prose.scripts import own_flags_named
 from extractor.prose.solutions import prevention_tips
 from extractor.prose.tags import site_tags, try_catch_pattern, type_guard
@@ -442,7 +442,26 @@ def _enrich(
         internal = _enrich(site, knowledge, constants, reach, siblings, Cause("internal", (), rule))
         spec = device_spec(dataclasses.asdict(prose), dataclasses.asdict(internal), platforms)
         prose = dataclasses.replace(prose, device=spec)
-    return prose
+    return dataclasses.replace(prose, solutions=[_members_said(s, ctx) for s in prose.solutions])
+
+
+# ``so that `scheme in ACTIVATION_SCHEMES``: a fix that asks for a member of a named collection.
+_MEMBER_OF_RE = re.compile(r"`[^`]*\bin ([A-Za-z_]\w*)`")
+_MAX_MEMBERS = 8
+
+
+def _members_said(solution: str, ctx: ReadContext) -> str:
+    """``solution`` with the members of the collection it asks a value to be in, when that name
+    is bound once to a literal one (the reader cannot see ``ACTIVATION_SCHEMES``; its values are
+    what to pick from)."""
+    m = _MEMBER_OF_RE.search(solution)
+    if m is None:
+        return solution
+    members = bound_collection(ast.Name(id=m.group(1), ctx=ast.Load()), ctx)
+    if not members or len(members) > _MAX_MEMBERS:
+        return solution
+    shown = ", ".join(f"`{v}`" for v in members)
+    return f"{solution} (`{m.group(1)}` holds {shown})"
 
 
 def flag_of_keys(site: Site, cause: Cause, flags: Mapping[str, FlagInfo]) -> Cause:
