@@ -1000,6 +1000,10 @@ def test_a_config_class_is_the_checkpoints_only_when_it_derives_from_a_config_cl
     device = got["DeviceConfig.__init__"]
     assert MODEL_CAUSE not in device.documentation, device.documentation
     assert not any("checkpoint" in s for s in device.solutions), device.solutions
+    # A module constant and the launch's arguments are no keys of the checkpoint's config.
+    block = got["BlockConfig.block_size"]
+    assert MODEL_CAUSE in block.documentation
+    assert not any("`PARAMS_BY_ARCH`," in s or "`server_args`" in s for s in block.solutions), block.solutions
 
 
 def test_a_flag_that_must_be_a_multiple_of_a_literal_is_given_one() -> None:

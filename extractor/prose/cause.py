@@ -562,7 +562,14 @@ def _config_class(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] 
                     else ""
                 )
             )
-            if name and "_" in name and name not in names:
+            # A module constant (``DLLM_PARAMS``) or the launch's arguments are no key of it.
+            if (
+                name
+                and "_" in name
+                and name not in names
+                and not name.isupper()
+                and not name.endswith("args")
+            ):
                 names.append(name)
     return tuple(names) or ("config.json",)
 
