@@ -1001,7 +1001,7 @@ def test_a_config_class_is_the_checkpoints_only_when_it_derives_from_a_config_cl
     assert MODEL_CAUSE not in device.documentation, device.documentation
     assert not any("checkpoint" in s for s in device.solutions), device.solutions
     # A module constant and the launch's arguments are no keys of the checkpoint's config.
-    block = got["BlockConfig.block_size"]
+    block = got["BlockConfig.from_server_args"]
     assert MODEL_CAUSE in block.documentation
     assert not any("`PARAMS_BY_ARCH`," in s or "`server_args`" in s for s in block.solutions), block.solutions
 
