@@ -1041,6 +1041,5 @@ def pick_sampler(request):
     assert isinstance(parsed, ParsedFile), parsed
     (prose,) = (enrich(s, knowledge, module_constants(parsed.tree, parsed.path)) for s in analyse(parsed))
     assert any(
-        "in SAMPLING_MODES`" in s and s.endswith("(`SAMPLING_MODES` holds `greedy`, `top_k`, `top_p`)")
-        for s in prose.solutions
+        "in SAMPLING_MODES` (`SAMPLING_MODES` holds `greedy`, `top_k`, `top_p`)" in s for s in prose.solutions
     ), prose.solutions

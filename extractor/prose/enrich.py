@@ -461,7 +461,8 @@ def _members_said(solution: str, ctx: ReadContext) -> str:
     if not members or len(members) > _MAX_MEMBERS:
         return solution
     shown = ", ".join(f"`{v}`" for v in members)
-    return f"{solution} (`{m.group(1)}` holds {shown})"
+    # Right after the test it names, ahead of whatever the sentence says next.
+    return f"{solution[: m.end()]} (`{m.group(1)}` holds {shown}){solution[m.end() :]}"
 
 
 def flag_of_keys(site: Site, cause: Cause, flags: Mapping[str, FlagInfo]) -> Cause:
