@@ -27,7 +27,7 @@ from extractor.analysis.parse import ParsedFile
 from extractor.analysis.resolver import OtherModules, Resolver
 from extractor.analysis.ruled_out import ruled_out
 from extractor.analysis.sites import RawSite, error_response_call, find_sites
-from extractor.analysis.walk import NEW_SCOPE, called_name, child_blocks, own_statements
+from extractor.analysis.walk import NEW_SCOPE, called_name, child_blocks, last_name, own_statements
 
 _GROUPS = ("ExceptionGroup", "BaseExceptionGroup")
 
@@ -110,7 +110,7 @@ def site_of(resolver: Resolver, raw: RawSite, calls: CallIndex | None = None) ->
         error_code=raised.code,
         is_async=isinstance(raw.scope, ast.AsyncFunctionDef),
         in_class=raw.class_name,
-        class_bases=tuple(_name_tail(b) for b in raw.class_node.bases) if raw.class_node is not None else (),
+        class_bases=tuple(last_name(b) for b in raw.class_node.bases) if raw.class_node is not None else (),
         handled=None
         if response is not None
         else site_handling(resolver, raw.frames, raised.error_class, raw.qualname, raw.scope),
@@ -166,15 +166,10 @@ def _validated_fields(scope: ast.AST) -> tuple[str, ...] | None:
         return None
     for deco in scope.decorator_list:
         call = deco if isinstance(deco, ast.Call) else None
-        if (called_name(call) if call is not None else _name_tail(deco)) in _VALIDATORS:
+        if last_name(call.func if call is not None else deco) in _VALIDATORS:
             args = call.args if call is not None else []
             return tuple(a.value for a in args if isinstance(a, ast.Constant) and isinstance(a.value, str))
     return None
-
-
-def _name_tail(node: ast.expr) -> str:
-    """The last name of ``a.b.c`` or ``c``; ``""`` for anything else."""
-    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
 
 
 _MAX_LOOP_OVER = 80

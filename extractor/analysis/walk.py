@@ -185,6 +185,14 @@ def called_name(node: ast.AST) -> str:
     return ""
 
 
+def last_name(node: ast.AST) -> str:
+    """The last name of a name or attribute chain (``c`` of ``a.b.c`` or of ``c``); ``""`` for
+    anything else."""
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
+
+
 def dotted_name(node: ast.AST) -> str | None:
     """Dotted text of a name or attribute chain (``os.environ``); None for anything else."""
     parts: list[str] = []

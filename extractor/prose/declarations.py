@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from extractor.analysis.walk import last_name
 from extractor.prose.argv import argv_flags
 from extractor.prose.config_fields import config_attributes, config_fields
 from extractor.prose.imports import guarded_imports
@@ -166,7 +167,7 @@ def _choices_of(node: ast.expr, lists: Mapping[str, tuple[str, ...]]) -> tuple[s
         return left + right if left and right else ()
     if (
         isinstance(node, ast.Call)
-        and _name_of(node.func) in ("list", "tuple", "sorted")
+        and last_name(node.func) in ("list", "tuple", "sorted")
         and len(node.args) == 1
     ):
         return _choices_of(node.args[0], lists)
@@ -196,14 +197,6 @@ def _module_lists(tree: ast.Module) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def _name_of(node: ast.expr) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return ""
-
-
 @dataclass
 class _FileFlags:
     flags: list[FlagInfo] = field(default_factory=list)
@@ -217,7 +210,7 @@ class _FileFlags:
 
 def _annotated_parts(ann: ast.expr) -> list[ast.expr] | None:
     """The metadata of ``A[T, meta...]`` / ``Annotated[T, meta...]`` (``None`` if not that shape)."""
-    if not isinstance(ann, ast.Subscript) or _name_of(ann.value) not in ("A", "Annotated"):
+    if not isinstance(ann, ast.Subscript) or last_name(ann.value) not in ("A", "Annotated"):
         return None
     sl = ann.slice
     if not isinstance(sl, ast.Tuple) or len(sl.elts) < 2:
@@ -252,7 +245,7 @@ def unset_subject(test: ast.expr) -> ast.Attribute | None:
 def _is_bool_type(t: ast.expr) -> bool:
     # ``Optional[bool]`` and ``bool | None`` are switches too: the parser unwraps the Optional
     # before it picks ``store_true``.
-    if isinstance(t, ast.Subscript) and _name_of(t.value) == "Optional":
+    if isinstance(t, ast.Subscript) and last_name(t.value) == "Optional":
         return _is_bool_type(t.slice)
     if isinstance(t, ast.BinOp) and isinstance(t.op, ast.BitOr):
         sides = [t.left, t.right]
@@ -264,7 +257,7 @@ def _is_bool_type(t: ast.expr) -> bool:
 def _literal_type_choices(t: ast.expr) -> tuple[str, ...]:
     # Literal["a", "b"] or Optional[Literal[...]]: the field's choices when Arg lists none.
     if isinstance(t, ast.Subscript):
-        name = _name_of(t.value)
+        name = last_name(t.value)
         if name == "Literal":
             sl = t.slice
             elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
@@ -299,7 +292,7 @@ def _dataclass_field_flags(
         for meta in metas:
             if isinstance(meta, ast.Constant) and isinstance(meta.value, str):
                 help_text, meta_seen = meta.value, True
-            elif isinstance(meta, ast.Call) and _name_of(meta.func) == "Arg":
+            elif isinstance(meta, ast.Call) and last_name(meta.func) == "Arg":
                 meta_seen = True
                 for kw in meta.keywords:
                     if kw.arg == "help":
@@ -387,7 +380,7 @@ def _add_argument_flag(
             choices = _choices_of(kw.value, lists)
         elif kw.arg == "action":
             act = _const_str(kw.value)
-            name = act or _name_of(kw.value)
+            name = act or last_name(kw.value)
             # store_true/false, argparse.BooleanOptionalAction, sglang's StoreBoolean...
             squashed = (name or "").lower().replace("_", "")
             # Actions that store a constant take no value: argparse's own and the project's
@@ -431,7 +424,7 @@ _DETECTED_RE = re.compile(r"\b(?:auto-?)?detected from\b", re.I)
 
 def _negatable(action: ast.expr) -> bool:
     """``action=argparse.BooleanOptionalAction``: the parser also takes ``--no-x``."""
-    return (_name_of(action) or "").rpartition(".")[2] == "BooleanOptionalAction"
+    return (last_name(action) or "").rpartition(".")[2] == "BooleanOptionalAction"
 
 
 def _off_flag(flag: str, default: ast.expr | None) -> str:
@@ -504,7 +497,7 @@ def read_flags(path: str, tree: ast.Module) -> _FileFlags:
     lists = _module_lists(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):
-            out.bases[node.name] = [_name_of(b) for b in node.bases if _name_of(b)]
+            out.bases[node.name] = [last_name(b) for b in node.bases if last_name(b)]
             for stmt in node.body:
                 if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
                     out.fields.add(stmt.target.id)
@@ -524,7 +517,7 @@ _ENV_CLASS_RE = re.compile(r"^Env([A-Z][a-z]+|[A-Z]+(?![a-z]))[A-Za-z]*$")
 
 def _env_kind_from_call(value: ast.expr | None) -> tuple[str, str] | None:
     if isinstance(value, ast.Call):
-        m = _ENV_CLASS_RE.match(_name_of(value.func))
+        m = _ENV_CLASS_RE.match(last_name(value.func))
         if m:
             default = ast.unparse(value.args[0]) if value.args else ""
             return m.group(1).lower(), default

@@ -15,7 +15,7 @@ import dataclasses
 import re
 from collections.abc import Iterable, Sequence
 
-from extractor.analysis.walk import called_name
+from extractor.analysis.walk import called_name, last_name
 from extractor.prose.knowledge import is_knowledge_path
 from extractor.reach.agreement import agreed_attribute
 from extractor.reach.arguments import (
@@ -222,13 +222,6 @@ def _class_alternatives(node: ast.expr) -> list[ast.expr] | None:
     return [node] if isinstance(node, ast.Name | ast.Attribute) else None
 
 
-def _decorator_name(node: ast.expr) -> str:
-    """``abstractmethod`` for ``@abstractmethod`` and ``@abc.abstractmethod``."""
-    if isinstance(node, ast.Name):
-        return node.id
-    return node.attr if isinstance(node, ast.Attribute) else ""
-
-
 def file_facts(path: str, tree: ast.Module) -> FileFacts:
     """The index facts of one parsed file; never raises on odd but valid code."""
     builder = _Builder(path, tree)
@@ -279,11 +272,6 @@ def _given(call: ast.Call) -> str:
     return ",".join(out)
 
 
-def _name_tail(node: ast.expr) -> str:
-    """``NamedTuple`` of ``NamedTuple`` or ``typing.NamedTuple``; empty for anything else."""
-    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
-
-
 def _is_type_checking(test: ast.expr) -> bool:
     """``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``): a block that never runs."""
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
@@ -327,7 +315,7 @@ class _Builder:
         self._records = {
             s.name
             for s in tree.body
-            if isinstance(s, ast.ClassDef) and any(_name_tail(b) == "NamedTuple" for b in s.bases)
+            if isinstance(s, ast.ClassDef) and any(last_name(b) == "NamedTuple" for b in s.bases)
         }
 
     # ----------------------------------------------------------------- entry
@@ -680,7 +668,7 @@ class _Builder:
                     )
                 )
                 self._decorators(stmt, name, qual, guards, catches, local, aliases)
-                if owner and any(_decorator_name(d) == "abstractmethod" for d in stmt.decorator_list):
+                if owner and any(last_name(d) == "abstractmethod" for d in stmt.decorator_list):
                     self.facts.abstract.append(name)
                 if not prefix or prefix == owner:
                     self._test_facts(stmt, name)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import re
 
+from extractor.analysis.walk import last_name
 from extractor.reach.facts import Atom
 from extractor.reach.syntax import class_name
 
@@ -62,10 +63,6 @@ def platform_word(node: ast.expr, features: bool = False) -> str | None:
     # A feature test may take the layer it asks about (``use_intel_amx_backend(layer)``).
     feature = _PLATFORM_FEATURE.match(name) if features else None
     return _FEATURE_PLATFORM[feature.group(1)] if feature else None
-
-
-def _last_name(node: ast.expr) -> str:
-    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
 
 
 # Only an args object holds flag values as given; a config's same-named field (``model_config.
@@ -181,7 +178,7 @@ class GuardReader:
         )
         if m and isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             recv = node.func.value
-            if m.group(1) in SPECULATIVE_MODES and _last_name(recv) == "forward_mode":
+            if m.group(1) in SPECULATIVE_MODES and last_name(recv) == "forward_mode":
                 # A verify or draft-extend pass of the batch: runs only under speculative decoding.
                 return [("m", "speculative")]
             out: list[Atom] = []
