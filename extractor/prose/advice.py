@@ -30,6 +30,8 @@ from extractor.prose.cause import (
 from extractor.prose.combinations import combination_of, told_setting, told_unset
 from extractor.prose.commands import VALIDATOR_WRAPPED, call_of, code_fix, launcher
 from extractor.prose.constraints import (
+    CMP_OPS,
+    MIRROR,
     AtomView,
     Constraint,
     fails_on_hardware,
@@ -1343,18 +1345,7 @@ def _distributions(pkgs: Sequence[str], msg: str, knowledge: Knowledge) -> tuple
 
 # The value a flag ordered against a key of the model's config must take, by the failing test's
 # operator with the flag on its left (``tp_size > n_routed_experts``: at most that key).
-_WITHIN: dict[type[ast.cmpop], str] = {
-    ast.Gt: "at most",
-    ast.GtE: "below",
-    ast.Lt: "at least",
-    ast.LtE: "above",
-}
-_MIRRORED: dict[type[ast.cmpop], type[ast.cmpop]] = {
-    ast.Gt: ast.Lt,
-    ast.GtE: ast.LtE,
-    ast.Lt: ast.Gt,
-    ast.LtE: ast.GtE,
-}
+_WITHIN = {"gt": "at most", "ge": "below", "lt": "at least", "le": "above"}
 
 
 def _against_config(flag: str, roles: Roles) -> str | None:
@@ -1366,9 +1357,9 @@ def _against_config(flag: str, roles: Roles) -> str | None:
         if info is None or not (isinstance(test, ast.Compare) and len(test.ops) == 1):
             continue
         keys = config_keys([v])
-        op = type(test.ops[0])
+        op = CMP_OPS.get(type(test.ops[0]), "")
         if info.dest not in unparse(test.left):
-            op = _MIRRORED.get(op, op)
+            op = MIRROR.get(op, op)
         words = _WITHIN.get(op)
         if keys and words is not None:
             return f"<{words} {keys[0]}>"

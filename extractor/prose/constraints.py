@@ -35,7 +35,7 @@ FLIP = {
     "not-multiple": "multiple",
     "multiple": "not-multiple",
 }
-_CMP_OPS: dict[type[ast.cmpop], str] = {
+CMP_OPS: dict[type[ast.cmpop], str] = {
     ast.Eq: "eq",
     ast.NotEq: "ne",
     ast.Lt: "lt",
@@ -47,7 +47,8 @@ _CMP_OPS: dict[type[ast.cmpop], str] = {
     ast.Is: "eq",
     ast.IsNot: "ne",
 }
-_MIRROR = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "eq": "eq", "ne": "ne"}
+MIRROR = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "eq": "eq", "ne": "ne"}
+"""An operator read with its sides swapped (``a < b`` is ``b > a``)."""
 _WRAPPER_CALLS = frozenset({"int", "float", "str", "bool", "len", "abs"})
 _WRAPPER_METHODS = frozenset({"upper", "lower", "strip", "casefold", "value", "get"})
 
@@ -183,16 +184,16 @@ def _constraint(expr: ast.expr, negated: bool, ctx: ReadContext, passed: bool = 
         else:
             return None
     elif isinstance(expr, ast.Compare) and len(expr.ops) == 1:
-        raw = _CMP_OPS.get(type(expr.ops[0]))
+        raw = CMP_OPS.get(type(expr.ops[0]))
         left, right = expr.left, expr.comparators[0]
         if raw is None:
             return None
         subj = _subject(left, ctx, passed=passed)
         other = right
-        if subj is None and raw in _MIRROR:
+        if subj is None and raw in MIRROR:
             subj = _subject(right, ctx, passed=passed)
             other = left
-            raw = _MIRROR[raw]
+            raw = MIRROR[raw]
         if subj is None:
             return None
         lit = literal(other)

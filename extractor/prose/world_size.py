@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from extractor.analysis.conditions import split_and
 from extractor.analysis.walk import called_name
 from extractor.prose.config_read import config_read
-from extractor.prose.constraints import AtomView, Constraint, literal, simplify
+from extractor.prose.constraints import MIRROR, AtomView, Constraint, literal, simplify
 from extractor.prose.flag_spelling import find_flag
 from extractor.prose.knowledge import FlagInfo
 from extractor.prose.reads import BINDING_DEPTH, ReadContext, Reads, is_peer
@@ -47,7 +47,6 @@ _FILLER = ("model", "parallel", "group", "attn", "attention")
 _SUFFIXES = ("_size", "_degree", "_parallel_size")
 _ORDER = frozenset({"lt", "gt", "le", "ge"})
 _CMP = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
-_MIRROR = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "eq": "eq", "ne": "ne"}
 
 
 def group_of(node: ast.expr, ctx: ReadContext | None = None, depth: int = 0) -> str | None:
@@ -216,7 +215,7 @@ def _world_reads(
             left, right = part.left, part.comparators[0]
             info, lit = _size_flag(left, ctx), literal(right)
             if info is None and op is not None:
-                info, lit, op = _size_flag(right, ctx), literal(left), _MIRROR[op]
+                info, lit, op = _size_flag(right, ctx), literal(left), MIRROR[op]
             if info is not None and op is not None and lit is not None and lit != ("None",):
                 if info not in compared:
                     compared.append(info)
