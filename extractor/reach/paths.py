@@ -34,7 +34,7 @@ from extractor.reach.selectors import (
     folder_platform,
     registry_selector,
 )
-from extractor.reach.target_index import Edge, TargetIndex
+from extractor.reach.target_index import RUN_BY_FRAMEWORK, Edge, TargetIndex
 
 __all__ = ["MAX_DEPTH", "Reach", "ReachFinder"]
 
@@ -676,11 +676,7 @@ class ReachFinder:
         if edges:
             sure = [e for e in edges if e.confident] or edges
             return list(_simplify([self.guard_selectors(e.guards, e.path, e.caller) | own for e in sure]))
-        if (
-            name not in _RUN_BY_FRAMEWORK
-            and not self.index.callers(node)
-            and self.index.lands_elsewhere(node)
-        ):
+        if name not in RUN_BY_FRAMEWORK and not self.index.callers(node) and self.index.lands_elsewhere(node):
             return None
         return [own]
 
@@ -769,7 +765,7 @@ class ReachFinder:
         (a lookup by string, Python or torch) adds nothing."""
         if not all(any(s[0] == "arch" for s in c) for c in cls):
             return []
-        if "_" not in name.strip("_") or name in _RUN_BY_FRAMEWORK or name in self.index.named:
+        if "_" not in name.strip("_") or self.index.run_unseen(name):
             return []
         edges = self.index.unresolved_calls(node)
         loose = self._via(edges, depth, node) if edges else None
@@ -791,7 +787,7 @@ class ReachFinder:
     def _named_anywhere(self, name: str) -> bool:
         """Whether any call, reference or ``getattr`` lookup in the target (tests aside) names
         ``name``; a dunder or ``forward`` (run by Python or by torch's ``module(x)``) counts too."""
-        return name.startswith("__") or name in _RUN_BY_FRAMEWORK or self.index.is_named(name)
+        return self.index.run_unseen(name) or self.index.is_named(name)
 
     def _others_named(self, owner: str, name: str) -> bool:
         """Whether a method of class ``owner`` other than ``name`` is called, referenced or looked
@@ -883,10 +879,6 @@ class ReachFinder:
 
     def _made_somehow(self, cls: str) -> bool:
         return bool(self.index.callers(cls) or self._registered.get(cls) or self.index.subclasses.get(cls))
-
-
-_RUN_BY_FRAMEWORK = frozenset({"forward", "extra_repr"})
-"""Methods torch calls itself (``module(x)`` runs ``forward``)."""
 
 
 def _value_test_atom(stored: str, flags: Mapping[str, FlagInfo]) -> Atom | None:

@@ -18,9 +18,11 @@ from typing import Any
 from extractor.reach.facts import Atom, Call, Def, FileFacts
 from extractor.reach.receiver_types import ReceiverTypes
 
-__all__ = ["Edge", "TargetIndex"]
+__all__ = ["RUN_BY_FRAMEWORK", "Edge", "TargetIndex"]
 
 _MAX_REEXPORT = 3
+RUN_BY_FRAMEWORK = frozenset({"forward", "extra_repr"})
+"""Methods torch calls itself (``module(x)`` runs ``forward``)."""
 _PLAIN_BASES = frozenset(
     {"object", "ABC", "abc.ABC", "Generic", "typing.Generic", "Protocol", "typing.Protocol"}
 )
@@ -251,13 +253,16 @@ class TargetIndex:
         self._unresolved[node] = out
         return out
 
+    def run_unseen(self, name: str) -> bool:
+        """Whether something no call of the target shows may run a method of ``name``: Python (a
+        dunder), torch (:data:`RUN_BY_FRAMEWORK`), or a lookup by string."""
+        return name.startswith("__") or name in RUN_BY_FRAMEWORK or name in self.named
+
     def named_calls_may_pass(self, node: str, names: Iterable[str]) -> bool:
         """Whether some call of :meth:`unresolved_calls` may give ``node`` every parameter of
         ``names`` (see :meth:`Edge.may_pass`). True when there is no such call, or something else
-        may run it: a lookup by string, a dunder or ``forward`` (which ``torch`` runs with what
-        its callers pass)."""
-        name = node.rpartition(":")[2].rpartition(".")[2]
-        if name in self.named or name.startswith("__") or name == "forward":
+        may run it (:meth:`run_unseen`), with what its own callers pass."""
+        if self.run_unseen(node.rpartition(":")[2].rpartition(".")[2]):
             return True
         edges = self.unresolved_calls(node)
         wanted = tuple(names)
