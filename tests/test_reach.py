@@ -2743,6 +2743,74 @@ def test_a_variable_on_by_default_is_turned_off_not_unset(
     )
 
 
+KILL_SWITCHES = """\
+from sglang.srt.environ import envs
+
+
+def fast_ok():
+    return True
+
+
+class PagedGate:
+    def __init__(self):
+        self.use_fast = not envs.SGLANG_DISABLE_FAST_GATE.get() and fast_ok()
+
+    def run(self, width):
+        if self.use_fast:
+            if width % 16:
+                raise ValueError("fast paged gate needs a width divisible by 16")
+        if not envs.SGLANG_ENABLE_NEW_GATE.get():
+            if width > 4096:
+                raise ValueError("legacy paged gate takes widths up to 4096")
+        if not envs.SGLANG_DISABLE_FAST_GATE.get():
+            if width == 0:
+                raise ValueError("fast paged gate needs a width")
+"""
+
+
+def test_a_kill_switch_left_off_is_a_way_off_the_path_it_guards(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
+    registry = ENV_REGISTRY.replace(
+        "    SGLANG_SLOW_GATE = EnvBool(False)\n",
+        "    SGLANG_SLOW_GATE = EnvBool(False)\n    SGLANG_DISABLE_FAST_GATE = EnvBool(False)\n"
+        "    SGLANG_ENABLE_NEW_GATE = EnvBool(False)\n",
+    )
+    files = {
+        ARGS: SERVER_ARGS.encode(),
+        "python/sglang/srt/environ.py": registry.encode(),
+        "python/sglang/srt/layers/paged_gate.py": KILL_SWITCHES.encode(),
+    }
+    repo, shas = make_repo(tmp_path / "repo", [files])
+    records = {r.errorMessage: r for r in _run(repo, shas[0], tmp_path / "cache").records}
+    way_off = (
+        "This code runs only with `SGLANG_DISABLE_FAST_GATE` off, which is its default: if you can do "
+        "without it, launch with `SGLANG_DISABLE_FAST_GATE=1`"
+    )
+    # Through the flag the constructor stores, and in the guard of the site's own function.
+    for message in ("fast paged gate needs a width divisible by 16", "fast paged gate needs a width"):
+        record = records[message]
+        assert "only with `SGLANG_DISABLE_FAST_GATE` off (its default)" in record.documentation
+        assert way_off in record.solutions
+    # A variable that turns something on is no way out when left off: it is not said.
+    legacy = records["legacy paged gate takes widths up to 4096"]
+    assert "`SGLANG_ENABLE_NEW_GATE` off" not in legacy.documentation
+    assert not any("SGLANG_ENABLE_NEW_GATE=1" in s for s in legacy.solutions)
+
+
+def test_a_way_in_that_needs_a_variable_both_off_and_on_cannot_hold() -> None:
+    from extractor.reach.gates import tidy
+
+    off = ("env", "SGLANG_DISABLE_FAST_GATE", ("off",))
+    on = ("env", "SGLANG_DISABLE_FAST_GATE", ())
+    arch = ("arch", "OwlForCausalLM", ())
+    assert tidy((frozenset({off, arch}),)) == (frozenset({off, arch}),)
+    # One chain needing both shows a way in the index missed: nothing sure is said.
+    assert tidy((frozenset({off, on}),)) == ()
+    assert tidy((frozenset({("env", "SGLANG_X", ("0",)), ("env", "SGLANG_X", ())}),)) == ()
+
+
 def test_the_per_phase_flags_the_server_args_declare_with_the_same_choices_are_found(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -3090,14 +3158,21 @@ def test_a_variable_the_launch_code_turns_on_itself_is_not_left_by_unsetting_alo
         "python/sglang/srt/environ.py": ENV_REGISTRY.encode(),
         "python/sglang/srt/layers/gates.py": GATED_KERNELS.encode(),
     }
-    assert build_knowledge(files).env_launched == frozenset({"SGLANG_SLOW_GATE"})
+    knowledge = build_knowledge(files)
+    assert knowledge.env_launched == frozenset({"SGLANG_SLOW_GATE"})
+    assert knowledge.env_launched_off == frozenset({"SGLANG_FUSED_GATE"})
     repo, shas = make_repo(tmp_path / "repo", [files])
     records = {r.errorMessage: r for r in _run(repo, shas[0], tmp_path / "cache").records}
     slow = records["slow gate needs a positive width"]
+    # The fused gate, on by default, is turned off by the launch code too: both ways are said.
     assert (
-        "only with `SGLANG_FUSED_GATE=0` and `SGLANG_SLOW_GATE` set (by you, or by sglang itself for some "
-        "models or hardware)"
+        "only with `SGLANG_FUSED_GATE=0` (by you, or by sglang itself for some models or hardware) and "
+        "`SGLANG_SLOW_GATE` set (by you, or by sglang itself for some models or hardware)"
     ) in slow.documentation
+    assert any(
+        "unset `SGLANG_FUSED_GATE`; where sglang turns it off, no setting of yours avoids this path" in s
+        for s in slow.solutions
+    )
     assert any(
         s.endswith(
             "unset `SGLANG_SLOW_GATE` (where sglang sets it itself, for some models or hardware, that is not enough)"

@@ -29,7 +29,7 @@ import hashlib
 import json
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -133,6 +133,9 @@ class Knowledge:
     env_launched: frozenset[str] = frozenset()
     """Environment variables the launch code turns on itself for some setups (``envs.X.set(True)``,
     ``os.environ["X"] = "1"``): unsetting one does not keep its path away there."""
+    env_launched_off: frozenset[str] = frozenset()
+    """Environment variables the launch code turns off itself for some setups (``envs.X.set(False)``):
+    leaving one alone does not keep it on there."""
     picked: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """flag -> the values of its choices the launch code sets it to itself (``self.x = "v"``,
     ``return {"x": "v"}``, ``x = "v"``; for a flag with no default also ``return "v"``), other than
@@ -329,6 +332,7 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
     assigned: dict[str, set[str]] = {}
     returned: set[str] = set()
     launched: set[str] = set()
+    launched_off: set[str] = set()
     turns_on: set[tuple[str, str, bool]] = set()
     requirements: dict[str, str] = {}
     # The main metadata first: a platform's variant adds only what it alone declares.
@@ -358,7 +362,8 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
             _count_mentions(tree, mentions)
             _assigned_values(tree, assigned)
             returned.update(_returned_words(tree))
-            launched.update(_env_turned_on(tree))
+            launched.update(_env_turned(tree, _turns_on))
+            launched_off.update(_env_turned(tree, _turns_off))
             turns_on.update(_turned_on(tree))
             filled.setdefault(ns, set()).update(filled_when_unset(tree))
             for c, bs in ff.bases.items():
@@ -431,6 +436,7 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
         implied=_frozen(_implied(turns_on, merged)),
         picked=_frozen(_picked(assigned, returned, merged)),
         env_launched=frozenset(launched),
+        env_launched_off=frozenset(launched_off),
         distributions=tuple(requirements.values()),
     )
 
@@ -556,8 +562,9 @@ def _assigned_values(tree: ast.Module, assigned: dict[str, set[str]]) -> None:
                 assigned.setdefault(name, set()).add(value.value)
 
 
-def _env_turned_on(tree: ast.Module) -> set[str]:
-    """Variables the code sets to a true value: ``envs.X.set(True)``, ``os.environ["X"] = "1"``."""
+def _env_turned(tree: ast.Module, value: Callable[[ast.expr], bool]) -> set[str]:
+    """Variables the code sets to a value ``value`` accepts: ``envs.X.set(True)``,
+    ``os.environ["X"] = "1"``."""
     out: set[str] = set()
     for node in ast.walk(tree):
         if (
@@ -567,10 +574,10 @@ def _env_turned_on(tree: ast.Module) -> set[str]:
             and isinstance(node.func.value, ast.Attribute)
             and ENV_NAME_RE.match(node.func.value.attr)
             and len(node.args) == 1
-            and _turns_on(node.args[0])
+            and value(node.args[0])
         ):
             out.add(node.func.value.attr)
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and _turns_on(node.value):
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and value(node.value):
             target = node.targets[0]
             if (
                 isinstance(target, ast.Subscript)
@@ -590,6 +597,15 @@ def _turns_on(node: ast.expr) -> bool:
     if isinstance(value, str):
         return value.strip().lower() in ("1", "true", "yes", "on")
     return value is True or (type(value) is int and value != 0)
+
+
+def _turns_off(node: ast.expr) -> bool:
+    if not isinstance(node, ast.Constant):
+        return False
+    value = node.value
+    if isinstance(value, str):
+        return value.strip().lower() in ("0", "false", "no", "off")
+    return value is False or (type(value) is int and value == 0)
 
 
 def _returned_words(tree: ast.Module) -> set[str]:

@@ -37,7 +37,7 @@ from extractor.reach.arguments import CONFIG_SOURCE
 from extractor.reach.gates import gate_alternatives, tidy, with_gates
 from extractor.reach.handled import ESCAPES, ends_raise
 from extractor.reach.paths import Reach
-from extractor.reach.selectors import PLATFORM_NAMES, Selector, user_ways
+from extractor.reach.selectors import ENV_OFF, PLATFORM_NAMES, Selector, user_ways
 from extractor.reach.target_index import Edge
 from extractor.records.reach_tags import arch_tag, kebab
 from extractor.types import FileOutcome, Parsed
@@ -54,6 +54,9 @@ _ON_BY_DEFAULT = ("on",)
 """The values of an ``env`` selector whose variable is a boolean that defaults to true."""
 _LAUNCHED = ("launch",)
 """The values of an ``env`` selector whose variable the launch code also turns on itself."""
+_OFF_AT_LAUNCH = ("0", "launch")
+"""The values of an ``env`` selector set to 0 whose variable (on by default) the launch code also
+turns off itself."""
 _LISTED_ARCHS = 4
 
 
@@ -184,8 +187,12 @@ def _plain_selector_words(sel: Selector, terms: _Terms) -> str:
     if kind == "env":
         if values == _ON_BY_DEFAULT:
             return f"`{name}` on (its default)"
+        if values == ENV_OFF:
+            return f"`{name}` off (its default)"
         if values == _LAUNCHED:
             return f"`{name}` set (by you, or by sglang itself for some models or hardware)"
+        if values == _OFF_AT_LAUNCH:
+            return f"`{name}=0` (by you, or by sglang itself for some models or hardware)"
         if values:
             return _values_words(f"{name}=", values)
         return f"`{name}` set"
@@ -444,10 +451,23 @@ def _workarounds(
                 f"This code runs only with `{name}` on, which is its default: if you can do without "
                 f"it, launch with `{name}=0`"
             )
+        elif kind == "env" and values == ENV_OFF:
+            # A kill switch (or the other side of a toggle) left alone: turning it on leaves the path.
+            out.append(
+                f"This code runs only with `{name}` off, which is its default: if you can do without "
+                f"it, launch with `{name}=1`"
+            )
         elif kind == "env" and name.startswith("SGLANG") and values == _LAUNCHED:
             out.append(
                 f"This code runs only with `{name}` set: if you can do without it, unset `{name}` "
                 "(where sglang sets it itself, for some models or hardware, that is not enough)"
+            )
+        elif kind == "env" and name.startswith("SGLANG") and values == _OFF_AT_LAUNCH:
+            # sglang turns it off itself for some setups: unsetting it is no way back on there.
+            out.append(
+                f"This code runs only with `{name}=0` (it is on by default, and sglang turns it off "
+                f"itself for some models or hardware): if you set it, unset `{name}`; where sglang "
+                "turns it off, no setting of yours avoids this path"
             )
         elif kind == "env" and name.startswith("SGLANG") and values == ("0",):
             out.append(
@@ -549,6 +569,7 @@ def _with_args(fix: str, args: list[str]) -> str:
 _WITHOUT_RE = re.compile(r"launch without `([^`]+)`")
 _WITH_RE = re.compile(r"launch with `([^`]+)`")
 _UNSET_RE = re.compile(r"[Uu]nset `([^`]+)`")
+_ASSIGNED_RE = re.compile(r"`([A-Z][A-Z0-9_]*)=[^`]+`")
 
 
 _SWAP_RE = re.compile(r"use another one, e\.g\. `(--[a-z0-9-]+) ")
@@ -567,12 +588,13 @@ def _said_already(extra: str, solutions: Sequence[str]) -> bool:
     given = set(_WITH_RE.findall(extra))
     if given and all(any(f"`{g}`" in s for s in solutions) for g in given):
         return True
-    # "unset `SGLANG_X`" where the gate's own way out already unsets it.
+    # "unset `SGLANG_X`" where the gate's own way out already unsets it, or sets it to a value
+    # that passes ("Set `SGLANG_X=1`" for a check that needs it on).
     unset = set(_UNSET_RE.findall(extra))
     if (
         unset
         and not _WITHOUT_RE.search(extra)
-        and unset <= {u for s in solutions for u in _UNSET_RE.findall(s)}
+        and unset <= {u for s in solutions for u in [*_UNSET_RE.findall(s), *_ASSIGNED_RE.findall(s)]}
     ):
         return True
     dropped = set(_WITHOUT_RE.findall(extra))
@@ -1167,6 +1189,15 @@ def _passed_params(guard: str) -> tuple[tuple[str, bool], ...]:
     return tuple(dict.fromkeys(out))
 
 
+class _EnvMarks(NamedTuple):
+    """The variables :func:`_env_defaults` marks: on by default, turned on by the launch code, and
+    turned off by it."""
+
+    on: AbstractSet[str]
+    launched: AbstractSet[str]
+    launched_off: AbstractSet[str]
+
+
 def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Knowledge) -> RunReach:
     """The reach of every site of the run, from the facts its outcomes carry (asked in file order)."""
     facts = [_plain(o.facts) for _, o in outcomes if isinstance(o, Parsed) and o.facts is not None]
@@ -1181,7 +1212,7 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
     narrowed: dict[tuple[str, ...], Reach] = {}
     table: dict[str, dict[str, Reach]] = {}
     on = frozenset(n for n, i in knowledge.env_info.items() if i.on_by_default)
-    launched = knowledge.env_launched - on
+    marks = _EnvMarks(on, knowledge.env_launched - on, knowledge.env_launched_off & on)
     for f, outcome in outcomes:
         if not isinstance(outcome, Parsed):
             continue
@@ -1193,7 +1224,7 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
                     _NO_CALLER
                     if qualname != "<module>" and sites.uncalled(f.path, qualname)
                     else _in_phase(
-                        _env_defaults(tidy(user_ways(sites.of(f.path, qualname))), on, launched),
+                        _env_defaults(tidy(user_ways(sites.of(f.path, qualname))), marks),
                         phase_of(f.path, qualname),
                     )
                 )
@@ -1217,7 +1248,7 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
                         narrowed[memo] = (frozenset({(DIRECT, names, ())}),)
                     else:
                         narrowed[memo] = _env_defaults(
-                            tidy(user_ways(sites.of(f.path, qualname, ends))), on, launched
+                            tidy(user_ways(sites.of(f.path, qualname, ends))), marks
                         )
                 base = narrowed[memo]
             gates = gate_alternatives(
@@ -1230,7 +1261,7 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
             # A site under ``if __name__ == "__main__":`` runs when its file is run as a script,
             # whatever imports the module elsewhere: nothing of the served path is said of it.
             joined = _in_phase(
-                _env_defaults(tidy(user_ways(with_gates(base, gates))), on, launched),
+                _env_defaults(tidy(user_ways(with_gates(base, gates))), marks),
                 phase_of(f.path, qualname),
             )
             if joined != by_q[qualname]:
@@ -1350,20 +1381,26 @@ def _tested_values(
     return out
 
 
-def _env_defaults(reach: Reach, on: AbstractSet[str], launched: AbstractSet[str] = frozenset()) -> Reach:
+def _env_defaults(reach: Reach, marks: _EnvMarks) -> Reach:
     """``reach`` with each boolean variable that defaults to true marked so (values ``("on",)``):
     such a path runs unless the variable is turned off, and is left by setting it to 0. A variable
-    the launch code also turns on itself is marked ``("launch",)``."""
-    if not any(s[0] == "env" and (s[1] in on or s[1] in launched) for c in reach for s in c):
+    the launch code also turns on itself is marked ``("launch",)``; one set to 0 that the launch
+    code also turns off itself, ``("0", "launch")``."""
+    on, launched, launched_off = marks
+    if not any(
+        s[0] == "env" and (s[1] in on or s[1] in launched or s[1] in launched_off) for c in reach for s in c
+    ):
         return reach
-    return tuple(
-        frozenset(
-            ("env", s[1], _ON_BY_DEFAULT)
-            if s[0] == "env" and s[1] in on and not s[2]
-            else ("env", s[1], _LAUNCHED)
-            if s[0] == "env" and s[1] in launched and not s[2]
-            else s
-            for s in c
-        )
-        for c in reach
-    )
+
+    def marked(s: Selector) -> Selector:
+        if s[0] != "env":
+            return s
+        if s[1] in on and not s[2]:
+            return ("env", s[1], _ON_BY_DEFAULT)
+        if s[1] in launched and not s[2]:
+            return ("env", s[1], _LAUNCHED)
+        if s[1] in launched_off and s[2] == ("0",):
+            return ("env", s[1], _OFF_AT_LAUNCH)
+        return s
+
+    return tuple(frozenset(marked(s) for s in c) for c in reach)

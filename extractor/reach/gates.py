@@ -4,8 +4,9 @@ The caller chains (:mod:`extractor.reach.paths`) stop at the site's function; th
 inside it that lead to the site select code the same way (``if view.attention_backend ==
 "trtllm_mla": ... raise``). This reads them from the guard as the site finder wrote it (one
 expression, each atom in the direction that leads to the site), so nothing per site has to be
-cached: only conjuncts that must hold count (never a negation), and an ``or`` of tests of several
-flags (``a == "x" or b == "x"``) gives one alternative per flag.
+cached: only conjuncts that must hold count (never a negation, but of an environment read, which
+leaves the variable off), and an ``or`` of tests of several flags (``a == "x" or b == "x"``) gives
+one alternative per flag.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from extractor.prose.flag_spelling import declared_flag
 from extractor.prose.knowledge import FlagInfo, Knowledge
 from extractor.reach.facts import Atom
 from extractor.reach.guard_atoms import platform_word
-from extractor.reach.selectors import Selector, atom_selector, disjoint_archs
+from extractor.reach.selectors import ENV_OFF, Selector, atom_selector, disjoint_archs
 
 __all__ = ["gate_alternatives", "tidy", "with_gates"]
 
@@ -82,7 +83,8 @@ def _options(
         return merged if len(merged) <= _MAX_ALTERNATIVES else []
     atom = _atom(node)
     if atom is None:
-        found = read(node) if read is not None and not isinstance(node, ast.UnaryOp) else frozenset()
+        # A negation reads as nothing, but for an environment read: ``not envs.SGLANG_X.get()``.
+        found = read(node) if read is not None else frozenset()
         return [found] if len(found) == 1 else []
     sel = atom_selector(atom, flags, knowledge)
     if sel is None and resolve is not None:
@@ -186,6 +188,10 @@ def with_gates(
 def _join(a: frozenset[Selector], b: frozenset[Selector]) -> frozenset[Selector] | None:
     out = set(a)
     for sel in b:
+        if sel[0] == "env" and any(
+            s[0] == "env" and s[1] == sel[1] and _env_clash(s[2], sel[2]) for s in out
+        ):
+            return None  # a variable both off and on: this way in never reaches the site
         same = [s for s in out if s[0] == sel[0] == "flag" and s[1] == sel[1]]
         if not same:
             out.add(sel)
@@ -203,6 +209,12 @@ def _join(a: frozenset[Selector], b: frozenset[Selector]) -> frozenset[Selector]
         out.discard(old)
         out.add((old[0], old[1], common))
     return frozenset(out)
+
+
+def _env_clash(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """Whether one variable cannot hold both: left off (or set to 0) and set."""
+    off = (ENV_OFF, ("0",))
+    return a != b and (a in off or b in off)
 
 
 def tidy(reach: tuple[frozenset[Selector], ...]) -> tuple[frozenset[Selector], ...]:

@@ -158,6 +158,10 @@ class GuardReader:
             if isinstance(node.op, ast.And):
                 return [a for v in node.values for a in self.atoms_of(v, local, aliases)]
             return self._any_of(node.values, local, aliases)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            # ``not envs.SGLANG_DISABLE_X.get()``: the variable off (a kill switch left alone).
+            env = self.env(node.operand)
+            return [("e", env, "0")] if env is not None else []
         if isinstance(node, ast.UnaryOp | ast.Lambda):
             return []
         if isinstance(node, ast.NamedExpr):

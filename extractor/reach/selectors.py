@@ -4,7 +4,8 @@ A :data:`Selector` is ``(kind, name, values)``:
 
 * ``("flag", "--attention-backend", ("dsa", "nsa"))``: the flag set to one of the values; a switch
   or a flag that only has to be set carries no values;
-* ``("env", "SGLANG_X", ())``: the environment variable set;
+* ``("env", "SGLANG_X", ())``: the environment variable set; ``("env", "SGLANG_X", ("off",))``:
+  a boolean variable left off, its default (:data:`ENV_OFF`);
 * ``("platform", "hip", ())``: a platform gate (``is_hip()``) or a platform folder (``.../npu/``);
 * ``("arch", "DeepseekV3ForCausalLM", ())``: a model file's ``EntryClass``, the architecture a
   checkpoint's ``config.json`` declares;
@@ -32,6 +33,7 @@ from extractor.reach.guard_atoms import class_flag_name
 from extractor.reach.target_index import TargetIndex
 
 __all__ = [
+    "ENV_OFF",
     "PLATFORM_NAMES",
     "PLATFORM_WORDS",
     "SCRIPT",
@@ -50,6 +52,10 @@ __all__ = [
 ]
 
 Selector = tuple[str, str, tuple[str, ...]]
+
+ENV_OFF = ("off",)
+"""The values of an ``env`` selector whose boolean variable must be off, its default: the path runs
+unless the user turns it on (``not envs.SGLANG_DISABLE_X.get()``)."""
 
 
 def arch_names(sel: Selector) -> set[str]:
@@ -81,6 +87,8 @@ _CHOICE_SUFFIX = ("_backend", "_algorithm", "_mode", "_format", "_method", "_imp
 _REGISTRY_NOISE = re.compile(
     r"^(?:_+)|^(?:register|get|add)_|_(?:registry|map|mapping|dict|table|classes|cls|choices|methods|method|fns|funcs)$"
 )
+_KILL_SWITCH = re.compile(r"(?:^|_)(?:DISABLE|SKIP|NO|BYPASS|AVOID)(?:_|$)")
+"""A boolean variable named for turning something off."""
 _UNSET_WORDS = frozenset({"none", "null", "disabled", "off", "auto", "default", "unset"})
 _TOO_GENERIC = frozenset({"name", "type", "mode", "backend", "method", "format", "device", "dtype"})
 
@@ -130,7 +138,17 @@ def atom_selector(atom: Atom, flags: Mapping[str, FlagInfo], knowledge: Knowledg
         wanted = tuple(atom[2:])
         env = knowledge.env_of(name)
         if wanted == ("0",) and (env is None or not env.on_by_default):
-            return None  # off is how it starts (or its default is not known): nothing to turn off
+            if (
+                env is not None
+                and env.kind == "bool"
+                and env.default.lower() in ("false", "0")
+                and _KILL_SWITCH.search(name)
+            ):
+                # ``not envs.SGLANG_DISABLE_X.get()``: a kill switch left off, as it starts;
+                # turning it on takes the plain path instead of this one. A variable that turns
+                # something on (``SGLANG_ENABLE_X``) is no way out: that is the path less taken.
+                return ("env", name, ENV_OFF)
+            return None  # off is how it starts: nothing sure to turn off or on
         if wanted and env is not None and env.default.strip().strip("'\"") in wanted:
             return None  # the value it holds unless told otherwise: no choice narrows the path
         return ("env", name, wanted)
