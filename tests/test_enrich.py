@@ -566,7 +566,7 @@ def test_flag_selected_path_also_names_the_state_check(knowledge: Knowledge) -> 
     prose = enrich(site, knowledge)
     assert (
         prose.solutions[0]
-        == "Set `--kv-dtype` to one of auto, fp8_e4m3, bf16 (for example `--kv-dtype auto`)"
+        == "Set `--kv-dtype` to one of auto, fp8_e4m3, bf16 (for example `--kv-dtype auto`, its default)"
     )
 
 

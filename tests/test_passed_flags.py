@@ -65,20 +65,23 @@ def test_what_the_callers_pass_decides_the_cause(tmp_path: Path, monkeypatch: py
     rows = {(r["file"], r["line"]): r for r in _rows(tmp_path, monkeypatch)}
     sols = {k: " ".join(map(str, r["solutions"])) for k, r in rows.items()}  # type: ignore[call-overload]
     # A parameter filled, two calls up, from --offload-io: a value the chain does not handle.
-    copy_in = rows[("host_pool.py", 33)]
+    copy_in = rows[("host_pool.py", 44)]
     assert "`--offload-io`" in str(copy_in["documentation"])
-    assert "--offload-io kernel" in sols[("host_pool.py", 33)]
+    assert "--offload-io kernel" in sols[("host_pool.py", 44)]
     assert "--offload-io <unsupported-value>" in str(copy_in["exampleFix"])
     # An attribute copied from a constructor argument that the server args fill.
     assert "`--offload-workers 1`" in sols[("controller.py", 20)]
     # The constructor's own check on the layout is the flag's; a later method that handles the
     # same layouts cannot see another one (the constructor already raised), so it stays internal.
-    assert "`--offload-layout`" in str(rows[("host_pool.py", 17)]["documentation"])
-    assert "--" not in sols[("host_pool.py", 25)]
+    assert "`--offload-layout`" in str(rows[("host_pool.py", 18)]["documentation"])
+    assert "--" not in sols[("host_pool.py", 36)]
+    # Two checks that both run while the pool is built are not ordered: each names the flag.
+    assert "`--offload-layout`" in str(rows[("host_pool.py", 28)]["documentation"])
+    assert "--offload-layout layer_first" in sols[("host_pool.py", 28)]
     # A dataclass field is what its constructions pass for it.
     assert "`--offload-chunk 1`" in sols[("cache.py", 14)]
     # A parameter every caller fills with a literal carries no flag.
-    assert "--" not in sols[("host_pool.py", 37)]
+    assert "--" not in sols[("host_pool.py", 48)]
 
 
 def test_a_value_the_callers_take_from_the_model_config_is_the_checkpoints(

@@ -216,7 +216,12 @@ def fixed_settings(
                     continue
                 options.append(Setting(c, value))
         if options:
-            out.append(list({(s.constraint.name, str(s.value)): s for s in options}.values()))
+            kept = list({(s.constraint.name, str(s.value)): s for s in options}.values())
+            default = cs[0].info.default if cs[0].kind == "flag" and cs[0].info is not None else ""
+            # The flag's own default, when it passes, is the value to show first: a launch that
+            # leaves the flag out gets it.
+            kept.sort(key=lambda s: not (default and s.value == default))
+            out.append(kept)
     return out
 
 
@@ -354,7 +359,8 @@ def setting_words(options: Sequence[Setting]) -> str:
         shown = [str(v) for v in values if isinstance(v, str)]
         if len(shown) == 1:
             return f"Launch with `{c.name} {shown[0]}`"
-        return f"Set {name} to one of {', '.join(shown)} (for example `{c.name} {shown[0]}`)"
+        its = ", its default" if c.info is not None and c.info.default == shown[0] else ""
+        return f"Set {name} to one of {', '.join(shown)} (for example `{c.name} {shown[0]}`{its})"
     if values[0] is None and options[0].default:
         head = f"Unset `{c.name}`: its default ({options[0].default}) passes this check"
         others = [str(v) for v in values[1:] if isinstance(v, str) and v != options[0].default]

@@ -268,7 +268,9 @@ def passed_table(
 
     A ``self`` attribute that a check run while the object is built already restricts to the
     same values or fewer (``init_kv_buffer`` rejects every layout this method does not handle)
-    cannot reach a later check with a bad value: that later check stays internal."""
+    cannot reach a later check with a bad value: that later check stays internal. Two checks that
+    both run while it is built are not ordered here, so neither silences the other (one of them
+    is what the user meets)."""
     specs: list[tuple[str, str, Mapping[str, Any]]] = []
     for path, partials in files:
         for partial in partials:
@@ -283,11 +285,16 @@ def passed_table(
     out: dict[str, dict[str, dict[str, list[list[Any]]]]] = {}
     for path, qualname, spec in specs:
         accepted = _accepted(spec)
+        early = sites.runs_when_built(path, qualname)
         for token in dict.fromkeys(str(c[0]) for c in spec.get("c", ()) if c):
             mine = accepted.get(token)
-            if mine is not None and any(
-                (p, q) != (path, qualname) and theirs <= mine and sites.same_object(path, qualname, p, q)
-                for p, q, theirs in built.get(token, ())
+            if (
+                mine is not None
+                and not early
+                and any(
+                    (p, q) != (path, qualname) and theirs <= mine and sites.same_object(path, qualname, p, q)
+                    for p, q, theirs in built.get(token, ())
+                )
             ):
                 continue
             flags = sites.passed_flags(path, qualname, token)
