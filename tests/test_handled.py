@@ -98,6 +98,13 @@ def test_what_is_and_is_not_swallowed(tmp_path: Path, monkeypatch: pytest.Monkey
     assert relayed[14]["handled"] == "swallowed"
     assert "packing failed, shipping unpacked" in str(relayed[14]["triggerScenarios"])
     assert relayed[32]["handled"] is None  # nobody up the chain catches it
+    # Kept by a retry loop for the raise after it: the user meets it inside that one's message.
+    retried = one("handshake.py", "ConnectionError")
+    assert retried["handled"] == "re-raised-as-other" and retried["severity"] == "error"
+    assert str(retried["firstSolution"]).startswith(
+        "You meet this error inside another: when no later try gets past it, line 21 raises "
+        '`RuntimeError` "handshake failed after {tries} tries: {last_error}"'
+    )
 
 
 NESTED = """\

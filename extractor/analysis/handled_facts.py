@@ -75,6 +75,10 @@ class Outcome:
     """The name ``except ... as name`` binds, if any."""
     passed: str = ""
     """A call (not a log line) the handler hands the caught error to (``errors.append(e)``)."""
+    reported: str = ""
+    """For a handler that keeps the error in a name (``last_error = exc``): the later raise of the
+    function that carries it, as ``line|Class|message`` (``raise RuntimeError(f"... {last_error}")``
+    after a retry loop), else empty."""
 
     @property
     def carries(self) -> bool:
@@ -84,13 +88,20 @@ class Outcome:
     def to_plain(self) -> list[object]:
         return [
             self.kind, self.level, self.logged, self.then, self.raised, self.raised_key, self.line, self.bound,
-            self.passed,
+            self.passed, self.reported,
         ]  # fmt: skip
 
     @classmethod
     def from_plain(cls, data: list[object]) -> Outcome:
-        kind, level, logged, then, raised, raised_key, line, bound, passed = (str(x) for x in data)
-        return cls(kind, level, logged, then, raised, raised_key, int(line), bound, passed)
+        kind, level, logged, then, raised, raised_key, line, bound, passed, reported = (str(x) for x in data)
+        return cls(kind, level, logged, then, raised, raised_key, int(line), bound, passed, reported)
+
+    @property
+    def report(self) -> tuple[int, str, str] | None:
+        """``(line, class, message)`` of :attr:`reported`, when there is one."""
+        line, _, rest = self.reported.partition("|")
+        cls, _, message = rest.partition("|")
+        return (int(line), cls, message) if line.isdigit() and cls else None
 
 
 def escape_plain(site_class_key: str, ancestry: Ancestry) -> list[Any]:

@@ -14,6 +14,7 @@ A handler that raises on some paths only is ``mixed``: it is never said to swall
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from collections.abc import Callable
 
@@ -145,6 +146,40 @@ def outcome_of(
         return Outcome("exit", level, logged, then=exit_call, line=line)
     bound = handler.name or ""
     return Outcome("swallow", level, logged, _then(body), line=line, bound=bound, passed=_passed(body, bound))
+
+
+def reported_later(outcome: Outcome, scope: ast.AST | None, ctx: MessageContext | None) -> Outcome:
+    """``outcome`` with the later raise of ``scope`` that carries the error the handler keeps in a
+    name (``last_error = exc``, then after the loop ``raise RuntimeError(f"... {last_error}")``):
+    the user meets the error there, inside that one's message."""
+    m = _KEPT.match(outcome.passed) if outcome.kind == "swallow" else None
+    if m is None or scope is None:
+        return outcome
+    name = m.group(1)
+    later = sorted(
+        (
+            n
+            for n in ast.walk(scope)
+            if isinstance(n, ast.Raise)
+            and n.lineno > outcome.line
+            and any(
+                isinstance(x, ast.Name) and x.id == name for e in (n.exc, n.cause) if e for x in ast.walk(e)
+            )
+        ),
+        key=lambda n: n.lineno,
+    )
+    if not later:
+        return outcome
+    exc = later[0].exc
+    target = exc.func if isinstance(exc, ast.Call) else exc
+    if not isinstance(target, ast.Name | ast.Attribute):
+        return outcome
+    message = _message(exc.args[0], [], ctx) if isinstance(exc, ast.Call) and exc.args else ""
+    text = f"{later[0].lineno}|{ast.unparse(target)}|{' '.join(message.split())}"
+    return dataclasses.replace(outcome, reported=text)
+
+
+_KEPT = re.compile(r"^([A-Za-z_]\w*) = ")
 
 
 def _passed(body: list[ast.stmt], bound: str) -> str:

@@ -15,13 +15,14 @@ that the whole-target step can ask whether every caller of a function handles it
 from __future__ import annotations
 
 import ast
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from extractor.analysis.exception_keys import ancestry_of, handler_keys, key_of
 from extractor.analysis.handled_facts import Ancestry, Outcome
-from extractor.analysis.handler_outcome import outcome_of
+from extractor.analysis.handler_outcome import outcome_of, reported_later
 from extractor.analysis.parse import ParsedFile
 from extractor.analysis.resolver import OtherModules, Resolver
 from extractor.analysis.sites import Frame
@@ -129,6 +130,10 @@ def site_handling(
     ancestry = ancestry_of(resolver, error_class)
     own_key = key_of(resolver, error_class)[0]
     found = catches_in([(f.stmt, f.branch) for f in frames], ancestry, resolver, scope, own_key)
+    if found.caught is not None:
+        outcome = reported_later(found.caught.outcome, node, resolver.module_ctx)
+        if outcome is not found.caught.outcome:
+            found = Handled(dataclasses.replace(found.caught, outcome=outcome), found.escapes)
     escapes = (
         found.escapes
         if found.escapes is not None and _called_by_name(scope, node, resolver.parsed.tree)

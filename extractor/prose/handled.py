@@ -115,18 +115,35 @@ def sees(outcome: Outcome) -> str:
         return f"its message handed back as a result or response ({_code(value)}), not as an exception"
     if outcome.passed and not outcome.logged:
         return f"no exception here: the error is kept ({_code(outcome.passed)}) for the code that reports it"
+    later = _later(outcome)
     if outcome.logged:
         article = "an" if outcome.level[:1] in "aeiou" else "a"
         where = "printed" if outcome.level == "print" else f"{article} {outcome.level} line in the log"
         kept = (
             f", and its text kept ({_code(outcome.passed)}) for the code that reports it"
-            if outcome.passed
+            if outcome.passed and not later
             else ""
         )
-        return f'"{outcome.logged}" ({where}){kept}'
+        return f'"{outcome.logged}" ({where}){kept}{later and f"; then {later}"}'
+    if later:
+        return later
     if outcome.level:
         return "a printed traceback"
     return "no error at all: the code takes its fallback silently"
+
+
+def _later(outcome: Outcome) -> str:
+    """The raise further down that carries the kept error (``raise RuntimeError(f"... {last}")``
+    once every try failed), as what the user meets: empty when there is none."""
+    report = outcome.report
+    if report is None:
+        return ""
+    line, cls, message = report
+    said = f' "{message}"' if message else ""
+    return (
+        f"when no later try gets past it, line {line} raises `{cls}`{said}, "
+        f"which carries this error's text ({_code(outcome.passed)})"
+    )
 
 
 def _hands_on(outcome: Outcome) -> bool:
@@ -160,7 +177,9 @@ def with_handling(
     if not catchers:
         return out
     outcomes = [c.outcome for c in catchers]
-    swallowed = all(o.kind == "swallow" for o in outcomes)
+    # A kept error a later raise carries (after a retry loop) reaches the user after all.
+    reported = next((later for o in outcomes if (later := _later(o))), "")
+    swallowed = all(o.kind == "swallow" for o in outcomes) and not reported
     first = catchers[0]
     if own:
         where = f"`{first.scope}` catches it itself (`{first.clause}`, line {first.outcome.line}) and {does(first.outcome)}"
@@ -182,7 +201,9 @@ def with_handling(
     out["documentation"] = f"{fields['documentation']} {lead}: {where}."
     seen = list(dict.fromkeys(sees(o) for o in outcomes))
     out["triggerScenarios"] = f"{fields['triggerScenarios']} What you see instead: {'; or '.join(seen)}."
-    if swallowed:
+    if reported:
+        advice = f"You meet this error inside another: {reported}; the steps here remove its cause"
+    elif swallowed:
         advice = (
             f"No try/except is needed: the error is already handled where it is raised and you see "
             f"{seen[0]}; the other steps here remove its cause"
@@ -196,7 +217,7 @@ def with_handling(
     out["solutions"] = [advice, *rest]
     out["tryCatchPattern"] = None
     out["handlingStrategy"] = _strategy(outcomes)
-    out["severity"] = _severity(outcomes, str(fields["severity"]))
+    out["severity"] = str(fields["severity"]) if reported else _severity(outcomes, str(fields["severity"]))
     tag = "swallowed" if swallowed else "re-raised-as-other"
     tags = list(fields["tags"])
     if tag not in tags and len(tags) < _MAX_TAGS:
