@@ -119,6 +119,14 @@ def test_a_value_the_callers_take_from_the_model_config_is_the_checkpoints(
         "a multiple of it" in str(kv["solutions"])
     ), kv["solutions"]
     assert "--tp-size <a multiple of num_key_value_heads>" in str(kv["exampleFix"])
+    # An assert above needs the same size to divide the query heads: the multiple must too.
+    grouped = rows[("grid_mixer.py", 43)]
+    assert "pick a size that is a multiple of it and still divides `num_attention_heads` (`num_heads`" in str(
+        grouped["solutions"]
+    ), grouped["solutions"]
+    assert "--tp-size <a multiple of num_key_value_heads that divides num_attention_heads>" in str(
+        grouped["exampleFix"]
+    )
 
 
 def test_a_scripts_own_flag_is_not_the_launch_flag_of_the_same_name(

@@ -25,7 +25,7 @@ from extractor.analysis.messages.parts import Part
 from extractor.analysis.messages.patterns import make_message
 from extractor.analysis.parse import ParsedFile
 from extractor.analysis.resolver import OtherModules, Resolver
-from extractor.analysis.ruled_out import ruled_out
+from extractor.analysis.ruled_out import asserted_before, ruled_out
 from extractor.analysis.sites import RawSite, error_response_call, find_sites
 from extractor.analysis.walk import NEW_SCOPE, called_name, child_blocks, last_name, own_statements
 
@@ -81,8 +81,7 @@ def site_of(resolver: Resolver, raw: RawSite, calls: CallIndex | None = None) ->
     node = raw.node
     guard = guard_of(raw)
     dead = ruled_out(raw, list(guard.atoms))
-    if dead is not None:
-        guard = dataclasses.replace(guard, ruled_out=dead)
+    guard = dataclasses.replace(guard, ruled_out=dead, asserted=tuple(asserted_before(raw)))
     response = error_response_call(node) if isinstance(node, ast.Return | ast.Expr) else None
     if isinstance(node, ast.Assert):
         message = assert_message(node.msg, ctx) if node.msg is not None else None

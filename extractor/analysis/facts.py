@@ -122,6 +122,9 @@ class Guard:
     ruled_out: tuple[GuardAtom, GuardAtom] | None = None
     """A deciding atom and the path atom that requires its opposite: the site cannot run
     (:mod:`extractor.analysis.ruled_out`)."""
+    asserted: tuple[GuardAtom, ...] = ()
+    """What the ``assert`` statements that run before the site on every path to it require: they
+    passed when the site is reached (no guard atoms: a fix must only keep them passing)."""
 
     @property
     def handler_atoms(self) -> list[str]:

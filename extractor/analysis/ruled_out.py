@@ -21,7 +21,7 @@ from extractor.analysis.conditions import split_and, unparse
 from extractor.analysis.facts import GuardAtom
 from extractor.analysis.sites import RawSite
 
-__all__ = ["ruled_out"]
+__all__ = ["asserted_before", "ruled_out"]
 
 
 # How far back in each block an earlier ``assert`` is looked for: a check repeated is near.
@@ -30,7 +30,7 @@ _ASSERT_LOOKBACK = 40
 _REQUIRES = "_sge_requires"
 
 
-def _asserted(site: RawSite) -> list[GuardAtom]:
+def asserted_before(site: RawSite) -> list[GuardAtom]:
     """What the ``assert`` statements that run before the site on every path to it require: past
     ``assert t``, ``t`` holds (an earlier assert adds no guard atom, but it rules out the same
     failing test twice, ``assert n == m, "A"`` then ``assert n == m, "B"``)."""
@@ -58,7 +58,7 @@ def ruled_out(site: RawSite, atoms: list[GuardAtom]) -> tuple[GuardAtom, GuardAt
     plain = [a for a in atoms if a.test is not None and a.kind != "except"]
     if not any(a.role == "deciding" for a in plain):
         return None
-    plain += _asserted(site)
+    plain += asserted_before(site)
     if len(plain) < 2:
         return None
     # What each written atom requires: ``x`` (true) or ``not x`` (false), ``x`` as printed.

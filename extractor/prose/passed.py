@@ -17,12 +17,19 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from extractor.analysis.facts import Site
+from extractor.analysis.facts import GuardAtom, Site
 from extractor.prose.advice import INTERNAL_CHECK, KIND_WORDS, LIMIT_CAUSE, condition_code, negated_code
 from extractor.prose.cause import Cause, Roles, str_tested
 from extractor.prose.classify import classify
 from extractor.prose.commands import launcher_of_path
-from extractor.prose.constraints import Constraint, divisor_test, passed_constraints, simplify, unparse
+from extractor.prose.constraints import (
+    AtomView,
+    Constraint,
+    divisor_test,
+    passed_constraints,
+    simplify,
+    unparse,
+)
 from extractor.prose.fixes import (
     REFUSED_BEFORE,
     Setting,
@@ -152,15 +159,43 @@ def split_spec(site: Site, roles: Roles, ctx: ReadContext, cause: Cause) -> dict
             spec: dict[str, Any] = {"whole": False, "c": [[token, "data", []]], "v": [], "split": token}
             if multiple:
                 spec["multiple"] = True
+                # An earlier check of the function that passed needs the same size to divide
+                # another dimension (``num_heads % tp_size == 0`` before the KV heads' test): a
+                # multiple that breaks it only moves the failure there.
+                also = _also_divides([*roles.survivors, *site.guard.asserted], unparse(found[0]), ctx)
+                if also and also != token:
+                    spec["c"].append([also, "data", []])
+                    spec["also"] = also
             return spec
     return None
 
 
+def _also_divides(passed: Sequence[AtomView | GuardAtom], size: str, ctx: ReadContext) -> str:
+    """The token of a dimension an earlier passed check of the function needs ``size`` to divide."""
+    for v in passed:
+        expr = v.expr if isinstance(v, AtomView) else v.test
+        found = divisor_test(simplify(expr)) if expr is not None else None
+        if (
+            found is not None
+            and found[2] == "divides"
+            and unparse(found[1]) == size
+            and not size_flags(found[0], ctx)
+        ):
+            return _token(unparse(found[0]))
+    return ""
+
+
 def with_split_config(
-    partial: Mapping[str, Any], token: str, keys: Sequence[FlagInfo], multiple: bool = False
+    partial: Mapping[str, Any],
+    token: str,
+    keys: Sequence[FlagInfo],
+    multiple: bool = False,
+    also: tuple[str, Sequence[FlagInfo]] | None = None,
 ) -> dict[str, Any]:
     """``partial`` saying which config.json keys the dimension ``token`` is, so the size to give
-    is one that divides the checkpoint's value (with ``multiple``, one that is a multiple of it)."""
+    is one that divides the checkpoint's value (with ``multiple``, one that is a multiple of it;
+    with ``also``, a dimension token and its keys that the size must divide as well, which an
+    earlier check of the function needs)."""
     out = dict(partial)
     if len({f.dest for f in keys}) > _MAX_CONFIG_KEYS:
         return out  # a helper many models hand many dimensions: none is this checkpoint's for sure
@@ -169,12 +204,17 @@ def with_split_config(
     first = keys[0].flag.split(" / ")[0]
     note = f"`{name}` is the checkpoint's {shown} (its config.json)"
     pick, value = ("is a multiple of it", "a multiple of") if multiple else ("divides it", "a divisor of")
+    example = f"<{value} {first}>"
+    if also is not None and 0 < len({f.dest for f in also[1]}) <= _MAX_CONFIG_KEYS:
+        other = " or ".join(f"`{k}`" for f in also[1] for k in f.flag.split(" / "))
+        pick += f" and still divides {other} (`{_name(also[0])}`, which an earlier check of the function needs it to divide)"
+        example = f"<{value} {first} that divides {also[1][0].flag.split(' / ')[0]}>"
     out["documentation"] = f"{out.get('documentation', '')} {note[0].upper()}{note[1:]}."
     out["solutions"] = [
         f"{s}; {note}: pick a size that {pick}" if str(s).startswith("Change `") else s
         for s in out.get("solutions", [])
     ]
-    out["exampleFix"] = str(out.get("exampleFix", "")).replace("<accepted-value>", f"<{value} {first}>")
+    out["exampleFix"] = str(out.get("exampleFix", "")).replace("<accepted-value>", example)
     return out
 
 

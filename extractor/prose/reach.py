@@ -822,7 +822,10 @@ class RunReach:
                 split = str(spec.get("split", "")) if isinstance(spec, dict) else ""
                 if flags.get(split) and all(f.namespace == CONFIG_SOURCE for f in flags[split]):
                     multiple = bool(spec.get("multiple")) if isinstance(spec, dict) else False
-                    partial = with_split_config(partial, split, flags[split], multiple)
+                    also = str(spec.get("also", "")) if isinstance(spec, dict) else ""
+                    keys = flags.get(also) if also else None
+                    other = (also, keys) if keys and all(f.namespace == CONFIG_SOURCE for f in keys) else None
+                    partial = with_split_config(partial, split, flags[split], multiple, other)
                 data = str(spec.get("data", "")) if isinstance(spec, dict) else ""
                 if flags.get(data):
                     param, flag = data.partition(":")[2], flags[data][0].flag
