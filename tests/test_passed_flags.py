@@ -71,6 +71,11 @@ def test_what_the_callers_pass_decides_the_cause(tmp_path: Path, monkeypatch: py
     assert "--offload-io <unsupported-value>" in str(copy_in["exampleFix"])
     # An attribute copied from a constructor argument that the server args fill.
     assert "`--offload-workers 1`" in sols[("controller.py", 20)]
+    # Ordered against a count the code computes: the flag is the cause, with no one value to name.
+    assert "Cause: a launch flag (`--offload-workers`)" in str(rows[("controller.py", 29)]["documentation"])
+    assert "Change `--offload-workers` in the launch command so that" in sols[("controller.py", 29)]
+    # The same as a bare assert stays the callers' invariant.
+    assert "--" not in sols[("controller.py", 31)]
     # The constructor's own check on the layout is the flag's; a later method that handles the
     # same layouts cannot see another one (the constructor already raised), so it stays internal.
     assert "`--offload-layout`" in str(rows[("host_pool.py", 18)]["documentation"])

@@ -34,6 +34,12 @@ FLIP = {
     # ``size % 16 != 0``: the value is no multiple of a literal (``values`` holds it).
     "not-multiple": "multiple",
     "multiple": "not-multiple",
+    # ``max_world_size < len(ranks)``: a passed value ordered against what the code computes
+    # (``values`` holds that as code): no one value to name, but the value decides.
+    "lt-of": "ge-of",
+    "ge-of": "lt-of",
+    "le-of": "gt-of",
+    "gt-of": "le-of",
 }
 CMP_OPS: dict[type[ast.cmpop], str] = {
     ast.Eq: "eq",
@@ -199,6 +205,19 @@ def _constraint(expr: ast.expr, negated: bool, ctx: ReadContext, passed: bool = 
         lit = literal(other)
         if lit is None and raw in ("in", "not-in"):
             lit = bound_collection(other, ctx)
+        if (
+            lit is None
+            and passed
+            and subj[0] == "passed"
+            and raw in ("lt", "le", "gt", "ge")
+            and not (isinstance(other, ast.Name | ast.Attribute) and _subject(other, ctx, passed=True))
+        ):
+            # Ordered against a value the code computes: the callers' flag still decides it.
+            # (Against another passed value itself, either side may be the one to change.)
+            op, values = f"{raw}-of", (unparse(other),)
+            if negated:
+                op = FLIP[op]
+            return Constraint(subj[0], subj[1], op, values, subj[2])
         if lit is None:
             return None
         if (isinstance(expr.ops[0], ast.Is | ast.IsNot) and lit == ("None",)) or (
