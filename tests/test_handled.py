@@ -98,6 +98,17 @@ def test_what_is_and_is_not_swallowed(tmp_path: Path, monkeypatch: pytest.Monkey
     assert relayed[14]["handled"] == "swallowed"
     assert "packing failed, shipping unpacked" in str(relayed[14]["triggerScenarios"])
     assert relayed[32]["handled"] is None  # nobody up the chain catches it
+    # A handler that logs by the error's class: each raise is read along the branch it takes,
+    # in its own function and in a caller's.
+    posted = one("poster.py", "Exception")
+    assert '"unexpected worker error for room {room}" (an error line in the log)' in str(
+        posted["triggerScenarios"]
+    )
+    assert "transport error for room" not in str(posted["triggerScenarios"])
+    transport = one("poster.py", "ConnectionError")
+    assert '"transport error for room {room}: {e}" (a warning line in the log)' in str(
+        transport["triggerScenarios"]
+    )
     # Kept by a retry loop for the raise after it: the user meets it inside that one's message.
     retried = one("handshake.py", "ConnectionError")
     assert retried["handled"] == "re-raised-as-other" and retried["severity"] == "error"

@@ -113,9 +113,15 @@ def outcome_of(
     caught: tuple[str, ...],
     key_of_text: KeyOf,
     ctx: MessageContext | None,
+    is_instance: Callable[[ast.expr], bool | None] | None = None,
 ) -> Outcome:
-    """What ``handler`` (catching the classes with keys ``caught``) does with the error."""
-    body = handler.body
+    """What ``handler`` (catching the classes with keys ``caught``) does with the error.
+
+    With ``is_instance`` (whether the error is an instance of the classes an expression names,
+    None when that cannot be told), a handler that branches on the error's class first
+    (``if isinstance(e, TRANSPORT_ERRORS): warn ... else: log the traceback``) is read along the
+    branch the error takes."""
+    body = _taken(handler.body, handler.name, is_instance) if is_instance is not None else handler.body
     raises = [s for s in own_statements(body) if isinstance(s, ast.Raise)]
     line = handler.lineno
     if any(_is_reraise(r, handler.name, caught, key_of_text) for r in raises):
@@ -146,6 +152,33 @@ def outcome_of(
         return Outcome("exit", level, logged, then=exit_call, line=line)
     bound = handler.name or ""
     return Outcome("swallow", level, logged, _then(body), line=line, bound=bound, passed=_passed(body, bound))
+
+
+def _taken(
+    body: list[ast.stmt], bound: str | None, is_instance: Callable[[ast.expr], bool | None]
+) -> list[ast.stmt]:
+    """``body`` with each ``if isinstance(<bound>, X):`` at its top replaced by the branch the
+    error takes, where that can be told."""
+    if not bound or not any(isinstance(s, ast.If) for s in body):
+        return body
+    out: list[ast.stmt] = []
+    for stmt in body:
+        test = stmt.test if isinstance(stmt, ast.If) else None
+        if (
+            isinstance(stmt, ast.If)
+            and isinstance(test, ast.Call)
+            and isinstance(test.func, ast.Name)
+            and test.func.id == "isinstance"
+            and len(test.args) == 2
+            and isinstance(test.args[0], ast.Name)
+            and test.args[0].id == bound
+        ):
+            hit = is_instance(test.args[1])
+            if hit is not None:
+                out.extend(stmt.body if hit else stmt.orelse)
+                continue
+        out.append(stmt)
+    return out
 
 
 def reported_later(outcome: Outcome, scope: ast.AST | None, ctx: MessageContext | None) -> Outcome:

@@ -111,7 +111,13 @@ def catches_in(
                 return Handled()
             if not hit:
                 continue
-            outcome = outcome_of(handler, keys or (), key, resolver.module_ctx)
+            outcome = outcome_of(
+                handler,
+                keys or (),
+                key,
+                resolver.module_ctx,
+                lambda classes: ancestry.caught_by(handler_keys(resolver, classes), False),
+            )
             if outcome.kind == "mixed":
                 return Handled()
             if outcome.kind == "convert" and outcome.raised_key == own_key:
@@ -238,8 +244,40 @@ def _plain_try(stmt: ast.stmt, resolver: Resolver) -> list[PlainClause] | None:
         keys = handler_keys(resolver, handler.type)
         outcome = outcome_of(handler, keys or (), key, resolver.module_ctx)
         plain_keys = None if keys is None else list(keys)
-        out.append([plain_keys, int(handler.type is None), outcome.to_plain(), _clause_text(handler)])
+        clause: PlainClause = [
+            plain_keys,
+            int(handler.type is None),
+            outcome.to_plain(),
+            _clause_text(handler),
+        ]
+        split = _class_split(handler, resolver)
+        if split is not None:
+            # ``if isinstance(e, X): <one way> else: <another>``: which way the caller's error
+            # takes is told where its class is known (:func:`extractor.reach.handled`).
+            tested, *_ = split
+            yes = outcome_of(handler, keys or (), key, resolver.module_ctx, lambda _: True)
+            no = outcome_of(handler, keys or (), key, resolver.module_ctx, lambda _: False)
+            clause.append([list(tested), yes.to_plain(), no.to_plain()])
+        out.append(clause)
     return out
+
+
+def _class_split(handler: ast.ExceptHandler, resolver: Resolver) -> tuple[tuple[str, ...]] | None:
+    """The keys of the classes a handler's first ``if isinstance(<error>, X):`` tests, when it
+    has one at its top and ``X`` names classes."""
+    for stmt in handler.body:
+        test = stmt.test if isinstance(stmt, ast.If) else None
+        if (
+            isinstance(test, ast.Call)
+            and isinstance(test.func, ast.Name)
+            and test.func.id == "isinstance"
+            and len(test.args) == 2
+            and isinstance(test.args[0], ast.Name)
+            and test.args[0].id == handler.name
+        ):
+            keys = handler_keys(resolver, test.args[1])
+            return (keys,) if keys else None
+    return None
 
 
 def call_handling(resolver: Resolver) -> dict[str, dict[str, list[list[list[PlainClause]]]]]:

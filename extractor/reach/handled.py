@@ -215,12 +215,17 @@ def ends_raise(
 def _first_catch(chain: list[Any], own_key: str, ancestry: Ancestry) -> tuple[str, Outcome] | None:
     """The clause that ends the raise in one call's ``try`` chain (outermost first), else None."""
     for clauses in reversed(chain):
-        for keys, bare, plain_outcome, text in clauses:
+        for keys, bare, plain_outcome, text, *split in clauses:
             hit = ancestry.caught_by(None if keys is None else tuple(keys), bool(bare))
             if hit is None:
                 return None
             if not hit:
                 continue
+            if split:
+                # The handler branches on the error's class first: the way this one takes.
+                tested, yes, no = split[0]
+                taken = ancestry.caught_by(tuple(tested), False)
+                plain_outcome = plain_outcome if taken is None else yes if taken else no
             outcome = Outcome.from_plain(plain_outcome)
             if outcome.kind == "convert" and outcome.raised_key == own_key:
                 break  # raised again as the same class: the next ``try`` out gets it
