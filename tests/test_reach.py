@@ -3140,6 +3140,24 @@ def test_a_value_the_launch_code_sets_itself_is_not_said_to_need_the_flag() -> N
     assert reach_phrase(grouped, picked=dict(knowledge.picked)) == "with `--moe-runner-backend grouped`"
 
 
+def test_another_backend_is_offered_only_where_the_user_gave_the_one_sglang_may_pick() -> None:
+    from extractor.prose.reach import _workarounds
+
+    reach = (frozenset({("flag", "--attention-backend", ("sparse",))}),)
+    choices = {"--attention-backend": ["flex", "paged", "sparse"]}
+    # The launch code picks ``sparse`` itself for some models: those may need it.
+    (picked,) = _workarounds(reach, choices, picked={"--attention-backend": ("sparse",)})
+    assert picked == (
+        "This code runs only with `--attention-backend sparse`: sglang picks it itself for some models and "
+        "hardware, which may need it; if you gave it yourself and that attention backend is not required, "
+        "use another one, e.g. `--attention-backend flex`"
+    )
+    (given,) = _workarounds(reach, choices, picked={"--attention-backend": ("paged",)})
+    assert given.startswith(
+        "This code runs only with `--attention-backend sparse`: if that attention backend is not required"
+    )
+
+
 def test_a_variable_the_launch_code_turns_on_itself_is_not_left_by_unsetting_alone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -358,8 +358,10 @@ def _workarounds(
     negated: Mapping[str, str] | None = None,
     handled: AbstractSet[str] = frozenset(),
     replaced: Mapping[str, str] | None = None,
+    picked: Mapping[str, Sequence[str]] | None = None,
 ) -> list[str]:
-    """``handled``: valued flags whose choices here are the values the site's own code tests for."""
+    """``handled``: valued flags whose choices here are the values the site's own code tests for;
+    ``picked``: the values the launch code sets each flag to itself (for some models or hardware)."""
     reach = _shared(reach)
     if not reach:
         return []
@@ -385,8 +387,17 @@ def _workarounds(
             if name in handled and len(others) <= _MAX_HANDLED
             else f"use another one, e.g. `{name} {others[0]}`"
         )
+        # A value sglang picks itself for some models or hardware may be the one the model needs:
+        # another one is a way out only where the user gave it.
+        mine = set(values) & set((picked or {}).get(name, ()))
         out.append(
-            f"This code runs only with `{name} {shown}`: if that {what} is not required, {other}"
+            f"This code runs only with `{name} {shown}`: "
+            + (
+                f"sglang picks it itself for some models and hardware, which may need it; if you gave it "
+                f"yourself and that {what} is not required, {other}"
+                if mine
+                else f"if that {what} is not required, {other}"
+            )
             + (
                 f" (and leave out {' and '.join(f'`{p}`' for p in phases)}, or give "
                 f"{'them' if len(phases) > 1 else 'it'} another one too)"
@@ -647,7 +658,18 @@ def _wording(
         phrase,
         _tags(reach),
         _workarounds(
-            core, choices, switches, agreed, optional, forced, implied, phased, negated, handled, replaced
+            core,
+            choices,
+            switches,
+            agreed,
+            optional,
+            forced,
+            implied,
+            phased,
+            negated,
+            handled,
+            replaced,
+            picked,
         ),
         _command_args(reach, switches, refused, replaced),
         _other_values(core, choices, forced),
