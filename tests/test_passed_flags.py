@@ -28,6 +28,8 @@ PLACES = {
     "addr.py": "python/sglang/srt/offload/addr.py",
     "grid_model.py": "python/sglang/srt/models/grid_model.py",
     "targets.py": "python/sglang/srt/offload/targets.py",
+    "offload_config.py": "python/sglang/srt/offload/offload_config.py",
+    "offload_start.py": "python/sglang/srt/offload/offload_start.py",
 }
 FIELDS = ("errorType", "documentation", "triggerScenarios", "solutions", "exampleFix")
 
@@ -83,6 +85,14 @@ def test_what_the_callers_pass_decides_the_cause(tmp_path: Path, monkeypatch: py
     # Two checks that both run while the pool is built are not ordered: each names the flag.
     assert "`--offload-layout`" in str(rows[("host_pool.py", 28)]["documentation"])
     assert "--offload-layout layer_first" in sols[("host_pool.py", 28)]
+    # An attribute of a settings object, read as what its class stores (``OffloadConfig.layout``).
+    assert "Cause: a launch flag (`--offload-layout`)" in str(
+        rows[("offload_config.py", 17)]["documentation"]
+    )
+    # Each side of a conditional expression may fill it: both flags are named.
+    assert "Cause: a launch flag (`--offload-io`, `--offload-draft-io`)" in str(
+        rows[("offload_config.py", 11)]["documentation"]
+    )
     # A dataclass field is what its constructions pass for it.
     assert "`--offload-chunk 1`" in sols[("cache.py", 14)]
     # A parameter every caller fills with a literal carries no flag.

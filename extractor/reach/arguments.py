@@ -3,24 +3,27 @@
 A check ``if io_backend == ...: raise`` in a method is about the command line when its callers
 pass ``io_backend=server_args.hicache_io_backend``, or pass on a parameter or attribute that
 carries it (``self.io_backend``, set in ``__init__`` from a parameter its constructions fill from
-the server args). :func:`passed_args` and :func:`self_assignment` record the raw shape of those
+the server args). :func:`passed_args` and :func:`self_assignments` record the raw shape of those
 values per file; :class:`PassedFlags` follows them over the whole-target index.
 
 A value *source* is ``("f", dest)`` (an attribute of an args object: ``server_args.dest``),
 ``("n", name)`` (a bare name: a parameter of the caller, when it is one), ``("s", attr)``
-(``self.attr``) or ``("w", group)`` (the size of a process group, ``get_tp_world_size()``: the
-flag that sizes it, see :mod:`extractor.prose.world_size`). Literals and computed values carry
-no flag and are not recorded.
+(``self.attr``), ``("o", "recv.attr")`` (an attribute of a settings object named after its class,
+``model_config.quantization``: what ``ModelConfig`` stores in ``self.quantization``) or ``("w",
+group)`` (the size of a process group, ``get_tp_world_size()``: the flag that sizes it, see
+:mod:`extractor.prose.world_size`). Literals and computed values carry no flag and are not
+recorded.
 """
 
 from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from extractor.analysis.walk import called_name, own_statements
+from extractor.analysis.walk import called_name, last_name, own_statements
 from extractor.prose.config_read import config_read
 from extractor.prose.knowledge import FlagInfo, Knowledge
 from extractor.prose.world_size import flag_for_group, group_of
@@ -33,11 +36,12 @@ __all__ = [
     "ENV_SOURCE",
     "PassedFlags",
     "bindable_names",
-    "name_binding",
+    "name_bindings",
     "passed_args",
     "positional_params",
-    "self_assignment",
+    "self_assignments",
     "value_source",
+    "value_sources",
 ]
 
 # Deep enough for a constructor that keeps a parameter on ``self`` for a method that hands it to
@@ -139,25 +143,41 @@ def value_source(node: ast.expr) -> tuple[str, str] | None:
             return ("s", node.attr)
         if _args_receiver(node.value):
             return ("f", node.attr)
+        recv = last_name(node.value)
+        if _OBJECT_RE.match(recv) and not node.attr.startswith("_"):
+            # ``model_config.quantization``: an attribute of the one object a settings class
+            # named like the receiver builds (``ModelConfig``), read as that class's ``self.x``.
+            return ("o", f"{recv}.{node.attr}")
     return None
+
+
+# Receivers named after one settings object: ``model_config``, ``self.load_config``.
+_OBJECT_RE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*_config$")
+
+
+def value_sources(node: ast.expr) -> list[tuple[str, str]]:
+    """:func:`value_source` of ``node``, or of each side of a conditional expression (``args.draft_x
+    if is_draft else args.x``): either may be what it carries, the ``else`` side first (the
+    special case is usually the one the test names)."""
+    if isinstance(node, ast.IfExp):
+        return list(dict.fromkeys([*value_sources(node.orelse), *value_sources(node.body)]))
+    src = value_source(node)
+    return [src] if src is not None else []
 
 
 def passed_args(call: ast.Call) -> list[list[str]]:
     """``[slot, kind, value]`` for each argument with a source: slot ``"0"``, ``"1"``... for
-    positional arguments (before any ``*args``), ``"=name"`` for keywords."""
+    positional arguments (before any ``*args``), ``"=name"`` for keywords. A slot may have more
+    than one source (:func:`value_sources`)."""
     out: list[list[str]] = []
     for i, arg in enumerate(call.args):
         if isinstance(arg, ast.Starred):
             break
-        src = value_source(arg)
-        if src is not None:
-            out.append([str(i), *src])
+        out.extend([str(i), *src] for src in value_sources(arg))
     for kw in call.keywords:
         if kw.arg is None:
             continue
-        src = value_source(kw.value)
-        if src is not None:
-            out.append([f"={kw.arg}", *src])
+        out.extend([f"={kw.arg}", *src] for src in value_sources(kw.value))
     return out
 
 
@@ -165,22 +185,19 @@ def positional_params(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str
     return tuple(a.arg for a in [*func.args.posonlyargs, *func.args.args])
 
 
-def self_assignment(stmt: ast.stmt) -> tuple[str, str, str] | None:
-    """``(attr, kind, value)`` of ``self.attr = <source>``."""
+def self_assignments(stmt: ast.stmt) -> list[tuple[str, str, str]]:
+    """``(attr, kind, value)`` of ``self.attr = <source>``, one per source."""
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
         target, value = stmt.targets[0], stmt.value
     elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
         target, value = stmt.target, stmt.value
     else:
-        return None
+        return []
     if not (
         isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
     ):
-        return None
-    src = value_source(value)
-    if src is None or src == ("s", target.attr):
-        return None
-    return (target.attr, *src)
+        return []
+    return [(target.attr, *src) for src in value_sources(value) if src != ("s", target.attr)]
 
 
 def bindable_names(func: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
@@ -201,17 +218,16 @@ def bindable_names(func: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, st
     return out
 
 
-def name_binding(stmt: ast.stmt, bindable: dict[str, str] | None) -> tuple[str, str, str] | None:
-    """``(token, kind, value)`` of ``x = <source>`` for ``x`` a parameter or declared global."""
+def name_bindings(stmt: ast.stmt, bindable: dict[str, str] | None) -> list[tuple[str, str, str]]:
+    """``(token, kind, value)`` of ``x = <source>`` for ``x`` a parameter or declared global, one
+    per source."""
     if not bindable or not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
-        return None
+        return []
     target = stmt.targets[0]
     if not isinstance(target, ast.Name) or target.id not in bindable:
-        return None
-    src = value_source(stmt.value)
-    if src is None or src == ("n", target.id):
-        return None
-    return (f"{bindable[target.id]}:{target.id}", *src)
+        return []
+    token = f"{bindable[target.id]}:{target.id}"
+    return [(token, *src) for src in value_sources(stmt.value) if src != ("n", target.id)]
 
 
 @dataclass
@@ -301,6 +317,12 @@ class PassedFlags:
         if kind == "w":
             info = flag_for_group(name, self.knowledge.flags_for(f.path))
             return (dataclasses.replace(info, via_group=True),) if info is not None else ()
+        if kind == "o":
+            recv, _, attr = name.partition(".")
+            cls = self._class_named(recv, module)
+            if cls is None or depth >= MAX_DEPTH:
+                return ()
+            return tuple(dict.fromkeys(self._class_attr(cls, attr, depth)))[:_MAX_FLAGS]
         if depth >= MAX_DEPTH:
             self._cut = True
             return ()
@@ -444,11 +466,7 @@ class PassedFlags:
             info = self.knowledge.flags_for(f.path).get(name)
             return [info] if info is not None else []
         classes = self._lineage(cls)
-        out: list[FlagInfo] = []
-        for af, (method, _attr, kind, value) in self._assignments(name):
-            owner = self.index.owner_class(af.module, method)
-            if owner in classes:
-                out.extend(self._source(af.module, method, kind, value, depth + 1))
+        out = self._class_attr(cls, name, depth)
         if not out:
             # A field without an assignment (a dataclass or a config model): what the
             # constructions pass for it by keyword.
@@ -461,6 +479,26 @@ class PassedFlags:
                         if slot == f"={name}":
                             out.extend(self._source(cf.module, call.caller, kind, value, depth + 1))
         return out
+
+    def _class_attr(self, cls: str, name: str, depth: int) -> list[FlagInfo]:
+        """What the methods of class node ``cls`` (and its bases) store in ``self.name``."""
+        classes = self._lineage(cls)
+        out: list[FlagInfo] = []
+        for af, (method, _attr, kind, value) in self._assignments(name):
+            owner = self.index.owner_class(af.module, method)
+            if owner in classes:
+                out.extend(self._source(af.module, method, kind, value, depth + 1))
+        return out
+
+    def _class_named(self, recv: str, module: str) -> str | None:
+        """The one class node whose name is ``recv`` in CamelCase (``model_config``: ``ModelConfig``),
+        of those in the same package as ``module`` (``sglang.srt``) when there are several."""
+        name = "".join(part[:1].upper() + part[1:] for part in recv.split("_"))
+        found = [n for n in self.index.by_name.get(name, []) if self.index.defs[n].kind == "c"]
+        if len(found) > 1:
+            package = ".".join(module.split(".")[:2]) + "."
+            found = [n for n in found if n.startswith(package)]
+        return found[0] if len(found) == 1 else None
 
     def _lineage(self, cls: str) -> set[str]:
         seen: set[str] = set()

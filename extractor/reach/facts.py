@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 44
+FACTS_VERSION = 45
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 Atom = tuple[str, ...]

@@ -20,10 +20,10 @@ from extractor.prose.knowledge import is_knowledge_path
 from extractor.reach.agreement import agreed_attribute
 from extractor.reach.arguments import (
     bindable_names,
-    name_binding,
+    name_bindings,
     passed_args,
     positional_params,
-    self_assignment,
+    self_assignments,
 )
 from extractor.reach.drafts import builds_draft, draft_architectures
 from extractor.reach.facts import Atom, Call, Def, FileFacts, Registration
@@ -746,14 +746,14 @@ class _Builder:
                     self._local_alias(stmt.targets[0], stmt.value, local, aliases)
                 if isinstance(stmt, ast.Assign):
                     self._subscript_registry(stmt)
-                kept = self_assignment(stmt) if qual != "<module>" else None
-                if kept is not None:
-                    self.facts.attrs.append((qual, *kept))
+                if qual != "<module>":
+                    self.facts.attrs.extend((qual, *kept) for kept in self_assignments(stmt))
                 if qual != "<module>" and isinstance(stmt, ast.Assign | ast.AnnAssign):
                     self._self_test(stmt, qual, local, aliases)
-                bound = name_binding(stmt, self._bindable.get(qual)) if qual != "<module>" else None
-                if bound is not None:
-                    self.facts.binds.append((qual, *bound))
+                if qual != "<module>":
+                    self.facts.binds.extend(
+                        (qual, *bound) for bound in name_bindings(stmt, self._bindable.get(qual))
+                    )
                 if isinstance(stmt, ast.Assign) and owner and qual == owner and len(stmt.targets) == 1:
                     self._class_list(owner, stmt.targets[0], stmt.value)
                 if isinstance(stmt, ast.AnnAssign) and owner and qual == owner:
