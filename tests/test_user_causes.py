@@ -58,6 +58,18 @@ def test_a_group_size_is_the_flag_that_sizes_the_group() -> None:
         assert got[qualname].errorType == "configuration"
 
 
+def test_a_share_of_a_layer_split_over_the_ranks_is_fixed_by_fewer_ranks() -> None:
+    got = _prose("world_sizes.py", "python/sglang/srt/layers/split.py")
+    packed = got["pack_output"]
+    assert "`--tp-size`" in packed.documentation and packed.errorType == "configuration"
+    assert packed.solutions[0] == (
+        "Use a smaller `--tp-size`: each rank holds `output_partition_size`, this layer's size divided "
+        "by it, which must be a multiple of `block_n`"
+    )
+    assert not any(s.startswith("Change `--tp-size`") for s in packed.solutions)
+    assert "--tp-size <a smaller size>" in _after(packed)
+
+
 def test_a_size_compared_with_a_computed_value_or_unspelled_stays_internal() -> None:
     got = _prose("world_sizes.py", "python/sglang/srt/layers/split.py")
     # One length per rank is the code agreeing with itself.
@@ -134,7 +146,9 @@ def test_a_dimension_split_over_the_tensor_parallel_ranks_that_does_not_divide_i
     by_line = {site.line: prose for site, prose in sites if site.qualname == "pack_weight"}
     split, empty = (by_line[line] for line in sorted(by_line))
     assert "Cause: a launch flag (`--tp-size`)" in split.documentation
-    assert split.solutions[0].startswith("Change `--tp-size` in the launch command")
+    assert split.solutions[0].startswith(
+        "Use a smaller `--tp-size`: each rank holds `input_size_per_partition`"
+    )
     # The same share compared with a literal is no size of the group.
     assert INTERNAL in empty.documentation
 

@@ -67,6 +67,7 @@ from extractor.prose.platforms import alternatives
 from extractor.prose.why import scope_name
 from extractor.prose.why import situations as situations_of
 from extractor.prose.wording import loop_end_words
+from extractor.prose.world_size import split_share
 
 __all__ = [
     "INTERNAL_CHECK",
@@ -542,6 +543,20 @@ def advise(
                 f"the model runs in the dtype `{flag}` selects (with `auto`, the checkpoint's own)",
             )
             fix = _command(site, knowledge, [flag, md.rejected], [flag, want])
+        share = split_share(roles.deciding, knowledge.flags_for(site.path))
+        if share is not None and share[0] in cause.names:
+            # Each rank's share of the layer must fit the divisor (a quantization block, a
+            # kernel's tile): fewer ranks give larger shares.
+            flag, part, by = share
+            # It says what the restated check ("Change `--tp-size` ... so that ...") would.
+            sols = [x for x in sols if not x.startswith(f"Change `{flag}` in the launch command")]
+            sols.insert(
+                0,
+                f"Use a smaller `{flag}`: each rank holds `{part}`, this layer's size divided by it, "
+                f"which must be a multiple of `{by}`",
+            )
+            if _no_change(fix) or "<accepted-value>" in fix:
+                fix = _command(site, knowledge, [flag, "<current-value>"], [flag, "<a smaller size>"], own)
         for v in roles.deciding:
             typed = v.isinstance_
             if typed is not None and not typed[2] and v.reads.flags:

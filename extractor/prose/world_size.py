@@ -34,7 +34,7 @@ from extractor.prose.flag_spelling import find_flag
 from extractor.prose.knowledge import FlagInfo
 from extractor.prose.reads import BINDING_DEPTH, ReadContext, Reads, is_peer
 
-__all__ = ["flag_for_group", "group_of", "told_split", "with_world_sizes"]
+__all__ = ["flag_for_group", "group_of", "split_share", "told_split", "with_world_sizes"]
 
 _GETTER_RE = re.compile(r"^_?get_([a-z][a-z0-9_]*?)_world_size$")
 _GROUP_RE = re.compile(r"^_?(?:get_)?([a-z][a-z0-9_]*?)_group$")
@@ -137,8 +137,9 @@ def size_flags(node: ast.expr, ctx: ReadContext) -> list[FlagInfo]:
     return out
 
 
-# ``input_size_per_partition``: a dimension already split over the tensor-parallel ranks.
-_PER_PARTITION_RE = re.compile(r"^[a-z][a-z0-9_]*_per_partition$")
+# ``input_size_per_partition``, ``output_partition_size``: a dimension already split over the
+# tensor-parallel ranks.
+_PER_PARTITION_RE = re.compile(r"^[a-z][a-z0-9_]*_per_partition$|^(?:[a-z][a-z0-9_]*_)?partition_size$")
 
 
 def _split_flags(node: ast.expr, ctx: ReadContext) -> list[FlagInfo]:
@@ -149,6 +150,36 @@ def _split_flags(node: ast.expr, ctx: ReadContext) -> list[FlagInfo]:
         return []
     first = flag_for_group("tp", ctx.flags)
     return [first] if first is not None else []
+
+
+def split_share(views: Sequence[AtomView], flags: Mapping[str, FlagInfo]) -> tuple[str, str, str] | None:
+    """``(flag, share, divisor)`` for the first deciding test ``share % divisor != 0`` of a
+    dimension already split over the tensor-parallel ranks (``input_size_per_partition % block_k``):
+    a smaller size gives each rank a larger share, which the divisor may then fit."""
+    for v in views:
+        if v.expr is None:
+            continue
+        for part in split_and(simplify(v.expr)):
+            if not (
+                isinstance(part, ast.Compare)
+                and len(part.ops) == 1
+                and isinstance(part.ops[0], ast.NotEq)
+                and isinstance(part.left, ast.BinOp)
+                and isinstance(part.left.op, ast.Mod)
+            ):
+                continue
+            share = part.left.left
+            name = (
+                share.attr
+                if isinstance(share, ast.Attribute)
+                else share.id
+                if isinstance(share, ast.Name)
+                else ""
+            )
+            info = flag_for_group("tp", flags) if _PER_PARTITION_RE.match(name) else None
+            if info is not None:
+                return info.flag, name, ast.unparse(part.left.right)
+    return None
 
 
 def _rank_gate(expr: ast.expr | None, ctx: ReadContext) -> FlagInfo | None:
