@@ -70,6 +70,18 @@ def test_a_share_of_a_layer_split_over_the_ranks_is_fixed_by_fewer_ranks() -> No
     assert "--tp-size <a smaller size>" in _after(packed)
 
 
+def test_a_value_parsed_from_the_draft_models_config_is_that_models() -> None:
+    sites = _enriched("draft_settings.py", "python/sglang/srt/speculative/draft_settings.py")
+    parsed, other = (prose for _, prose in sorted(sites, key=lambda sp: sp[0].line))
+    assert "Cause: the model (its checkpoint or config)" in parsed.documentation
+    assert parsed.solutions[0].startswith(
+        "The draft model (the one `--draft-model-path` names) does not meet this check (`window_size`)"
+    )
+    assert "--draft-model-path <a-supported-checkpoint>" in _after(parsed)
+    # Parsed from anything but a config object: nothing says it is the checkpoint's.
+    assert INTERNAL in other.documentation
+
+
 def test_a_size_compared_with_a_computed_value_or_unspelled_stays_internal() -> None:
     got = _prose("world_sizes.py", "python/sglang/srt/layers/split.py")
     # One length per rank is the code agreeing with itself.

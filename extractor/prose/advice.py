@@ -596,7 +596,9 @@ def advise(
                 "(`*.safetensors`, `*.bin`), or finish the download"
                 + (f"; {', '.join(said)}" if said else "")
             )
-        elif cause.rule == "message-checkpoint":
+        elif cause.rule == "message-checkpoint" or (
+            cause.rule == "parsed-checkpoint-config" and "draft model" in cause.names
+        ):
             text, setter = _checkpoint_fix(site, knowledge, cause)
             sols.append(text)
         elif hv is not None and len(hv[1]) >= 1:

@@ -527,6 +527,44 @@ def _config_entry(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] 
     return tuple(dict.fromkeys(keys)) or None
 
 
+# A parameter holding a checkpoint's whole config object (``hf_config``, ``draft_hf_config``); a
+# bare ``config`` is one only in model code.
+_HF_CONFIG_PARAM_RE = re.compile(r"(?:^|_)hf_(?:text_)?config$")
+_MODEL_CONFIG_PARAM_RE = re.compile(r"^config$")
+
+
+def _parsed_config(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
+    # ``cfg = parse_draft_config(draft_hf_config=draft_hf_config)`` then a test of what it parsed
+    # (``cfg.require_markov()``): values the parser read from the checkpoint's config object.
+    params = {p.name for p in site.params}
+    read = names_read(roles.deciding)
+    if not read or any(v.reads.flags or v.reads.envs for v in roles.deciding):
+        return None
+    for b in site.guard.bindings:
+        value = b.value
+        if b.name not in read or not isinstance(value, ast.Call):
+            continue
+        given = [*value.args, *(k.value for k in value.keywords)]
+        model_code = _MODEL_CODE_RE.search(site.path) is not None
+        if not given or not all(
+            isinstance(a, ast.Name)
+            and a.id in params
+            and (_HF_CONFIG_PARAM_RE.search(a.id) or (model_code and _MODEL_CONFIG_PARAM_RE.match(a.id)))
+            for a in given
+        ):
+            continue
+        # The keys the message shows of what was parsed (``{cfg.markov_rank}``); a draft model's
+        # config (``draft_hf_config``) is that model's, not the served checkpoint's.
+        shown = re.findall(rf"\{{{re.escape(b.name)}\.([a-z][a-z0-9_]*)", message_text(site))
+        whose = (
+            ["draft model"]
+            if any(isinstance(a, ast.Name) and a.id.startswith("draft") for a in given)
+            else []
+        )
+        return tuple(dict.fromkeys([*whose, *shown])) or ("checkpoint",)
+    return None
+
+
 def _reads_checkpoint(site: Site, roles: Roles) -> bool:
     """Whether what the deciding tests read comes from a checkpoint's config: a local bound from
     one (``nkvh = {... self.hf_config.block_configs ...}``, ``arch = cfg.architectures[0]``)."""
@@ -912,6 +950,12 @@ RULES: tuple[CauseRule, ...] = (
         "model",
         'def score(sparse_cfg): t = sparse_cfg.get("score_type", "max"); assert t in ("max", "lse")',
         _config_entry,
+    ),
+    CauseRule(
+        "parsed-checkpoint-config",
+        "model",
+        "cfg = parse_draft(draft_hf_config=draft_hf_config); if not cfg.rank: raise ValueError",
+        _parsed_config,
     ),
     CauseRule("weights", "model", "def load_weights(self, weights): ... raise KeyError(name)", _weights),
     CauseRule(
