@@ -3561,7 +3561,17 @@ class LocalStore(Store):
         super().__init__(backend=None)
 
 
+class Conv:
+    def __init__(self, width, activation=None):
+        if activation is not None:
+            if activation not in ("silu", "swish"):
+                raise ValueError(f"unsupported conv activation {activation}")
+
+
 def build(server_args):
+    # Every construction leaves ``activation`` out.
+    Conv(4)
+    Conv(width=8)
     if server_args.enable_adapters:
         return LocalStore()
     return Store(backend=server_args.attention_backend)
@@ -3626,6 +3636,12 @@ def test_a_raise_on_an_argument_being_given_is_reached_only_by_the_calls_that_gi
     assert "no caller" not in strict.triggerScenarios
     store = records["unknown store backend {backend}"]
     assert "no caller" not in store.triggerScenarios
+    # No construction of the class passes ``activation``: only code building it itself gets there.
+    conv = records["unsupported conv activation {activation}"]
+    assert conv.triggerScenarios.endswith(
+        "It is reached only when a call passes `activation`, which no caller in sglang does (only your own "
+        "code calling it directly)."
+    ), conv.triggerScenarios
     # ``width`` is no parameter: every caller may reach the check.
     negative = records["a negative query length"]
     assert (

@@ -75,12 +75,9 @@ class SiteReach:
         when leaving it out fails the test: its default is ``None`` (or ``False``, for a truth test).
         A name tested for truth comes back as ``name?`` (see :meth:`Edge.may_pass`)."""
         d = self.index.defs.get(f"{module_name(path)}:{qualname}")
-        # A constructor is reached by building its class, whose calls are not its own edges.
-        if (
-            d is None
-            or d.kind != "f"
-            or qualname.rpartition(".")[2] in ("__init__", "__new__", "__post_init__")
-        ):
+        # A constructor other than ``__init__`` is reached by building its class, whose calls do
+        # not fill its parameters one by one.
+        if d is None or d.kind != "f" or qualname.rpartition(".")[2] in ("__new__", "__post_init__"):
             return ()
         # A truth test is marked ``?``: a literal false passed for it gives it no more than leaving it out.
         return tuple(
@@ -92,6 +89,10 @@ class SiteReach:
         (or it has no known call at all)."""
         node = f"{module_name(path)}:{qualname}"
         edges = self.index.callers(node)
+        owner, _, short = qualname.rpartition(".")
+        if short == "__init__" and owner:
+            # Built by its class's name (``Conv(...)``), or from a subclass (``super().__init__``).
+            edges = [*self.index.callers(f"{module_name(path)}:{owner}"), *edges]
         wanted = tuple(names)
         if not edges:
             # Called only where the receiver is unknown (``model.load_weights(weights)``): those

@@ -675,14 +675,18 @@ class TargetIndex:
         """:attr:`Edge.given` of ``call`` to ``target``."""
         d = self.defs.get(target)
         slots = [s for s in call.given.split(",") if s]
+        built = d is not None and d.kind == "c"
+        if built:
+            # Building a class calls its own ``__init__``, which binds ``self`` (an inherited one
+            # is not known here).
+            init = self.methods.get(target, {}).get("__init__")
+            d = self.defs.get(init) if init is not None and init.startswith(target + ".") else None
         if d is None or d.kind != "f" or call.ref or "*" in slots or "**" in slots:
             return None
         # A call through an instance or a class binds the first parameter itself, except an
         # instance method called on its class by name (``Foo.m(obj, x)``).
-        bound = (
-            d.params[:1] in (("self",), ("cls",))
-            and len(parts) >= 2
-            and not (d.params[0] == "self" and parts[-2][:1].isupper())
+        bound = d.params[:1] in (("self",), ("cls",)) and (
+            built or (len(parts) >= 2 and not (d.params[0] == "self" and parts[-2][:1].isupper()))
         )
         params = d.params[1:] if bound else d.params
         out = set()
