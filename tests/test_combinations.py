@@ -71,11 +71,16 @@ def test_env_vars_the_message_names_are_the_cause(knowledge: Knowledge) -> None:
     assert after.startswith("SGLANG_FAST_ACT=1 ") and "SGLANG_SWIZZLE" not in after
 
 
-def test_a_flag_no_declaration_describes_reads_as_a_switch_by_its_name(knowledge: Knowledge) -> None:
-    # A script's own parser: the run's declarations know neither flag.
+def test_options_no_declaration_describes_are_no_launch_flags(knowledge: Knowledge) -> None:
+    # Options of another command's parser (a tool's, a request's): the launch declares neither.
     site = make_site((atom("not self._prompts"),), message="--apply-template requires --prompt-file")
-    before, after = enrich(site, knowledge).exampleFix.split("# after\n")
-    assert before.endswith("--apply-template\n") and after.endswith("--apply-template --prompt-file <value>")
+    prose = enrich(site, knowledge)
+    assert "Cause: the request or call input (`--apply-template`, `--prompt-file`)" in prose.documentation
+    assert prose.solutions[-1].startswith(
+        "Give `--apply-template`, `--prompt-file` as the message says to the command, script or request "
+        "that takes them: no parser of the server's launch declares them"
+    )
+    assert "launch_server" not in prose.exampleFix
 
 
 ENVIRON = b"""\

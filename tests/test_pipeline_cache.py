@@ -290,7 +290,15 @@ def test_every_flag_finder_answers_alike_through_the_recording_flags(
     with open_target(str(repo), shas[0]) as target:
         knowledge = pipeline.load_knowledge(target, None)
     plain = knowledge.flags_for(GATE)
-    keys = ["--tp-size", "--tensor-parallel-size", "tensor_parallel_size", "--max-queue", "draft model", "x"]
+    keys = [
+        "--tp-size",
+        "--tensor-parallel-size",
+        "tensor_parallel_size",
+        "--max-queue",
+        "draft model",
+        "x",
+        "--tp",
+    ]
     for finder in FINDERS:
         recorder = RecordingKnowledge(knowledge)
         recorded = recorder.flags_for(GATE)

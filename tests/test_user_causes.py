@@ -82,6 +82,16 @@ def test_a_value_parsed_from_the_draft_models_config_is_that_models() -> None:
     assert INTERNAL in other.documentation
 
 
+def test_an_option_no_launch_parser_declares_is_the_callers_input_not_a_launch_flag() -> None:
+    got = _prose("options.py", "python/sglang/srt/layers/options.py")
+    picked = got["pick_condition"]
+    assert "Cause: the request or call input (`--image-path`, `--video-path`)" in picked.documentation
+    assert "launch_server" not in picked.exampleFix and "sglang serve" not in picked.exampleFix
+    # ``--tp`` and ``--dp`` abbreviate declared flags (argparse takes a unique prefix): launch flags.
+    sizes = got["check_sizes"]
+    assert "Cause: a launch flag (`--tp`, `--dp`)" in sizes.documentation, sizes.documentation
+
+
 def test_a_size_compared_with_a_computed_value_or_unspelled_stays_internal() -> None:
     got = _prose("world_sizes.py", "python/sglang/srt/layers/split.py")
     # One length per rank is the code agreeing with itself.

@@ -17,11 +17,14 @@ import ast
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from extractor.analysis.facts import Site
 from extractor.analysis.walk import key_read, read_path
 from extractor.prose.constraints import AtomView, Constraint, simplify, splits_batch_rows, unparse
+from extractor.prose.declarations import subcommand_module
+from extractor.prose.flag_spelling import declared_flag, find_flag
 from extractor.prose.knowledge import FlagInfo
 
 __all__ = [
@@ -373,6 +376,21 @@ class Constraints:
     deciding: list[Constraint]
     flags: Mapping[str, FlagInfo] = field(default_factory=dict)
     """The flags of the site's package, by dest."""
+    own: AbstractSet[str] = frozenset()
+    """The flags the site's file declares itself (a tool script's own parser)."""
+
+    def knows_flags(self) -> bool:
+        """Whether any flag of the launch is known (asked of one flag, not the whole table, so
+        the answer keeps a cache entry that a change to other flags leaves alone)."""
+        return find_flag("first", "", self.flags) is not None
+
+    def declares(self, flag: str) -> bool:
+        """Whether a parser of the launch or of the site's own script declares ``flag``, or a
+        flag it abbreviates (argparse takes ``--dp`` for ``--dp-size``, and a deprecated
+        spelling is often the start of its replacement's)."""
+        if flag in self.own or declared_flag(flag, self.flags) is not None:
+            return True
+        return find_flag("abbreviated", flag, self.flags) is not None
 
 
 def _dependency(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
@@ -435,13 +453,31 @@ def _message_flag(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] 
     # The message names the flag the check is about ("--x requires --y"): the guard reads it
     # through a helper or a value computed from it. A switch named by its dest counts too
     # ("enable_hisparse is not supported on the NPU pool"): the check refuses what it turns on.
-    flags = message_flags(site)
+    # A flag no parser of the launch declares (``--image-path`` of a generate command, a tool's
+    # own option) is no launch flag: :func:`_message_option` reads it.
+    flags = [
+        f
+        for f in message_flags(site)
+        if cs.declares(f) or subcommand_module(site.path) or not cs.knows_flags()
+    ]
     msg = message_text(site)
     for word in dict.fromkeys(a or b for a, b in _DEST_WORD_RE.findall(msg)):
         info = cs.flags.get(word)
         if info is not None and info.is_bool and info.flag not in flags:
             flags.append(info.flag)
     return tuple(flags) if flags else None
+
+
+def _message_option(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
+    # "accepts either --image-path or --video-path": options of a command or a request that the
+    # server's launch does not declare; what the caller gave is the input to change.
+    flags = message_flags(site)
+    if not flags or subcommand_module(site.path):
+        return None  # a subcommand's own parser reads what its module names
+    named = [f for f in flags if not cs.declares(f)]
+    if len(named) != len(flags) or not cs.knows_flags():
+        return None
+    return tuple(named)
 
 
 # A switch's dest as a message spells it: ``enable_hisparse``, ``disable_radix_cache``.
@@ -970,6 +1006,12 @@ RULES: tuple[CauseRule, ...] = (
     ),
     CauseRule("message-flag", "flag", 'if self._n > 1: raise ValueError("--x needs --y")', _message_flag),
     CauseRule(
+        "message-option",
+        "input",
+        'if image and video: raise ValueError("give --image-path or --video-path, not both")',
+        _message_option,
+    ),
+    CauseRule(
         "message-env", "env", 'if self._fast: raise ValueError("SGLANG_X needs SGLANG_Y")', _message_env
     ),
     CauseRule(
@@ -1006,11 +1048,16 @@ RULES: tuple[CauseRule, ...] = (
 
 
 def cause_of(
-    site: Site, roles: Roles, constraints: list[Constraint], flags: Mapping[str, FlagInfo] | None = None
+    site: Site,
+    roles: Roles,
+    constraints: list[Constraint],
+    flags: Mapping[str, FlagInfo] | None = None,
+    own: AbstractSet[str] = frozenset(),
 ) -> Cause:
     """The first rule of :data:`RULES` that matches; ``internal`` when none does. ``flags``: the
-    flags of the site's package, by dest."""
-    cs = Constraints(constraints, flags if flags is not None else {})
+    flags of the site's package, by dest; ``own``: the flags the site's file declares itself (a
+    tool script's own parser)."""
+    cs = Constraints(constraints, flags if flags is not None else {}, own)
     for rule in RULES:
         names = rule.test(site, roles, cs)
         if names is not None:

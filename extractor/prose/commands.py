@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from extractor.analysis.facts import Site
 from extractor.prose.constraints import FLIP, AtomView, Constraint, best_constraints
+from extractor.prose.declarations import SUBCOMMAND_RE, subcommand_module
 from extractor.prose.knowledge import FlagInfo, Knowledge
 from extractor.prose.reads import Reads
 from extractor.prose.wording import constraint_words, snake
@@ -15,7 +16,7 @@ from extractor.prose.wording import constraint_words, snake
 def launcher(site: Site, knowledge: Knowledge, script: bool = False) -> str:
     """The command a fix is written against: the server for its flags, or with ``script`` the
     site's own file run as a module (a tool that parses its own command line)."""
-    if _SUBCOMMAND_RE.search(site.path):
+    if SUBCOMMAND_RE.search(site.path):
         # The subcommand's own parser is what the module's flags are read by.
         return launcher_of_path(site.path)
     if script:
@@ -25,15 +26,13 @@ def launcher(site: Site, knowledge: Knowledge, script: bool = False) -> str:
 
 # A module of the ``sglang`` command's subcommands, named after the one it implements
 # (``entrypoints/cli/generate.py``): its flags are that subcommand's.
-_SUBCOMMAND_RE = re.compile(r"/entrypoints/cli/([a-z]+)\.py$")
-_NOT_SUBCOMMANDS = frozenset({"main", "utils", "types", "common"})
 
 
 def launcher_of_path(path: str) -> str:
     """The command that starts the server whose code lives under ``path`` (or, for a module of
     one of the ``sglang`` command's subcommands, that subcommand)."""
-    sub = _SUBCOMMAND_RE.search(path)
-    if sub is not None and sub.group(1) not in _NOT_SUBCOMMANDS:
+    sub = SUBCOMMAND_RE.search(path)
+    if sub is not None and subcommand_module(path):
         return f"sglang {sub.group(1)} --model-path <model>"
     if "multimodal_gen" in path:
         return "sglang serve --model-path <model>"

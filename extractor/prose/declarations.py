@@ -20,6 +20,7 @@ from extractor.prose.imports import guarded_imports
 
 __all__ = [
     "ENV_NAME_RE",
+    "SUBCOMMAND_RE",
     "EnvInfo",
     "FlagInfo",
     "ModuleConstants",
@@ -27,6 +28,7 @@ __all__ = [
     "namespace_of_file",
     "read_env_registry",
     "read_flags",
+    "subcommand_module",
 ]
 
 ENV_NAME_RE = re.compile(r"^[A-Z][A-Z0-9_]*[A-Z0-9]$")
@@ -94,6 +96,18 @@ class EnvInfo:
     def on_by_default(self) -> bool:
         """A boolean that is true unless turned off: unsetting it leaves it on."""
         return self.kind == "bool" and self.default.lower() in ("true", "1")
+
+
+SUBCOMMAND_RE = re.compile(r"/entrypoints/cli/([a-z]+)\.py$")
+"""A module of one of the ``sglang`` command's subcommands (``.../entrypoints/cli/generate.py``)."""
+_NOT_SUBCOMMANDS = frozenset({"main", "utils", "types", "common"})
+
+
+def subcommand_module(path: str) -> bool:
+    """Whether ``path`` is the module of one of the ``sglang`` command's subcommands (``sglang
+    generate``), whose own parser reads the flags its code names."""
+    sub = SUBCOMMAND_RE.search(path)
+    return sub is not None and sub.group(1) not in _NOT_SUBCOMMANDS
 
 
 def namespace_of_file(path: str) -> str:

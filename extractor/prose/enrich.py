@@ -323,7 +323,11 @@ def _enrich(
         site,
         roles,
         cause_of(
-            site, roles, [c for v in roles.deciding for c in v.constraints], knowledge.flags_for(site.path)
+            site,
+            roles,
+            [c for v in roles.deciding for c in v.constraints],
+            knowledge.flags_for(site.path),
+            frozenset(f.flag for f in getattr(ctx.constants, "script_flags", {}).values()),
         ),
     )
     if cause.kind == "dependency":

@@ -39,6 +39,16 @@ def _aliased(flags: Mapping[str, FlagInfo], dest: str) -> FlagInfo | None:
     return next((f for f in flags.values() if any(a[2:].replace("-", "_") == dest for a in f.aliases)), None)
 
 
+def _abbreviated(flags: Mapping[str, FlagInfo], name: str) -> FlagInfo | None:
+    return next(
+        (f for f in flags.values() if any(n.startswith(name + "-") for n in (f.flag, *f.aliases))), None
+    )
+
+
+def _first(flags: Mapping[str, FlagInfo], _key: str) -> FlagInfo | None:
+    return next(iter(flags.values()), None)
+
+
 def _path_naming(flags: Mapping[str, FlagInfo], thing: str) -> FlagInfo | None:
     return next((f for f in flags.values() if f.flag.endswith("-path") and thing in f.help.lower()), None)
 
@@ -57,6 +67,11 @@ FINDERS: Mapping[str, Callable[[Mapping[str, FlagInfo], str], FlagInfo | None]] 
         "aliased": _aliased,
         # the first path flag (``--x-path``) whose help names the thing (``draft model``)
         "path-naming": _path_naming,
+        # the first flag whose spelling (or an alias's) starts with the name and a dash: argparse
+        # takes ``--dp`` for ``--dp-size``
+        "abbreviated": _abbreviated,
+        # the first flag of all, whatever the key: whether any flag is known at all
+        "first": _first,
     }
 )
 
