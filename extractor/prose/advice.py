@@ -826,16 +826,16 @@ def advise(
         call = call_of(site)
         fix = f"# before: data whose {entries} entry makes `{cond}` true\n{call}\n# after: the same call with that entry corrected{want}\n{call}"
     elif kind == "input" and cause.rule == "message-option":
-        named = ", ".join(f"`{n}`" for n in cause.names[:3])
+        options = ", ".join(f"`{n}`" for n in cause.names[:3])
         sols[:0] = advice
         sols.append(
-            f"Give {named} as the message says to the command, script or request that takes them: no "
+            f"Give {options} as the message says to the command, script or request that takes them: no "
             f"parser of the server's launch declares them, so they are no `{launcher(site, knowledge, False).split(' --')[0]}` flags"
             + (f" (the check needs `{avoid}`)" if avoid else "")
         )
         call = call_of(site)
         fix = (
-            f"# before: {named} given so that `{cond}`\n{call}\n"
+            f"# before: {options} given so that `{cond}`\n{call}\n"
             f"# after: the same call with them given so that {f'`{avoid}`' if avoid else 'the check passes'}\n{call}"
         )
     elif kind == "input":
