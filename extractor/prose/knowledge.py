@@ -29,7 +29,7 @@ import hashlib
 import json
 import re
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -362,8 +362,8 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
             _count_mentions(tree, mentions)
             _assigned_values(tree, assigned)
             returned.update(_returned_words(tree))
-            launched.update(_env_turned(tree, _turns_on))
-            launched_off.update(_env_turned(tree, _turns_off))
+            launched.update(_env_turned(tree, True))
+            launched_off.update(_env_turned(tree, False))
             turns_on.update(_turned_on(tree))
             filled.setdefault(ns, set()).update(filled_when_unset(tree))
             for c, bs in ff.bases.items():
@@ -562,9 +562,9 @@ def _assigned_values(tree: ast.Module, assigned: dict[str, set[str]]) -> None:
                 assigned.setdefault(name, set()).add(value.value)
 
 
-def _env_turned(tree: ast.Module, value: Callable[[ast.expr], bool]) -> set[str]:
-    """Variables the code sets to a value ``value`` accepts: ``envs.X.set(True)``,
-    ``os.environ["X"] = "1"``."""
+def _env_turned(tree: ast.Module, on: bool) -> set[str]:
+    """Variables the code turns on (``on``: ``envs.X.set(True)``, ``os.environ["X"] = "1"``) or
+    off (``envs.X.set(False)``)."""
     out: set[str] = set()
     for node in ast.walk(tree):
         if (
@@ -574,10 +574,10 @@ def _env_turned(tree: ast.Module, value: Callable[[ast.expr], bool]) -> set[str]
             and isinstance(node.func.value, ast.Attribute)
             and ENV_NAME_RE.match(node.func.value.attr)
             and len(node.args) == 1
-            and value(node.args[0])
+            and _switched(node.args[0]) is on
         ):
             out.add(node.func.value.attr)
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and value(node.value):
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and _switched(node.value) is on:
             target = node.targets[0]
             if (
                 isinstance(target, ast.Subscript)
@@ -590,22 +590,23 @@ def _env_turned(tree: ast.Module, value: Callable[[ast.expr], bool]) -> set[str]
     return out
 
 
-def _turns_on(node: ast.expr) -> bool:
+def _switched(node: ast.expr) -> bool | None:
+    """What a literal set into a variable turns it: on (True), off (False), or neither (None)."""
     if not isinstance(node, ast.Constant):
-        return False
+        return None
     value = node.value
     if isinstance(value, str):
-        return value.strip().lower() in ("1", "true", "yes", "on")
-    return value is True or (type(value) is int and value != 0)
-
-
-def _turns_off(node: ast.expr) -> bool:
-    if not isinstance(node, ast.Constant):
-        return False
-    value = node.value
-    if isinstance(value, str):
-        return value.strip().lower() in ("0", "false", "no", "off")
-    return value is False or (type(value) is int and value == 0)
+        word = value.strip().lower()
+        return (
+            True
+            if word in ("1", "true", "yes", "on")
+            else False
+            if word in ("0", "false", "no", "off")
+            else None
+        )
+    if isinstance(value, bool) or type(value) is int:
+        return bool(value)
+    return None
 
 
 def _returned_words(tree: ast.Module) -> set[str]:
