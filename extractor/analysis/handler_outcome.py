@@ -23,7 +23,7 @@ from extractor.analysis.messages.expressions import MessageContext, expr_parts
 from extractor.analysis.messages.patterns import make_message
 from extractor.analysis.walk import NEW_SCOPE, own_statements
 
-__all__ = ["Outcome", "outcome_of"]
+__all__ = ["Outcome", "class_test", "outcome_of", "reported_later"]
 
 _LOG_LEVELS = {
     "debug": "debug",
@@ -154,30 +154,35 @@ def outcome_of(
     return Outcome("swallow", level, logged, _then(body), line=line, bound=bound, passed=_passed(body, bound))
 
 
+def class_test(stmt: ast.stmt, bound: str | None) -> ast.expr | None:
+    """``X`` of ``if isinstance(<bound>, X):`` (a handler branching on the caught error's class)."""
+    test = stmt.test if isinstance(stmt, ast.If) else None
+    if (
+        bound
+        and isinstance(test, ast.Call)
+        and isinstance(test.func, ast.Name)
+        and test.func.id == "isinstance"
+        and len(test.args) == 2
+        and isinstance(test.args[0], ast.Name)
+        and test.args[0].id == bound
+    ):
+        return test.args[1]
+    return None
+
+
 def _taken(
     body: list[ast.stmt], bound: str | None, is_instance: Callable[[ast.expr], bool | None]
 ) -> list[ast.stmt]:
     """``body`` with each ``if isinstance(<bound>, X):`` at its top replaced by the branch the
     error takes, where that can be told."""
-    if not bound or not any(isinstance(s, ast.If) for s in body):
-        return body
     out: list[ast.stmt] = []
     for stmt in body:
-        test = stmt.test if isinstance(stmt, ast.If) else None
-        if (
-            isinstance(stmt, ast.If)
-            and isinstance(test, ast.Call)
-            and isinstance(test.func, ast.Name)
-            and test.func.id == "isinstance"
-            and len(test.args) == 2
-            and isinstance(test.args[0], ast.Name)
-            and test.args[0].id == bound
-        ):
-            hit = is_instance(test.args[1])
-            if hit is not None:
-                out.extend(stmt.body if hit else stmt.orelse)
-                continue
-        out.append(stmt)
+        classes = class_test(stmt, bound)
+        hit = is_instance(classes) if classes is not None else None
+        if hit is not None and isinstance(stmt, ast.If):
+            out.extend(stmt.body if hit else stmt.orelse)
+        else:
+            out.append(stmt)
     return out
 
 

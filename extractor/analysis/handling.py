@@ -22,7 +22,7 @@ from typing import Any
 
 from extractor.analysis.exception_keys import ancestry_of, handler_keys, key_of
 from extractor.analysis.handled_facts import Ancestry, Outcome
-from extractor.analysis.handler_outcome import outcome_of, reported_later
+from extractor.analysis.handler_outcome import class_test, outcome_of, reported_later
 from extractor.analysis.parse import ParsedFile
 from extractor.analysis.resolver import OtherModules, Resolver
 from extractor.analysis.sites import Frame
@@ -250,11 +250,10 @@ def _plain_try(stmt: ast.stmt, resolver: Resolver) -> list[PlainClause] | None:
             outcome.to_plain(),
             _clause_text(handler),
         ]
-        split = _class_split(handler, resolver)
-        if split is not None:
+        tested = _class_split(handler, resolver)
+        if tested is not None:
             # ``if isinstance(e, X): <one way> else: <another>``: which way the caller's error
             # takes is told where its class is known (:func:`extractor.reach.handled`).
-            tested, *_ = split
             yes = outcome_of(handler, keys or (), key, resolver.module_ctx, lambda _: True)
             no = outcome_of(handler, keys or (), key, resolver.module_ctx, lambda _: False)
             clause.append([list(tested), yes.to_plain(), no.to_plain()])
@@ -262,21 +261,13 @@ def _plain_try(stmt: ast.stmt, resolver: Resolver) -> list[PlainClause] | None:
     return out
 
 
-def _class_split(handler: ast.ExceptHandler, resolver: Resolver) -> tuple[tuple[str, ...]] | None:
+def _class_split(handler: ast.ExceptHandler, resolver: Resolver) -> tuple[str, ...] | None:
     """The keys of the classes a handler's first ``if isinstance(<error>, X):`` tests, when it
     has one at its top and ``X`` names classes."""
     for stmt in handler.body:
-        test = stmt.test if isinstance(stmt, ast.If) else None
-        if (
-            isinstance(test, ast.Call)
-            and isinstance(test.func, ast.Name)
-            and test.func.id == "isinstance"
-            and len(test.args) == 2
-            and isinstance(test.args[0], ast.Name)
-            and test.args[0].id == handler.name
-        ):
-            keys = handler_keys(resolver, test.args[1])
-            return (keys,) if keys else None
+        classes = class_test(stmt, handler.name)
+        if classes is not None:
+            return handler_keys(resolver, classes) or None
     return None
 
 

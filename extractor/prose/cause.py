@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from extractor.analysis.facts import Site
 from extractor.analysis.walk import key_read, read_path
 from extractor.prose.constraints import AtomView, Constraint, simplify, splits_batch_rows, unparse
-from extractor.prose.declarations import subcommand_module
+from extractor.prose.declarations import subcommand_of
 from extractor.prose.flag_spelling import declared_flag, find_flag
 from extractor.prose.knowledge import FlagInfo
 
@@ -458,7 +458,7 @@ def _message_flag(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] 
     flags = [
         f
         for f in message_flags(site)
-        if cs.declares(f) or subcommand_module(site.path) or not cs.knows_flags()
+        if cs.declares(f) or subcommand_of(site.path) is not None or not cs.knows_flags()
     ]
     msg = message_text(site)
     for word in dict.fromkeys(a or b for a, b in _DEST_WORD_RE.findall(msg)):
@@ -472,7 +472,7 @@ def _message_option(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...
     # "accepts either --image-path or --video-path": options of a command or a request that the
     # server's launch does not declare; what the caller gave is the input to change.
     flags = message_flags(site)
-    if not flags or subcommand_module(site.path):
+    if not flags or subcommand_of(site.path) is not None:
         return None  # a subcommand's own parser reads what its module names
     named = [f for f in flags if not cs.declares(f)]
     if len(named) != len(flags) or not cs.knows_flags():
@@ -576,12 +576,12 @@ def _parsed_config(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...]
     read = names_read(roles.deciding)
     if not read or any(v.reads.flags or v.reads.envs for v in roles.deciding):
         return None
+    model_code = _MODEL_CODE_RE.search(site.path) is not None
     for b in site.guard.bindings:
         value = b.value
         if b.name not in read or not isinstance(value, ast.Call):
             continue
         given = [*value.args, *(k.value for k in value.keywords)]
-        model_code = _MODEL_CODE_RE.search(site.path) is not None
         if not given or not all(
             isinstance(a, ast.Name)
             and a.id in params

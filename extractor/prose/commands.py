@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from extractor.analysis.facts import Site
 from extractor.prose.constraints import FLIP, AtomView, Constraint, best_constraints
-from extractor.prose.declarations import SUBCOMMAND_RE, subcommand_module
+from extractor.prose.declarations import SUBCOMMAND_RE, subcommand_of
 from extractor.prose.knowledge import FlagInfo, Knowledge
 from extractor.prose.reads import Reads
 from extractor.prose.wording import constraint_words, snake
@@ -24,16 +24,12 @@ def launcher(site: Site, knowledge: Knowledge, script: bool = False) -> str:
     return launcher_of_path(knowledge.namespace_of(site.path) or site.path)
 
 
-# A module of the ``sglang`` command's subcommands, named after the one it implements
-# (``entrypoints/cli/generate.py``): its flags are that subcommand's.
-
-
 def launcher_of_path(path: str) -> str:
     """The command that starts the server whose code lives under ``path`` (or, for a module of
     one of the ``sglang`` command's subcommands, that subcommand)."""
-    sub = SUBCOMMAND_RE.search(path)
-    if sub is not None and subcommand_module(path):
-        return f"sglang {sub.group(1)} --model-path <model>"
+    sub = subcommand_of(path)
+    if sub is not None:
+        return f"sglang {sub} --model-path <model>"
     if "multimodal_gen" in path:
         return "sglang serve --model-path <model>"
     return "python -m sglang.launch_server --model-path <model>"

@@ -28,7 +28,7 @@ __all__ = [
     "namespace_of_file",
     "read_env_registry",
     "read_flags",
-    "subcommand_module",
+    "subcommand_of",
 ]
 
 ENV_NAME_RE = re.compile(r"^[A-Z][A-Z0-9_]*[A-Z0-9]$")
@@ -103,11 +103,11 @@ SUBCOMMAND_RE = re.compile(r"/entrypoints/cli/([a-z]+)\.py$")
 _NOT_SUBCOMMANDS = frozenset({"main", "utils", "types", "common"})
 
 
-def subcommand_module(path: str) -> bool:
-    """Whether ``path`` is the module of one of the ``sglang`` command's subcommands (``sglang
-    generate``), whose own parser reads the flags its code names."""
+def subcommand_of(path: str) -> str | None:
+    """The ``sglang`` command's subcommand (``generate``) whose module ``path`` is, if it is one:
+    that subcommand's own parser reads the flags its code names."""
     sub = SUBCOMMAND_RE.search(path)
-    return sub is not None and sub.group(1) not in _NOT_SUBCOMMANDS
+    return sub.group(1) if sub is not None and sub.group(1) not in _NOT_SUBCOMMANDS else None
 
 
 def namespace_of_file(path: str) -> str:

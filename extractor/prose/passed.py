@@ -204,15 +204,16 @@ def with_split_config(
     if len({f.dest for f in keys}) > _MAX_CONFIG_KEYS:
         return out  # a helper many models hand many dimensions: none is this checkpoint's for sure
     name = _name(token)
-    shown = " or ".join(f"`{k}`" for f in keys for k in f.flag.split(" / "))
-    first = keys[0].flag.split(" / ")[0]
+    keys_of = _json_keys(keys)
+    shown = " or ".join(f"`{k}`" for k in keys_of)
     note = f"`{name}` is the checkpoint's {shown} (its config.json)"
     pick, value = ("is a multiple of it", "a multiple of") if multiple else ("divides it", "a divisor of")
-    example = f"<{value} {first}>"
+    example = f"<{value} {keys_of[0]}>"
     if also is not None and 0 < len({f.dest for f in also[1]}) <= _MAX_CONFIG_KEYS:
-        other = " or ".join(f"`{k}`" for f in also[1] for k in f.flag.split(" / "))
+        others = _json_keys(also[1])
+        other = " or ".join(f"`{k}`" for k in others)
         pick += f" and still divides {other} (`{_name(also[0])}`, which an earlier check of the function needs it to divide)"
-        example = f"<{value} {first} that divides {also[1][0].flag.split(' / ')[0]}>"
+        example = f"<{value} {keys_of[0]} that divides {others[0]}>"
     out["documentation"] = f"{out.get('documentation', '')} {note[0].upper()}{note[1:]}."
     out["solutions"] = [
         f"{s}; {note}: pick a size that {pick}" if str(s).startswith("Change `") else s
@@ -220,6 +221,11 @@ def with_split_config(
     ]
     out["exampleFix"] = str(out.get("exampleFix", "")).replace("<accepted-value>", example)
     return out
+
+
+def _json_keys(keys: Sequence[FlagInfo]) -> list[str]:
+    """The config.json keys config infos stand for (each ``flag`` spells its keys ``a / b``)."""
+    return [k for f in keys for k in f.flag.split(" / ")]
 
 
 def with_flag_text(

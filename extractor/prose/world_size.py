@@ -27,9 +27,9 @@ import re
 from collections.abc import Mapping, Sequence
 
 from extractor.analysis.conditions import split_and
-from extractor.analysis.walk import called_name
+from extractor.analysis.walk import called_name, last_name
 from extractor.prose.config_read import config_read
-from extractor.prose.constraints import MIRROR, AtomView, Constraint, literal, simplify
+from extractor.prose.constraints import MIRROR, AtomView, Constraint, divisor_test, literal, simplify, unparse
 from extractor.prose.flag_spelling import find_flag
 from extractor.prose.knowledge import FlagInfo
 from extractor.prose.reads import BINDING_DEPTH, ReadContext, Reads, is_peer
@@ -142,13 +142,14 @@ def size_flags(node: ast.expr, ctx: ReadContext) -> list[FlagInfo]:
 _PER_PARTITION_RE = re.compile(r"^[a-z][a-z0-9_]*_per_partition$|^(?:[a-z][a-z0-9_]*_)?partition_size$")
 
 
-def _split_flags(node: ast.expr, ctx: ReadContext) -> list[FlagInfo]:
+def _split_flag(node: ast.expr, flags: Mapping[str, FlagInfo]) -> FlagInfo | None:
     """The tensor-parallel size's flag when ``node`` names a dimension split over its ranks
     (``input_size_per_partition``): a check that the share divides evenly is about that size."""
-    name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
-    if not _PER_PARTITION_RE.match(name):
-        return []
-    first = flag_for_group("tp", ctx.flags)
+    return flag_for_group("tp", flags) if _PER_PARTITION_RE.match(last_name(node)) else None
+
+
+def _split_flags(node: ast.expr, ctx: ReadContext) -> list[FlagInfo]:
+    first = _split_flag(node, ctx.flags)
     return [first] if first is not None else []
 
 
@@ -157,28 +158,11 @@ def split_share(views: Sequence[AtomView], flags: Mapping[str, FlagInfo]) -> tup
     dimension already split over the tensor-parallel ranks (``input_size_per_partition % block_k``):
     a smaller size gives each rank a larger share, which the divisor may then fit."""
     for v in views:
-        if v.expr is None:
-            continue
-        for part in split_and(simplify(v.expr)):
-            if not (
-                isinstance(part, ast.Compare)
-                and len(part.ops) == 1
-                and isinstance(part.ops[0], ast.NotEq)
-                and isinstance(part.left, ast.BinOp)
-                and isinstance(part.left.op, ast.Mod)
-            ):
-                continue
-            share = part.left.left
-            name = (
-                share.attr
-                if isinstance(share, ast.Attribute)
-                else share.id
-                if isinstance(share, ast.Name)
-                else ""
-            )
-            info = flag_for_group("tp", flags) if _PER_PARTITION_RE.match(name) else None
-            if info is not None:
-                return info.flag, name, ast.unparse(part.left.right)
+        for part in split_and(simplify(v.expr)) if v.expr is not None else ():
+            found = divisor_test(part)
+            info = _split_flag(found[0], flags) if found is not None and found[2] == "indivisible" else None
+            if found is not None and info is not None:
+                return info.flag, last_name(found[0]), unparse(found[1])
     return None
 
 
