@@ -10,7 +10,7 @@ from typing import get_args
 
 import pytest
 
-from extractor.analysis.facts import AtomKind, Guard, GuardAtom, LocalBinding, Message, Site, SiteKind
+from extractor.analysis.facts import AtomKind, Guard, GuardAtom, LocalBinding, Message, Param, Site, SiteKind
 from extractor.prose.enrich import Prose, enrich
 from extractor.prose.knowledge import Knowledge, build_knowledge, module_constants
 from extractor.prose.reads import guard_env_vars, guard_flags
@@ -694,6 +694,29 @@ def test_a_tensor_shape_in_a_kernel_is_no_checkpoint_cause(knowledge: Knowledge)
     assert "Cause: the model" in enrich(model, knowledge).documentation
     read = make_site((atom("hf_config.head_dim != 128"),), path="python/sglang/jit_kernel/paged.py")
     assert "Cause: the model" in enrich(read, knowledge).documentation
+
+
+def test_a_model_builders_config_parameter_is_the_checkpoints(knowledge: Knowledge) -> None:
+    # ``def _build_norm(config): if config.norm == "RMSNorm": ...; raise``: in model code the
+    # ``config`` a builder is handed is the checkpoint's config.json.
+    atoms = (atom("config.norm == 'RMSNorm'", negated=True), atom("config.norm == 'LayerNorm'", negated=True))
+    builder = dataclasses.replace(
+        make_site(
+            atoms,
+            path="python/sglang/srt/models/toy.py",
+            qualname="ToyLayer._build_norm",
+            in_class="ToyLayer",
+        ),
+        params=(Param("config"),),
+    )
+    prose = enrich(builder, knowledge)
+    assert "Cause: the model (its checkpoint or config) (`norm`)." in prose.documentation
+    # A settings object of the server's own named ``config`` outside model code is no checkpoint's.
+    compiler = dataclasses.replace(
+        make_site(atoms, path="python/sglang/srt/compilation/backend.py", qualname="pick", in_class=None),
+        params=(Param("config"),),
+    )
+    assert "Cause: an internal invariant" in enrich(compiler, knowledge).documentation
 
 
 def test_a_weight_the_model_does_not_define_names_the_model_class(knowledge: Knowledge) -> None:

@@ -523,9 +523,21 @@ def _one_key_twice(view: AtomView) -> bool:
     return not any(_CONFIG_OWNER_RE.search(n) for n in [lroot, *lpath[:-1], rroot, *rpath[:-1]])
 
 
+# ``config.projection_layers`` of a model's own ``config`` parameter: in model code, what the
+# checkpoint's config.json gives the layer being built.
+_BARE_CONFIG_RE = re.compile(r"(?<![\w.])config\.[a-z_]")
+
+
 def _model(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
-    about = [v for v in roles.deciding if v.model and not _one_key_twice(v)]
-    if "/models/" not in site.path and "/configs/" not in site.path:
+    model_code = "/models/" in site.path or "/configs/" in site.path
+    given_config = model_code and any(p.name == "config" for p in site.params)
+    about = [
+        v
+        for v in roles.deciding
+        if (v.model or (given_config and not v.reads.flags and _BARE_CONFIG_RE.search(v.text)))
+        and not _one_key_twice(v)
+    ]
+    if not model_code:
         about = [v for v in about if _CHECKPOINT_WORDS_RE.search(_FOREIGN_CONFIG_RE.sub("", v.text))]
     if about:
         keys = config_keys(roles.deciding) or _bound_config_keys(site, roles.deciding)
