@@ -3568,10 +3568,39 @@ class Conv:
                 raise ValueError(f"unsupported conv activation {activation}")
 
 
+def _check_out(out):
+    if out is None:
+        return
+    if out.ndim != 2:
+        raise ValueError(f"replay output must be 2-d, got {out.ndim}")
+
+
+def _check_filled(out):
+    if out is None:
+        return
+    if out.ndim != 3:
+        raise ValueError(f"filled output must be 3-d, got {out.ndim}")
+
+
+def run_moe(x, out=None):
+    # Hands its own optional ``out`` on: the check gets one only where ``run_moe`` does.
+    _check_out(out)
+    return x
+
+
+def run_filled(x, out=None):
+    if out is None:
+        out = x
+    _check_filled(out)
+    return out
+
+
 def build(server_args):
     # Every construction leaves ``activation`` out.
     Conv(4)
     Conv(width=8)
+    run_moe(4)
+    run_filled(4)
     if server_args.enable_adapters:
         return LocalStore()
     return Store(backend=server_args.attention_backend)
@@ -3642,6 +3671,14 @@ def test_a_raise_on_an_argument_being_given_is_reached_only_by_the_calls_that_gi
         "It is reached only when a call passes `activation`, which no caller in sglang does (only your own "
         "code calling it directly)."
     ), conv.triggerScenarios
+    # ``run_moe`` hands on an ``out`` that no call of it gives; ``run_filled`` fills its own.
+    replay = records["replay output must be 2-d, got {out.ndim}"]
+    assert replay.triggerScenarios.endswith(
+        "It is reached only when a call passes `out`, which no caller in sglang does (only your own "
+        "code calling it directly)."
+    ), replay.triggerScenarios
+    filled = records["filled output must be 3-d, got {out.ndim}"]
+    assert "no caller" not in filled.triggerScenarios
     # ``width`` is no parameter: every caller may reach the check.
     negative = records["a negative query length"]
     assert (

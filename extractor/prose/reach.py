@@ -1130,12 +1130,18 @@ def _ends(handling: Mapping[str, Any], name: str, escape: Any, edge: Edge) -> bo
     return ends_raise(handling, edge.path, edge.caller.partition(":")[2], name, escape)
 
 
-def _not_reaching(catching: Callable[[Edge], bool] | None, needed: tuple[str, ...], edge: Edge) -> bool:
+def _not_reaching(
+    catching: Callable[[Edge], bool] | None, passes: Callable[[Edge], bool], edge: Edge
+) -> bool:
     """Whether a call of a site's function is no way to its raise: it catches the raise, or it
-    leaves out an argument the raise needs given (``needed``; an unknown signature may pass it)."""
+    leaves out an argument the raise needs given (``passes``; an unknown signature may pass it)."""
     if catching is not None and catching(edge):
         return True
-    return bool(needed) and not edge.may_pass(needed)
+    return not passes(edge)
+
+
+def _edge_passes(sites: SiteReach, needed: tuple[str, ...], edge: Edge) -> bool:
+    return not needed or sites.edge_passes(edge, needed)
 
 
 def _guard_atoms(guard: str) -> list[ast.expr]:
@@ -1200,17 +1206,20 @@ def _passed_params(guard: str) -> tuple[tuple[str, bool], ...]:
     atom ``x is not None`` or a bare ``x`` (``if score_mod is not None and y: raise``), in order."""
     out: list[tuple[str, bool]] = []
     for atom in _guard_atoms(guard):
+        # ``not x is None``: the guard of a check after ``if x is None: return``.
+        negated = isinstance(atom, ast.UnaryOp) and isinstance(atom.op, ast.Not)
+        test = atom.operand if isinstance(atom, ast.UnaryOp) and negated else atom
         if isinstance(atom, ast.Name):
             out.append((atom.id, True))
         elif (
-            isinstance(atom, ast.Compare)
-            and isinstance(atom.left, ast.Name)
-            and len(atom.ops) == 1
-            and isinstance(atom.ops[0], ast.IsNot)
-            and isinstance(atom.comparators[0], ast.Constant)
-            and atom.comparators[0].value is None
+            isinstance(test, ast.Compare)
+            and isinstance(test.left, ast.Name)
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Is if negated else ast.IsNot)
+            and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value is None
         ):
-            out.append((atom.left.id, False))
+            out.append((test.left.id, False))
     return tuple(dict.fromkeys(out))
 
 
@@ -1259,13 +1268,17 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
             caught = handling and isinstance(escape, list)
             # ``if score_mod is not None: raise``: only the calls that pass ``score_mod`` lead here.
             guard = _guard(key)
-            needed = sites.parameters_of(f.path, qualname, _passed_params(guard))
+            line = partial.get("lineNumber")
+            needed = sites.parameters_of(
+                f.path, qualname, _passed_params(guard), line if isinstance(line, int) else 0
+            )
             if (caught or needed) and qualname != "<module>" and base != _NO_CALLER:
                 memo = (f.path, qualname, orjson.dumps(escape if caught else None).decode(), *needed)
                 if memo not in narrowed:
                     name = qualname.rpartition(".")[2]
                     catching = functools.partial(_ends, handling, name, escape) if caught else None
-                    ends = functools.partial(_not_reaching, catching, needed)
+                    passes = functools.partial(_edge_passes, sites, needed)
+                    ends = functools.partial(_not_reaching, catching, passes)
                     if needed and not sites.passed_anywhere(f.path, qualname, needed):
                         # Called, but never with the argument the raise needs: only a direct call
                         # from the user's own code gets there.

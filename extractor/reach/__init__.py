@@ -20,7 +20,11 @@ from extractor.reach.file_index import module_name
 from extractor.reach.guard_atoms import GuardReader
 from extractor.reach.paths import Reach, ReachFinder
 from extractor.reach.selectors import Selector, arch_names
-from extractor.reach.target_index import Edge, TargetIndex
+from extractor.reach.target_index import RUN_BY_FRAMEWORK, Edge, TargetIndex
+
+# Calls that hand an optional parameter on to the next (a public wrapper, its validator) are
+# followed this many callers up; past that the argument counts as given.
+_FORWARD_DEPTH = 3
 
 __all__ = ["Reach", "SiteReach"]
 
@@ -69,7 +73,9 @@ class SiteReach:
         :meth:`TargetIndex.uncalled`): only code calling it directly gets there."""
         return self.index.uncalled(f"{module_name(path)}:{qualname}")
 
-    def parameters_of(self, path: str, qualname: str, tests: Iterable[tuple[str, bool]]) -> tuple[str, ...]:
+    def parameters_of(
+        self, path: str, qualname: str, tests: Iterable[tuple[str, bool]], line: int = 0
+    ) -> tuple[str, ...]:
         """The parameters of function ``qualname`` of ``path`` that ``tests`` need given: each test
         is a name and whether it is tested for truth (else for ``is not None``). A parameter counts
         when leaving it out fails the test: its default is ``None`` (or ``False``, for a truth test).
@@ -80,25 +86,68 @@ class SiteReach:
         if d is None or d.kind != "f" or qualname.rpartition(".")[2] in ("__new__", "__post_init__"):
             return ()
         # A truth test is marked ``?``: a literal false passed for it gives it no more than leaving it out.
+        # A parameter without a default counts too: a call may still pass ``None``, or hand on an
+        # optional parameter of its own that its callers leave out. One the function assigns
+        # before ``line`` (the site's) holds a value there whatever the call gave.
+        rebound = {n for n, at in d.rebound if at < line}
         return tuple(
-            f"{n}?" if truth else n for n, truth in tests if n in d.unset or (truth and f"{n}=" in d.unset)
+            f"{n}?" if truth else n
+            for n, truth in tests
+            if n not in rebound and (n in d.unset or (truth and f"{n}=" in d.unset) or n in d.required)
         )
 
     def passed_anywhere(self, path: str, qualname: str, names: Iterable[str]) -> bool:
         """Whether some call of function ``qualname`` of ``path`` may pass every one of ``names``
         (or it has no known call at all)."""
-        node = f"{module_name(path)}:{qualname}"
+        return self._passed(f"{module_name(path)}:{qualname}", tuple(names), 0)
+
+    def edge_passes(self, edge: Edge, names: Iterable[str]) -> bool:
+        """Whether call ``edge`` may give every one of ``names`` (see :meth:`parameters_of`), also
+        through the optional parameters of its own it hands on."""
+        return self._edge_passes(edge, tuple(names), 0)
+
+    def _passed(self, node: str, wanted: tuple[str, ...], depth: int) -> bool:
         edges = self.index.callers(node)
+        module, _, qualname = node.partition(":")
         owner, _, short = qualname.rpartition(".")
         if short == "__init__" and owner:
             # Built by its class's name (``Conv(...)``), or from a subclass (``super().__init__``).
-            edges = [*self.index.callers(f"{module_name(path)}:{owner}"), *edges]
-        wanted = tuple(names)
+            edges = [*self.index.callers(f"{module}:{owner}"), *edges]
         if not edges:
             # Called only where the receiver is unknown (``model.load_weights(weights)``): those
             # calls, whatever they run, say what is passed.
             return self.index.named_calls_may_pass(node, wanted)
-        return any(e.may_pass(wanted) for e in edges)
+        return any(self._edge_passes(e, wanted, depth) for e in edges)
+
+    def _edge_passes(self, edge: Edge, wanted: tuple[str, ...], depth: int) -> bool:
+        """Whether ``edge`` may give every one of ``wanted``: a call that hands on an optional
+        parameter of its own (``_validate(out)`` in ``def run(x, out=None)``) gives it only where
+        its own callers give that parameter."""
+        if not edge.may_pass(wanted):
+            return False
+        caller = self.index.defs.get(edge.caller)
+        # A call matched by its name alone may be another library's function of that name, whose
+        # arguments line up with nothing here.
+        if depth >= _FORWARD_DEPTH or not edge.confident or caller is None or caller.kind != "f":
+            return True
+        # torch runs ``forward`` through ``module(...)``, and a decorator may file the caller in a
+        # registry: calls of it that this index does not see may give it anything.
+        if caller.decorated or caller.qualname.rpartition(".")[2] in RUN_BY_FRAMEWORK:
+            return True
+        forwarded = dict(edge.forwards)
+        # Assigned anywhere in the caller, the name may hold its own value by the call.
+        rebound = {n for n, _ in caller.rebound}
+        onward: list[str] = []
+        for name in wanted:
+            truth = name.endswith("?")
+            via = forwarded.get(name.rstrip("?"))
+            if via is not None and via not in rebound and (via in caller.unset or via in caller.required):
+                onward.append(f"{via}?" if truth else via)
+            elif via is not None and truth and f"{via}=" in caller.unset:
+                onward.append(f"{via}?")
+            else:
+                return True
+        return self._passed(edge.caller, tuple(onward), depth + 1)
 
     def of(self, path: str, qualname: str, ends: Callable[[Edge], bool] | None = None) -> Reach:
         """The alternatives of selectors that lead to code in ``qualname`` of ``path`` (``()``: anyone);

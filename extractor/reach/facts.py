@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 45
+FACTS_VERSION = 46
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 Atom = tuple[str, ...]
@@ -69,6 +69,12 @@ class Def:
     left out by a call, they are not given."""
     decorated: bool = False
     """Whether it has a decorator: one may register it, and whoever holds the registry calls it."""
+    required: tuple[str, ...] = ()
+    """For a function: the positional parameters without a default."""
+    rebound: tuple[tuple[str, int], ...] = ()
+    """For a function: ``(parameter, line)`` of each of :attr:`unset` and :attr:`required` its own
+    statements assign, with the first line that does (``if out is None: out = torch.empty(...)``):
+    past that line it holds a value whether a call gave one or not."""
 
 
 class Call(NamedTuple):
@@ -200,6 +206,8 @@ class FileFacts:
                     d.returns,
                     list(d.unset),
                     d.decorated,
+                    list(d.required),
+                    [list(r) for r in d.rebound],
                 ]
                 for d in self.defs
             ],
@@ -262,8 +270,10 @@ class FileFacts:
                         str(r),
                         tuple(str(u) for u in un),
                         bool(dec),
+                        tuple(str(x) for x in req),
+                        tuple((str(x), int(y)) for x, y in reb),
                     )
-                    for q, k, n, o, b, g, p, a, r, un, dec in data["defs"]
+                    for q, k, n, o, b, g, p, a, r, un, dec, req, reb in data["defs"]
                 ],
                 calls=_calls(data["calls"]),
                 registrations=[Registration(t, r, tuple(k), str(p)) for t, r, k, p in data["regs"]],

@@ -15,7 +15,7 @@ import dataclasses
 import re
 from collections.abc import Iterable, Sequence
 
-from extractor.analysis.walk import called_name, last_name
+from extractor.analysis.walk import NEW_SCOPE, called_name, child_blocks, last_name
 from extractor.prose.knowledge import is_knowledge_path
 from extractor.reach.agreement import agreed_attribute
 from extractor.reach.arguments import (
@@ -234,8 +234,9 @@ _DYNAMIC_MODULE = re.compile(r"^(?:sglang|sgl_kernel)(?:\.[A-Za-z_]\w*)+$")
 _DYNAMIC_PREFIX = re.compile(r"^(?:sglang|sgl_kernel)(?:\.[A-Za-z_]\w*)+\.$")
 
 
-def _unset_params(args: ast.arguments) -> tuple[str, ...]:
-    """:attr:`Def.unset` of a signature."""
+def _unset_params(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, ...]:
+    """:attr:`Def.unset` of a function."""
+    args = func.args
     positional = [*args.posonlyargs, *args.args]
     pairs = [
         *zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True),
@@ -248,6 +249,76 @@ def _unset_params(args: ast.arguments) -> tuple[str, ...]:
         elif isinstance(default, ast.Constant) and default.value is False:
             out.append(f"{arg.arg}=")
     return tuple(out)
+
+
+def _required_params(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, ...]:
+    """:attr:`Def.required` of a function."""
+    positional = [*func.args.posonlyargs, *func.args.args]
+    return tuple(a.arg for a in positional[: len(positional) - len(func.args.defaults)])
+
+
+def _rebound_params(
+    func: ast.FunctionDef | ast.AsyncFunctionDef, params: Sequence[str]
+) -> tuple[tuple[str, int], ...]:
+    """:attr:`Def.rebound` of a function: of ``params``, those its own statements assign (``x =
+    ...``, ``x += ...``, ``for x in ...``, ``with ... as x``), each with the first such line. An
+    assignment only made where the parameter was given (``if x is not None: x = int(x)``) keeps
+    it given, and does not count; nor does one of ``None``, which gives it nothing."""
+    wanted = {p.rstrip("=") for p in params}
+    first: dict[str, int] = {}
+    blocks: list[tuple[list[ast.stmt], frozenset[str]]] = [(func.body, frozenset())] if wanted else []
+    while blocks:
+        body, given = blocks.pop()
+        for stmt in body:
+            if isinstance(stmt, NEW_SCOPE):
+                continue
+            if isinstance(stmt, ast.If):
+                name, is_given = _given_test(stmt.test)
+                inside = given | {name} if name and is_given else given
+                outside = given | {name} if name and not is_given else given
+                blocks.extend(((stmt.body, inside), (stmt.orelse, outside)))
+                continue
+            value = getattr(stmt, "value", None)
+            if isinstance(value, ast.Constant) and value.value is None:
+                continue
+            for target in _assigned_targets(stmt):
+                for node in ast.walk(target):
+                    if isinstance(node, ast.Name) and node.id in wanted and node.id not in given:
+                        first[node.id] = min(first.get(node.id, stmt.lineno), stmt.lineno)
+            blocks.extend((block, given) for block in child_blocks(stmt))
+    return tuple(sorted(first.items()))
+
+
+def _given_test(test: ast.expr) -> tuple[str, bool]:
+    """``(name, True)`` for ``x is not None`` or ``x``, ``(name, False)`` for ``x is None`` or
+    ``not x``: the tests that tell whether a parameter was given; ``("", False)`` for others."""
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    inner = test.operand if isinstance(test, ast.UnaryOp) and negated else test
+    if isinstance(inner, ast.Name):
+        return inner.id, not negated
+    if (
+        isinstance(inner, ast.Compare)
+        and isinstance(inner.left, ast.Name)
+        and len(inner.ops) == 1
+        and isinstance(inner.ops[0], ast.Is | ast.IsNot)
+        and isinstance(inner.comparators[0], ast.Constant)
+        and inner.comparators[0].value is None
+    ):
+        return inner.left.id, isinstance(inner.ops[0], ast.IsNot) != negated
+    return "", False
+
+
+def _assigned_targets(stmt: ast.stmt) -> list[ast.expr]:
+    """The targets a statement assigns (tuples whole)."""
+    if isinstance(stmt, ast.Assign):
+        return list(stmt.targets)
+    if isinstance(stmt, ast.AugAssign) or (isinstance(stmt, ast.AnnAssign) and stmt.value is not None):
+        return [stmt.target]
+    if isinstance(stmt, ast.For | ast.AsyncFor):
+        return [stmt.target]
+    if isinstance(stmt, ast.With | ast.AsyncWith):
+        return [i.optional_vars for i in stmt.items if i.optional_vars is not None]
+    return []
 
 
 def _falsy(node: ast.expr) -> bool:
@@ -653,6 +724,7 @@ class _Builder:
                 self._types[name] = types
                 self._bindable[name] = bindable_names(stmt)
                 returns = "|".join(sorted(return_types(stmt, types, self._nodes)))
+                unset, required = _unset_params(stmt), _required_params(stmt)
                 self.facts.defs.append(
                     Def(
                         name,
@@ -663,8 +735,10 @@ class _Builder:
                         tuple(guards),
                         positional_params(stmt),
                         returns=returns,
-                        unset=_unset_params(stmt.args),
+                        unset=unset,
                         decorated=bool(stmt.decorator_list),
+                        required=required,
+                        rebound=_rebound_params(stmt, (*unset, *required)),
                     )
                 )
                 self._decorators(stmt, name, qual, guards, catches, local, aliases)

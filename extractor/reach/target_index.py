@@ -47,6 +47,10 @@ class Edge:
     given: frozenset[str] | None = None
     """The parameters of the called definition the call passes something other than a literal
     ``None`` for; None when that is not known (an unpacked argument, an unknown signature)."""
+    forwards: tuple[tuple[str, str], ...] = ()
+    """``(parameter, name)`` for each parameter the call fills with a bare name of the caller
+    (``f(out=out)``): when that name is the caller's own optional parameter, the call gives it
+    only where the caller was given it."""
 
     def may_pass(self, names: Iterable[str]) -> bool:
         """Whether the call may give every parameter of ``names`` (an unknown signature may). A
@@ -240,6 +244,7 @@ class TargetIndex:
                         qualifier = parts[-2] if len(parts) >= 2 else ""
                         if cls and qualifier[:1].isupper() and qualifier not in lineage:
                             continue
+                        given, forwards = self._passes(node, call, parts)
                         out.append(
                             Edge(
                                 f"{f.module}:{call.caller}",
@@ -247,7 +252,8 @@ class TargetIndex:
                                 tuple(f.atoms[i] for i in call.guards),
                                 None if call.catches is None else tuple(call.catches),
                                 False,
-                                given=self._given(node, call, parts),
+                                given=given,
+                                forwards=forwards,
                             )
                         )
         self._unresolved[node] = out
@@ -658,29 +664,23 @@ class TargetIndex:
         )
         for target in targets:
             down = cls is not None and target != inherited
+            passed, forwards = self._passes(target, call, parts)
             self._callers.setdefault(target, []).append(
-                Edge(
-                    caller,
-                    f.path,
-                    guards,
-                    catches,
-                    confident,
-                    down,
-                    on_class,
-                    self._given(target, call, parts),
-                )
+                Edge(caller, f.path, guards, catches, confident, down, on_class, passed, forwards)
             )
 
-    def _given(self, target: str, call: Call, parts: list[str]) -> frozenset[str] | None:
-        """:attr:`Edge.given` of ``call`` to ``target``."""
+    def _params(self, target: str, call: Call, parts: list[str]) -> tuple[str, ...] | None:
+        """The positional parameters of ``target`` that ``call``'s arguments fill, in order; None
+        when the call's slots cannot be matched to them (an unpacked argument, an unknown
+        signature)."""
         d = self.defs.get(target)
-        slots = [s for s in call.given.split(",") if s]
         built = d is not None and d.kind == "c"
         if built:
             # Building a class calls its own ``__init__``, which binds ``self`` (an inherited one
             # is not known here).
             init = self.methods.get(target, {}).get("__init__")
             d = self.defs.get(init) if init is not None and init.startswith(target + ".") else None
+        slots = call.given.split(",")
         if d is None or d.kind != "f" or call.ref or "*" in slots or "**" in slots:
             return None
         # A call through an instance or a class binds the first parameter itself, except an
@@ -688,22 +688,33 @@ class TargetIndex:
         bound = d.params[:1] in (("self",), ("cls",)) and (
             built or (len(parts) >= 2 and not (d.params[0] == "self" and parts[-2][:1].isupper()))
         )
-        params = d.params[1:] if bound else d.params
+        return d.params[1:] if bound else d.params
+
+    def _passes(
+        self, target: str, call: Call, parts: list[str]
+    ) -> tuple[frozenset[str] | None, tuple[tuple[str, str], ...]]:
+        """:attr:`Edge.given` and :attr:`Edge.forwards` of ``call`` to ``target``."""
+        params = self._params(target, call, parts)
+        if params is None:
+            return None, ()
+
+        def param(slot: str) -> str:
+            if slot.startswith("="):
+                return slot[1:]
+            return params[int(slot)] if slot.isdigit() and int(slot) < len(params) else ""
+
         out = set()
-        for slot in slots:
+        for slot in (s for s in call.given.split(",") if s):
             falsy, slot = slot.startswith("!"), slot.removeprefix("!")
-            name = (
-                slot[1:]
-                if slot.startswith("=")
-                else params[int(slot)]
-                if slot.isdigit() and int(slot) < len(params)
-                else ""
-            )
+            name = param(slot)
             if name:
                 out.add(name)
                 if falsy:
                     out.add(f"!{name}")
-        return frozenset(out)
+        forwards = tuple(
+            sorted({(p, value) for slot, kind, value in call.args if kind == "n" and (p := param(slot))})
+        )
+        return frozenset(out), forwards
 
 
 def is_test_path(path: str) -> bool:
