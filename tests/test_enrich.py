@@ -768,6 +768,29 @@ def test_the_message_names_the_checkpoint_dimension_a_kernel_cannot_take(knowled
     assert any("`hidden_size`" in s for s in prose.solutions)
 
 
+def test_a_layout_test_in_a_class_for_some_models_is_not_the_models(knowledge: Knowledge) -> None:
+    # The message names the model dimensions that picked this class; the test reads the layout.
+    site = make_site(
+        (atom("self.layout != 'page_first'"),),
+        path="python/sglang/srt/mem_cache/pool_host/split.py",
+        qualname="SplitHostPool.backup",
+        in_class="SplitHostPool",
+        message="Unsupported layout for models with head_dim != v_head_dim: {self.layout}",
+    )
+    assert "Cause: the model" not in enrich(site, knowledge).documentation
+    # A test of the dimension itself stays the model's.
+    sized = make_site(
+        (atom("qk_head_dim <= 256", negated=True),),
+        path="python/sglang/jit_kernel/sparse.py",
+        qualname="sparse_fwd",
+        in_class=None,
+        message="head_dim must be less than 256",
+    )
+    assert (
+        "Cause: the model (its checkpoint or config) (`head_dim`)." in enrich(sized, knowledge).documentation
+    )
+
+
 def test_the_flag_the_message_tells_the_user_to_pass_is_what_the_fix_adds(knowledge: Knowledge) -> None:
     site = make_site(
         (atom("self._scaled and self._fused > 0"),),

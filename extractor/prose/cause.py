@@ -814,7 +814,26 @@ def _message_model(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...]
     if not _MESSAGE_LIMIT_RE.search(msg):
         return None
     keys = list(dict.fromkeys(_MESSAGE_MODEL_KEY_RE.findall(msg)))
+    # "Unsupported layout for models with head_dim != v_head_dim: {self.layout}": a test of a
+    # value against words (``self.layout != 'page_first'``) that reads none of the dimensions is
+    # about that setting; the model only picked the class.
+    if keys and roles.deciding and all(_tests_words(v) for v in roles.deciding):
+        read = names_read(roles.deciding)
+        tested = " ".join(
+            [*(v.text for v in roles.deciding), *(b.source for b in site.guard.bindings if b.name in read)]
+        )
+        if not any(re.search(rf"(?<![A-Za-z0-9]){re.escape(k)}(?![A-Za-z0-9])", tested) for k in keys):
+            return None
     return tuple(keys) if keys else None
+
+
+def _tests_words(view: AtomView) -> bool:
+    """Whether an atom compares something with string literals (``x != 'page_first'``)."""
+    return view.expr is not None and any(
+        isinstance(n, ast.Compare)
+        and any(isinstance(c, ast.Constant) and isinstance(c.value, str) for c in (n.left, *n.comparators))
+        for n in ast.walk(view.expr)
+    )
 
 
 # What a message may say the checkpoint lacks or mismatches, and how it says so.
