@@ -3677,6 +3677,8 @@ def test_a_raise_on_an_argument_being_given_is_reached_only_by_the_calls_that_gi
         "It is reached only when a call passes `out`, which no caller in sglang does (only your own "
         "code calling it directly)."
     ), replay.triggerScenarios
+    # Read as a direct call's arguments, it is no longer tagged as the internal check it first was.
+    assert replay.backgroundTag in replay.tags and "internal-invariant" not in replay.tags, replay.tags
     filled = records["filled output must be 3-d, got {out.ndim}"]
     assert "no caller" not in filled.triggerScenarios
     # ``width`` is no parameter: every caller may reach the check.

@@ -720,6 +720,20 @@ def with_reach(
     return out
 
 
+INTERNAL_TAG = "internal-invariant"
+
+
+def _background_tagged(record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` with the tag of its first classification replaced by its background tag, where
+    the whole-target reading made an internal check a setting's (a flag its callers pass, a
+    direct call's arguments)."""
+    background, tags = record.get("backgroundTag"), record.get("tags")
+    if background == INTERNAL_TAG or not isinstance(tags, list) or INTERNAL_TAG not in tags:
+        return record
+    swapped = [background if t == INTERNAL_TAG else t for t in tags]
+    return {**record, "tags": list(dict.fromkeys(swapped))}
+
+
 # Words of code that serves one phase alone. Extend code is left out: a speculative run's verify
 # and draft-extend passes go through it with the decode phase's backend too.
 _PHASE_WORDS = {"decode": "decode", "prefill": "prefill", "extend": ""}
@@ -903,7 +917,7 @@ class RunReach:
                 )
             self._wordings[memo] = wording
         out = with_reach(partial, reach, choices, self.switches, self.agreed, self.optional, wording)
-        return with_drafts(out, self.drafts) if draft_only(reach, self.drafts) else out
+        return _background_tagged(with_drafts(out, self.drafts) if draft_only(reach, self.drafts) else out)
 
     def _refused_at_startup(self, workaround: str, reach: Reach) -> bool:
         """Whether leaving out the switch that ``workaround`` drops makes a launch the server-args
