@@ -3595,12 +3595,38 @@ def run_filled(x, out=None):
     return out
 
 
+class Attention:
+    def __init__(self, kind):
+        if kind == "self":
+            self.mode = 0
+        elif kind == "cross":
+            self.mode = 1
+        else:
+            raise RuntimeError(f"unsupported attention kind {kind}")
+
+
+def make_serde(kind):
+    if kind != "safe":
+        raise ValueError(f"unknown serde {kind}")
+
+
+def pick_mode(mode):
+    if mode not in ("fa3", "triton"):
+        raise ValueError(f"unsupported mode {mode}")
+
+
 def build(server_args):
     # Every construction leaves ``activation`` out.
     Conv(4)
     Conv(width=8)
     run_moe(4)
     run_filled(4)
+    # Only handled words reach these checks; the launch's own value may be any.
+    kind = "cross" if server_args.enable_adapters else "self"
+    Attention(kind)
+    make_serde("safe")
+    pick_mode("fa3")
+    pick_mode(server_args.attention_backend)
     if server_args.enable_adapters:
         return LocalStore()
     return Store(backend=server_args.attention_backend)
@@ -3668,8 +3694,8 @@ def test_a_raise_on_an_argument_being_given_is_reached_only_by_the_calls_that_gi
     # No construction of the class passes ``activation``: only code building it itself gets there.
     conv = records["unsupported conv activation {activation}"]
     assert conv.triggerScenarios.endswith(
-        "It is reached only when a call passes `activation`, which no caller in sglang does (only your own "
-        "code calling it directly)."
+        "It is reached only when a call passes `activation` other than `silu` or `swish`, which no caller "
+        "in sglang does (only your own code calling it directly)."
     ), conv.triggerScenarios
     # ``run_moe`` hands on an ``out`` that no call of it gives; ``run_filled`` fills its own.
     replay = records["replay output must be 2-d, got {out.ndim}"]
@@ -3679,6 +3705,16 @@ def test_a_raise_on_an_argument_being_given_is_reached_only_by_the_calls_that_gi
     ), replay.triggerScenarios
     # Read as a direct call's arguments, it is no longer tagged as the internal check it first was.
     assert replay.backgroundTag in replay.tags and "internal-invariant" not in replay.tags, replay.tags
+    # Every call gives a word the check lets through: only a call of the user's own gets there.
+    for message, words in (
+        ("unsupported attention kind {kind}", "`kind` other than `cross` or `self`"),
+        ("unknown serde {kind}", "`kind` other than `safe`"),
+    ):
+        assert records[message].triggerScenarios.endswith(
+            f"It is reached only when a call passes {words}, which no caller in sglang does (only your "
+            "own code calling it directly)."
+        ), records[message].triggerScenarios
+    assert "no caller" not in records["unsupported mode {mode}"].triggerScenarios
     filled = records["filled output must be 3-d, got {out.ndim}"]
     assert "no caller" not in filled.triggerScenarios
     # ``width`` is no parameter: every caller may reach the check.

@@ -16,12 +16,24 @@ from typing import Any
 
 from extractor.prose.passed import in_place_of_the_report, internal_sentence
 
-__all__ = ["DIRECT", "direct_arguments", "with_direct"]
+__all__ = ["DIRECT", "argument_words", "direct_arguments", "with_direct"]
 
 DIRECT = "direct"
 """A selector kind: ``(DIRECT, "score_mod", ())`` is a call passing that argument, which no caller
-of the target makes (the raise is reached only by code calling the function itself);
+of the target makes (the raise is reached only by code calling the function itself); ``(DIRECT,
+"kind=cross|self", ())`` a call passing ``kind`` a word other than those, which no caller does;
 ``(DIRECT, "", ())`` is any call, for a function nothing of the target calls."""
+
+
+def argument_words(entry: str) -> str:
+    """An argument a direct call must pass, as said: ``score_mod`` gives "`score_mod`", and
+    ``kind=cross|self`` (a word other than those) "`kind` other than `cross` or `self`"."""
+    name, sep, words = entry.partition("=")
+    if not sep:
+        return f"`{name}`"
+    said = [f"`{w}`" for w in words.split("|")]
+    listed = said[0] if len(said) == 1 else ", ".join(said[:-1]) + f" or {said[-1]}"
+    return f"`{name}` other than {listed}"
 
 
 def direct_arguments(reach: Sequence[frozenset[tuple[str, str, tuple[str, ...]]]]) -> tuple[str, ...] | None:
@@ -44,7 +56,7 @@ def with_direct(partial: Mapping[str, Any], where: str, needed: Sequence[str]) -
     keeps its fixes for what the call passes, with no launch command."""
     said = internal_sentence(partial.get("documentation"))
     out = dict(partial)
-    passing = f" passing {' and '.join(f'`{n}`' for n in needed)}" if needed else ""
+    passing = f" passing {' and '.join(argument_words(n) for n in needed)}" if needed else ""
     how = (
         f"no caller in sglang outside its tests calls `{where}`{passing}"
         if needed

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import orjson
 
 from extractor.prose.device import DEVICE_KEY, with_device
-from extractor.prose.direct import DIRECT, direct_arguments, with_direct
+from extractor.prose.direct import DIRECT, argument_words, direct_arguments, with_direct
 from extractor.prose.drafts import draft_only, with_drafts
 from extractor.prose.knowledge import FlagInfo, Knowledge, is_knowledge_path
 from extractor.prose.passed import (
@@ -215,7 +215,7 @@ def _conj_words(conj: frozenset[Selector], terms: _Terms = _NO_TERMS) -> str:
                 "when code of your own calls it directly (nothing in sglang outside its tests calls it)"
             )
         elif s[0] == DIRECT:
-            names = " and ".join(f"`{n}`" for n in s[1].split(","))
+            names = " and ".join(argument_words(n) for n in s[1].split(","))
             parts.append(
                 f"when a call passes {names}, which no caller in sglang does (only your own code calling it directly)"
             )
@@ -1154,8 +1154,35 @@ def _not_reaching(
     return not passes(edge)
 
 
-def _edge_passes(sites: SiteReach, needed: tuple[str, ...], edge: Edge) -> bool:
-    return not needed or sites.edge_passes(edge, needed)
+def _edge_passes(
+    sites: SiteReach, needed: tuple[str, ...], words: Mapping[str, frozenset[str]], edge: Edge
+) -> bool:
+    return not (needed or words) or sites.edge_passes(edge, needed, words)
+
+
+def _word_tests(guard: str) -> dict[str, frozenset[str]]:
+    """name -> the words a site's guard lets past for it: a raise under ``kind != "a"`` and ``kind
+    not in ("b", "c")`` (or ``not kind == "a"``) is not reached when ``kind`` is one of a, b, c."""
+    out: dict[str, set[str]] = {}
+    for atom in _guard_atoms(guard):
+        negated = isinstance(atom, ast.UnaryOp) and isinstance(atom.op, ast.Not)
+        test = atom.operand if isinstance(atom, ast.UnaryOp) and negated else atom
+        if not (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and len(test.ops) == 1):
+            continue
+        op, right = test.ops[0], test.comparators[0]
+        if isinstance(op, ast.NotEq if not negated else ast.Eq):
+            values: list[ast.expr] = [right]
+        elif isinstance(op, ast.NotIn if not negated else ast.In) and isinstance(
+            right, ast.Tuple | ast.List | ast.Set
+        ):
+            values = list(right.elts)
+        else:
+            continue
+        if values and all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in values):
+            out.setdefault(test.left.id, set()).update(
+                str(v.value) for v in values if isinstance(v, ast.Constant)
+            )
+    return {n: frozenset(ws) for n, ws in out.items()}
 
 
 def _guard_atoms(guard: str) -> list[ast.expr]:
@@ -1283,20 +1310,25 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
             # ``if score_mod is not None: raise``: only the calls that pass ``score_mod`` lead here.
             guard = _guard(key)
             line = partial.get("lineNumber")
-            needed = sites.parameters_of(
-                f.path, qualname, _passed_params(guard), line if isinstance(line, int) else 0
-            )
-            if (caught or needed) and qualname != "<module>" and base != _NO_CALLER:
-                memo = (f.path, qualname, orjson.dumps(escape if caught else None).decode(), *needed)
+            at = line if isinstance(line, int) else 0
+            needed = sites.parameters_of(f.path, qualname, _passed_params(guard), at)
+            # ``if kind == "self": ... elif kind == "cross": ... else: raise``: the calls that
+            # give ``kind`` only those words never get there.
+            words = sites.word_parameters(f.path, qualname, _word_tests(guard), at)
+            other = [f"{n}={'|'.join(sorted(w))}" for n, w in sorted(words.items())]
+            if (caught or needed or words) and qualname != "<module>" and base != _NO_CALLER:
+                memo = (f.path, qualname, orjson.dumps(escape if caught else None).decode(), *needed, *other)
                 if memo not in narrowed:
                     name = qualname.rpartition(".")[2]
                     catching = functools.partial(_ends, handling, name, escape) if caught else None
-                    passes = functools.partial(_edge_passes, sites, needed)
+                    passes = functools.partial(_edge_passes, sites, needed, words)
                     ends = functools.partial(_not_reaching, catching, passes)
-                    if needed and not sites.passed_anywhere(f.path, qualname, needed):
+                    if (needed or words) and not sites.passed_anywhere(f.path, qualname, needed, words):
                         # Called, but never with the argument the raise needs: only a direct call
                         # from the user's own code gets there.
-                        names = ",".join(n.rstrip("?") for n in needed)
+                        names = ",".join(
+                            [*(n.rstrip("?") for n in needed if n.rstrip("?") not in words), *other]
+                        )
                         narrowed[memo] = (frozenset({(DIRECT, names, ())}),)
                     else:
                         narrowed[memo] = _env_defaults(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from extractor.prose.knowledge import FlagInfo, Knowledge
@@ -96,17 +96,45 @@ class SiteReach:
             if n not in rebound and (n in d.unset or (truth and f"{n}=" in d.unset) or n in d.required)
         )
 
-    def passed_anywhere(self, path: str, qualname: str, names: Iterable[str]) -> bool:
-        """Whether some call of function ``qualname`` of ``path`` may pass every one of ``names``
-        (or it has no known call at all)."""
-        return self._passed(f"{module_name(path)}:{qualname}", tuple(names), 0)
+    def word_parameters(
+        self, path: str, qualname: str, tests: Mapping[str, frozenset[str]], line: int = 0
+    ) -> dict[str, frozenset[str]]:
+        """Of ``tests`` (a name -> the words the site's check lets through, ``kind not in ("self",
+        "cross")``), those on parameters of function ``qualname`` of ``path`` that it does not
+        assign before ``line``: what a call fills them with decides whether it gets past."""
+        d = self.index.defs.get(f"{module_name(path)}:{qualname}")
+        if d is None or d.kind != "f" or qualname.rpartition(".")[2] in ("__new__", "__post_init__"):
+            return {}
+        rebound = {n for n, at in d.rebound if at < line}
+        return {
+            n: words
+            for n, words in tests.items()
+            if n not in rebound and (n in d.params or n in d.unset or f"{n}=" in d.unset)
+        }
 
-    def edge_passes(self, edge: Edge, names: Iterable[str]) -> bool:
+    def passed_anywhere(
+        self,
+        path: str,
+        qualname: str,
+        names: Iterable[str],
+        words: Mapping[str, frozenset[str]] | None = None,
+    ) -> bool:
+        """Whether some call of function ``qualname`` of ``path`` may pass every one of ``names``,
+        and for each parameter of ``words`` some word other than those (or it has no known call at
+        all)."""
+        return self._passed(f"{module_name(path)}:{qualname}", tuple(names), 0, words or {})
+
+    def edge_passes(
+        self, edge: Edge, names: Iterable[str], words: Mapping[str, frozenset[str]] | None = None
+    ) -> bool:
         """Whether call ``edge`` may give every one of ``names`` (see :meth:`parameters_of`), also
-        through the optional parameters of its own it hands on."""
-        return self._edge_passes(edge, tuple(names), 0)
+        through the optional parameters of its own it hands on, and for each parameter of
+        ``words`` something other than those words."""
+        return self._edge_passes(edge, tuple(names), 0, words or {})
 
-    def _passed(self, node: str, wanted: tuple[str, ...], depth: int) -> bool:
+    def _passed(
+        self, node: str, wanted: tuple[str, ...], depth: int, words: Mapping[str, frozenset[str]]
+    ) -> bool:
         edges = self.index.callers(node)
         module, _, qualname = node.partition(":")
         owner, _, short = qualname.rpartition(".")
@@ -117,14 +145,21 @@ class SiteReach:
             # Called only where the receiver is unknown (``model.load_weights(weights)``): those
             # calls, whatever they run, say what is passed.
             return self.index.named_calls_may_pass(node, wanted)
-        return any(self._edge_passes(e, wanted, depth) for e in edges)
+        return any(self._edge_passes(e, wanted, depth, words) for e in edges)
 
-    def _edge_passes(self, edge: Edge, wanted: tuple[str, ...], depth: int) -> bool:
+    def _edge_passes(
+        self, edge: Edge, wanted: tuple[str, ...], depth: int, words: Mapping[str, frozenset[str]]
+    ) -> bool:
         """Whether ``edge`` may give every one of ``wanted``: a call that hands on an optional
         parameter of its own (``_validate(out)`` in ``def run(x, out=None)``) gives it only where
-        its own callers give that parameter."""
+        its own callers give that parameter. A call that fills a parameter of ``words`` with those
+        words alone gets past the check."""
         if not edge.may_pass(wanted):
             return False
+        if edge.confident and any(edge.only_words(n, accepted) for n, accepted in words.items()):
+            return False
+        if not wanted:
+            return True
         caller = self.index.defs.get(edge.caller)
         # A call matched by its name alone may be another library's function of that name, whose
         # arguments line up with nothing here.
@@ -147,7 +182,7 @@ class SiteReach:
                 onward.append(f"{via}?")
             else:
                 return True
-        return self._passed(edge.caller, tuple(onward), depth + 1)
+        return self._passed(edge.caller, tuple(onward), depth + 1, {})
 
     def of(self, path: str, qualname: str, ends: Callable[[Edge], bool] | None = None) -> Reach:
         """The alternatives of selectors that lead to code in ``qualname`` of ``path`` (``()``: anyone);

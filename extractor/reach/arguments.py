@@ -27,7 +27,7 @@ from extractor.analysis.walk import called_name, last_name, own_statements
 from extractor.prose.config_read import config_read
 from extractor.prose.knowledge import FlagInfo, Knowledge
 from extractor.prose.world_size import flag_for_group, group_of
-from extractor.reach.facts import Call, FileFacts
+from extractor.reach.facts import LITERAL, Call, FileFacts
 from extractor.reach.guard_atoms import ACCESSOR, ENV_READERS
 from extractor.reach.target_index import TargetIndex
 
@@ -36,6 +36,8 @@ __all__ = [
     "ENV_SOURCE",
     "PassedFlags",
     "bindable_names",
+    "literal_locals",
+    "literal_words",
     "name_bindings",
     "passed_args",
     "positional_params",
@@ -165,20 +167,67 @@ def value_sources(node: ast.expr) -> list[tuple[str, str]]:
     return [src] if src is not None else []
 
 
+_LITERAL_WORD = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,39}$")
+
+
+def literal_words(node: ast.expr) -> tuple[str, ...] | None:
+    """The one-word strings ``node`` may be, when it can be nothing else (a literal, or a
+    conditional expression of such); None otherwise."""
+    if isinstance(node, ast.IfExp):
+        body, orelse = literal_words(node.body), literal_words(node.orelse)
+        return None if body is None or orelse is None else tuple(dict.fromkeys([*body, *orelse]))
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and _LITERAL_WORD.match(node.value):
+        return (node.value,)
+    return None
+
+
 def passed_args(call: ast.Call) -> list[list[str]]:
     """``[slot, kind, value]`` for each argument with a source: slot ``"0"``, ``"1"``... for
     positional arguments (before any ``*args``), ``"=name"`` for keywords. A slot may have more
-    than one source (:func:`value_sources`)."""
+    than one source (:func:`value_sources`); an argument that can only be some words has one
+    :data:`LITERAL` row per word."""
     out: list[list[str]] = []
     for i, arg in enumerate(call.args):
         if isinstance(arg, ast.Starred):
             break
-        out.extend([str(i), *src] for src in value_sources(arg))
+        out.extend([str(i), *src] for src in _arg_sources(arg))
     for kw in call.keywords:
         if kw.arg is None:
             continue
-        out.extend([f"={kw.arg}", *src] for src in value_sources(kw.value))
+        out.extend([f"={kw.arg}", *src] for src in _arg_sources(kw.value))
     return out
+
+
+def _arg_sources(arg: ast.expr) -> list[tuple[str, str]]:
+    words = literal_words(arg)
+    return [(LITERAL, w) for w in words] if words is not None else value_sources(arg)
+
+
+def literal_locals(func: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, tuple[str, ...]]:
+    """Locals of ``func`` (not its parameters) that every assignment gives one of some one-word
+    strings: ``kind = "cross" if shared else "self"``, handed on as ``Attention(kind=kind)``."""
+    args = func.args
+    params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a}
+    words: dict[str, list[str]] = {}
+    spoiled: set[str] = set(params)
+    for stmt in own_statements(func.body):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            name, found = stmt.targets[0].id, literal_words(stmt.value)
+            if found is None:
+                spoiled.add(name)
+            else:
+                words.setdefault(name, []).extend(found)
+            continue
+        targets: list[ast.expr] = []
+        if isinstance(stmt, ast.Assign):
+            targets.extend(stmt.targets)
+        elif isinstance(stmt, ast.AugAssign | ast.AnnAssign | ast.For | ast.AsyncFor):
+            targets.append(stmt.target)
+        elif isinstance(stmt, ast.With | ast.AsyncWith):
+            targets.extend(i.optional_vars for i in stmt.items if i.optional_vars is not None)
+        for target in targets:
+            spoiled.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+    return {n: tuple(dict.fromkeys(ws)) for n, ws in words.items() if n not in spoiled}
 
 
 def positional_params(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, ...]:
@@ -314,6 +363,8 @@ class PassedFlags:
             return (FlagInfo(var, "", ENV_SOURCE, default=default),)
         if kind == "c":
             return (FlagInfo(name, "", CONFIG_SOURCE),)
+        if kind == LITERAL:
+            return ()
         if kind == "w":
             info = flag_for_group(name, self.knowledge.flags_for(f.path))
             return (dataclasses.replace(info, via_group=True),) if info is not None else ()

@@ -35,9 +35,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-__all__ = ["FACTS_VERSION", "Call", "Def", "FileFacts", "Registration"]
+__all__ = ["FACTS_VERSION", "LITERAL", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 46
+FACTS_VERSION = 47
+
+LITERAL = "l"
+"""The kind of an argument (or a local's value) that is one of some one-word strings, each
+recorded as its own ``[slot, "l", word]`` (``"cross" if shared else "self"``)."""
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 Atom = tuple[str, ...]

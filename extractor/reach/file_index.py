@@ -20,13 +20,14 @@ from extractor.prose.knowledge import is_knowledge_path
 from extractor.reach.agreement import agreed_attribute
 from extractor.reach.arguments import (
     bindable_names,
+    literal_locals,
     name_bindings,
     passed_args,
     positional_params,
     self_assignments,
 )
 from extractor.reach.drafts import builds_draft, draft_architectures
-from extractor.reach.facts import Atom, Call, Def, FileFacts, Registration
+from extractor.reach.facts import LITERAL, Atom, Call, Def, FileFacts, Registration
 from extractor.reach.forced import forced_by_function, forced_by_table
 from extractor.reach.guard_atoms import TYPED, GuardReader, class_flag_name, typed_params
 from extractor.reach.holders import holder_getters
@@ -723,6 +724,8 @@ class _Builder:
                 types = function_types(stmt, self._nodes) if types is None else types
                 self._types[name] = types
                 self._bindable[name] = bindable_names(stmt)
+                for word_local, said in literal_locals(stmt).items():
+                    self.facts.binds.extend((name, f"n:{word_local}", LITERAL, w) for w in said)
                 returns = "|".join(sorted(return_types(stmt, types, self._nodes)))
                 unset, required = _unset_params(stmt), _required_params(stmt)
                 self.facts.defs.append(

@@ -12,10 +12,11 @@ dict, a callback) counts as called by the code that names it. Calls from test fi
 from __future__ import annotations
 
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
-from extractor.reach.facts import Atom, Call, Def, FileFacts
+from extractor.reach.facts import LITERAL, Atom, Call, Def, FileFacts
 from extractor.reach.receiver_types import ReceiverTypes
 
 __all__ = ["RUN_BY_FRAMEWORK", "Edge", "TargetIndex"]
@@ -51,6 +52,14 @@ class Edge:
     """``(parameter, name)`` for each parameter the call fills with a bare name of the caller
     (``f(out=out)``): when that name is the caller's own optional parameter, the call gives it
     only where the caller was given it."""
+    words: tuple[tuple[str, str], ...] = ()
+    """``(parameter, word)`` for each parameter the call can only fill with some one-word strings
+    (a literal, a conditional of literals, or a local only ever given such), one row per word."""
+
+    def only_words(self, name: str, accepted: AbstractSet[str]) -> bool:
+        """Whether the call fills parameter ``name`` with nothing but words of ``accepted``."""
+        given = [w for p, w in self.words if p == name]
+        return bool(given) and all(w in accepted for w in given)
 
     def may_pass(self, names: Iterable[str]) -> bool:
         """Whether the call may give every parameter of ``names`` (an unknown signature may). A
@@ -82,6 +91,7 @@ class TargetIndex:
     """Attribute names some file looks up by string (``getattr(x, "name")``), outside tests."""
     _callers: dict[str, list[Edge]] = field(default_factory=dict)
     _resolved: set[str] = field(default_factory=set)
+    _locals: dict[str, dict[str, dict[str, tuple[str, ...]]]] = field(default_factory=dict)
     _receivers: ReceiverTypes | None = None
     _families: dict[str, list[str]] = field(default_factory=dict)
     _target_memo: dict[tuple[str, str, str, str, bool], tuple[list[str], bool]] = field(default_factory=dict)
@@ -244,7 +254,7 @@ class TargetIndex:
                         qualifier = parts[-2] if len(parts) >= 2 else ""
                         if cls and qualifier[:1].isupper() and qualifier not in lineage:
                             continue
-                        given, forwards = self._passes(node, call, parts)
+                        given, forwards, words = self._passes(f, node, call, parts)
                         out.append(
                             Edge(
                                 f"{f.module}:{call.caller}",
@@ -254,6 +264,7 @@ class TargetIndex:
                                 False,
                                 given=given,
                                 forwards=forwards,
+                                words=words,
                             )
                         )
         self._unresolved[node] = out
@@ -664,9 +675,9 @@ class TargetIndex:
         )
         for target in targets:
             down = cls is not None and target != inherited
-            passed, forwards = self._passes(target, call, parts)
+            passed, forwards, words = self._passes(f, target, call, parts)
             self._callers.setdefault(target, []).append(
-                Edge(caller, f.path, guards, catches, confident, down, on_class, passed, forwards)
+                Edge(caller, f.path, guards, catches, confident, down, on_class, passed, forwards, words)
             )
 
     def _params(self, target: str, call: Call, parts: list[str]) -> tuple[str, ...] | None:
@@ -691,12 +702,13 @@ class TargetIndex:
         return d.params[1:] if bound else d.params
 
     def _passes(
-        self, target: str, call: Call, parts: list[str]
-    ) -> tuple[frozenset[str] | None, tuple[tuple[str, str], ...]]:
-        """:attr:`Edge.given` and :attr:`Edge.forwards` of ``call`` to ``target``."""
+        self, f: FileFacts, target: str, call: Call, parts: list[str]
+    ) -> tuple[frozenset[str] | None, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
+        """:attr:`Edge.given`, :attr:`Edge.forwards` and :attr:`Edge.words` of ``call`` (made in
+        file ``f``) to ``target``."""
         params = self._params(target, call, parts)
         if params is None:
-            return None, ()
+            return None, (), ()
 
         def param(slot: str) -> str:
             if slot.startswith("="):
@@ -714,7 +726,28 @@ class TargetIndex:
         forwards = tuple(
             sorted({(p, value) for slot, kind, value in call.args if kind == "n" and (p := param(slot))})
         )
-        return frozenset(out), forwards
+        locals_ = self._literal_locals(f).get(call.caller, {})
+        words: set[tuple[str, str]] = set()
+        for slot, kind, value in call.args:
+            p = param(slot)
+            if p and kind == LITERAL:
+                words.add((p, value))
+            elif p and kind == "n" and value in locals_:
+                words.update((p, w) for w in locals_[value])
+        return frozenset(out), forwards, tuple(sorted(words))
+
+    def _literal_locals(self, f: FileFacts) -> dict[str, dict[str, tuple[str, ...]]]:
+        """caller -> local -> the words it is only ever given (see
+        :func:`extractor.reach.arguments.literal_locals`), for file ``f``."""
+        found = self._locals.get(f.module)
+        if found is None:
+            found = {}
+            for qual, token, kind, value in f.binds:
+                if kind == LITERAL and token.startswith("n:"):
+                    by_name = found.setdefault(qual, {})
+                    by_name[token[2:]] = (*by_name.get(token[2:], ()), value)
+            self._locals[f.module] = found
+        return found
 
 
 def is_test_path(path: str) -> bool:
