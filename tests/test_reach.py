@@ -3665,6 +3665,23 @@ def test_a_raise_on_an_argument_being_given_is_reached_only_by_the_calls_that_gi
         "python/sglang/srt/models/wren.py": _argument_model("Wren", "attend(q, k, None)").encode(),
         # A constructor is reached by building its class: its argument is given there.
         "python/sglang/srt/layers/store.py": STORE_OWNER.encode(),
+        # A model's layer that its model builds with a handled word only.
+        "python/sglang/srt/models/finch.py": textwrap.dedent(
+            """\
+            class FinchMixer:
+                def __init__(self, config, mixer_kind):
+                    if mixer_kind not in ("conv", "attn"):
+                        raise ValueError(f"unknown mixer kind {mixer_kind}")
+
+
+            class FinchForCausalLM:
+                def __init__(self, config):
+                    self.mixer = FinchMixer(config, "conv")
+
+
+            EntryClass = FinchForCausalLM
+            """
+        ).encode(),
     }
     repo, shas = make_repo(tmp_path / "repo", [files])
     records = {r.errorMessage: r for r in _run(repo, shas[0], tmp_path / "cache").records}
@@ -3715,6 +3732,10 @@ def test_a_raise_on_an_argument_being_given_is_reached_only_by_the_calls_that_gi
             "own code calling it directly)."
         ), records[message].triggerScenarios
     assert "no caller" not in records["unsupported mode {mode}"].triggerScenarios
+    # In model code such a check read as the checkpoint's is the direct call's too, with no model fix.
+    mixer = records["unknown mixer kind {mixer_kind}"]
+    assert "Cause: the arguments of a direct call" in mixer.documentation, mixer.documentation
+    assert not any("Use a model" in s for s in mixer.solutions), mixer.solutions
     filled = records["filled output must be 3-d, got {out.ndim}"]
     assert "no caller" not in filled.triggerScenarios
     # ``width`` is no parameter: every caller may reach the check.

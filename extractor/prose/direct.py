@@ -11,6 +11,7 @@ checkpoint's config) keeps it, but its fixes are for that call, not for a launch
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -36,6 +37,22 @@ def argument_words(entry: str) -> str:
     return f"`{name}` other than {listed}"
 
 
+# A model class's constructor check read as the checkpoint's, for values that are its own
+# parameters (``HunYuanAttention(attention_type=...)``).
+_MODEL_CAUSE_RE = re.compile(r"Cause: the model \(its checkpoint or config\) \(([^)]*)\)\.")
+
+
+def _argument_cause(partial: Mapping[str, Any], needed: Sequence[str]) -> str | None:
+    """The cause sentence of a record that blames the checkpoint for values that are only the
+    parameters a direct call must pass: those values are the call's, not a config's."""
+    found = _MODEL_CAUSE_RE.search(str(partial.get("documentation") or ""))
+    if found is None:
+        return None
+    names = set(re.findall(r"`([^`]+)`", found.group(1)))
+    params = {n.partition("=")[0] for n in needed}
+    return found.group(0) if names and names <= params else None
+
+
 def direct_arguments(reach: Sequence[frozenset[tuple[str, str, tuple[str, ...]]]]) -> tuple[str, ...] | None:
     """When every way into a site is a direct call, the arguments such a call must pass (none for a
     function nothing calls); else None."""
@@ -54,7 +71,8 @@ def with_direct(partial: Mapping[str, Any], where: str, needed: Sequence[str]) -
     """``partial`` (a check in function ``where``) stated as the arguments of a direct call, the
     only way to it: an internal check's cause becomes that call's arguments, and any other cause
     keeps its fixes for what the call passes, with no launch command."""
-    said = internal_sentence(partial.get("documentation"))
+    internal = internal_sentence(partial.get("documentation"))
+    said = internal or _argument_cause(partial, needed)
     out = dict(partial)
     passing = f" passing {' and '.join(argument_words(n) for n in needed)}" if needed else ""
     how = (
@@ -97,11 +115,16 @@ def with_direct(partial: Mapping[str, Any], where: str, needed: Sequence[str]) -
         f"this check fails when {check}. {how[0].upper()}{how[1:]}, so the call that failed is "
         "your own; if the traceback shows only sglang's code, report that with it"
     )
-    out["solutions"] = in_place_of_the_report([own], partial)
+    # A checkpoint the record blamed for the call's own arguments has no fix of its own.
+    out["solutions"] = in_place_of_the_report([own], partial) if internal else [own]
     out["exampleFix"] = example
     out["errorType"], out["backgroundTag"], out["handlingStrategy"] = (
         "validation",
         "invalid-value",
         "validation",
     )
+    before = partial.get("backgroundTag")
+    tags = partial.get("tags")
+    if isinstance(tags, list):
+        out["tags"] = list(dict.fromkeys("invalid-value" if t == before else t for t in tags))
     return out
