@@ -768,6 +768,35 @@ def test_the_message_names_the_checkpoint_dimension_a_kernel_cannot_take(knowled
     assert any("`hidden_size`" in s for s in prose.solutions)
 
 
+def test_a_field_of_a_parameter_typed_as_the_users_request_is_the_request(knowledge: Knowledge) -> None:
+    typed = (Param("obj", annotation="GenerateReqInput"),)
+    ranked = dataclasses.replace(
+        make_site(
+            (atom("obj.routed_rank < 0"),),
+            path="python/sglang/srt/managers/front.py",
+            qualname="Front.route",
+            in_class="Front",
+            message="routed_rank={obj.routed_rank} out of range",
+        ),
+        params=typed,
+    )
+    assert "Cause: the request or call input (`routed_rank`)." in enrich(ranked, knowledge).documentation
+    # A bare assert on it says nothing to the user: the callers' invariant.
+    bare = dataclasses.replace(
+        make_site(
+            (atom("obj.routed_rank is not None", negated=True, kind="assert"),),
+            kind="assert",
+            error_class="AssertionError",
+            message=None,
+            path="python/sglang/srt/managers/front.py",
+            qualname="Front.route",
+            in_class="Front",
+        ),
+        params=typed,
+    )
+    assert "Cause: an internal invariant" in enrich(bare, knowledge).documentation
+
+
 def test_a_layout_test_in_a_class_for_some_models_is_not_the_models(knowledge: Knowledge) -> None:
     # The message names the model dimensions that picked this class; the test reads the layout.
     site = make_site(

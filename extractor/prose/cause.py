@@ -761,12 +761,29 @@ def _request_object(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...
     return None
 
 
+# A parameter typed as a request the user sends (``obj: GenerateReqInput``, ``request:
+# ChatCompletionRequest``); the scheduler's own ``Req`` is no such type.
+_REQUEST_TYPE_RE = re.compile(r"(?:ReqInput|Request)\b")
+
+
 def _input(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
     asks = [v for v in roles.deciding if v.request]
     # An assert guards the server's own state: a local read from the request does not make it the user's.
     bound = _request_bindings(site, roles.deciding) if site.kind != "assert" else []
     if site.kind == "assert":
         asks = [v for v in asks if _ASSERTED_REQUEST_RE.search(v.text)]
+    # A field of a parameter typed as the user's request is the user's; a bare assert on one
+    # (no message for the user) still states what the callers keep true.
+    typed = (
+        [p.name for p in site.params if _REQUEST_TYPE_RE.search(p.annotation)]
+        if site.kind != "assert" or site.message is not None
+        else []
+    )
+    asks += [
+        v
+        for v in roles.deciding
+        if v not in asks and any(re.search(rf"\b{re.escape(n)}\.", v.text) for n in typed)
+    ]
     if (site.http_status is not None and 400 <= site.http_status < 500) or asks or bound:
         return tuple(dict.fromkeys([*request_fields(roles.deciding), *bound])) or ("request",)
     return None
