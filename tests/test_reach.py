@@ -1254,6 +1254,8 @@ def test_a_runs_reach_read_back_from_the_cache_holds_every_setting_it_was_built_
         validations=[(("--enable-old", "on", ()), ("--backend", "in", ("fast",)))],
         drafts={"OwlForCausalLMNextN"},
         tested={"a.py": {"--backend": ("fast", "slow")}},
+        model_sets={"--page-size": (("always", ("128", "256"), ("OwlForCausalLM",)),)},
+        override_paths={"overrides.py"},
     )
     back = RunReach.from_plain(orjson.loads(orjson.dumps(run.to_plain())))
     assert back is not None
@@ -4350,3 +4352,104 @@ def test_a_variable_read_with_a_default_that_passes_the_check_is_fixed_by_unsett
     )
     before, after = record.exampleFix.split("# after", 1)
     assert "SGLANG_DISPATCH_MAX_TOKENS=" in before and "SGLANG_DISPATCH_MAX_TOKENS" not in after
+
+
+PAGED_ARGS = """\
+from dataclasses import dataclass
+
+
+@dataclass
+class ServerArgs:
+    page_size: int = None
+    tp_size: int = 1
+    device: str = "cuda"
+
+    @staticmethod
+    def add_cli_args(parser):
+        parser.add_argument("--page-size", type=int)
+        parser.add_argument("--tp-size", type=int)
+        parser.add_argument("--device", type=str)
+"""
+
+MODEL_OVERRIDES = """\
+def register_for(*architectures):
+    def decorator(fn):
+        return fn
+
+    return decorator
+
+
+@register_for("OwlForCausalLM")
+def _owl_overrides(server_args, hf_config):
+    overrides = {}
+    size = 256
+    if server_args.device == "npu":
+        size = 128
+    overrides["page_size"] = size
+    return overrides
+
+
+@register_for("LarkForCausalLM")
+def _lark_overrides(server_args, hf_config):
+    overrides = {}
+    if server_args.tp_size > 1:
+        overrides["page_size"] = 64
+    return overrides
+
+
+@register_for("WrenForCausalLM")
+def _wren_overrides(server_args, hf_config):
+    overrides = {}
+    if server_args.page_size is None:
+        overrides["page_size"] = 32
+    return overrides
+"""
+
+
+def _paged_model(name: str, size: int) -> str:
+    return textwrap.dedent(
+        f"""\
+        from sglang.srt.server_args import get_global_server_args
+
+
+        class {name}ForCausalLM:
+            def __init__(self, config):
+                if get_global_server_args().page_size != {size}:
+                    raise ValueError("{name.lower()} needs page_size {size}")
+
+
+        EntryClass = {name}ForCausalLM
+        """
+    )
+
+
+def test_a_flag_the_models_override_sets_itself_is_no_fix_for_that_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
+    files = {
+        ARGS: PAGED_ARGS.encode(),
+        "python/sglang/srt/arg_groups/overrides.py": MODEL_OVERRIDES.encode(),
+        "python/sglang/srt/models/owl.py": _paged_model("Owl", 256).encode(),
+        "python/sglang/srt/models/lark.py": _paged_model("Lark", 64).encode(),
+        "python/sglang/srt/models/wren.py": _paged_model("Wren", 32).encode(),
+    }
+    repo, shas = make_repo(tmp_path / "repo", [files])
+    records = {r.errorMessage: r for r in _run(repo, shas[0], tmp_path / "cache").records}
+    # Every Owl launch gets sglang's own page size: the check is sglang's, not the user's.
+    owl = records["owl needs page_size 256"]
+    assert owl.errorType == "internal-invariant", owl.documentation
+    assert (
+        "sglang sets `--page-size` itself for `OwlForCausalLM` checkpoints (to `128` or `256`)"
+        in owl.solutions[0]
+    )
+    assert not any("Launch with `--page-size" in s for s in owl.solutions)
+    # Lark's override sets it for some launches: the fix stands, with that said first.
+    lark = records["lark needs page_size 64"]
+    assert lark.solutions[0].startswith(
+        "For `LarkForCausalLM` checkpoints sglang sets `--page-size` itself for some launches (to `64`)"
+    ), lark.solutions
+    assert any("--page-size 64" in s for s in lark.solutions[1:])
+    # Wren's override only fills in a page size the launch left out: the user's value decides.
+    wren = records["wren needs page_size 32"]
+    assert not any("sglang sets" in s for s in wren.solutions), wren.solutions

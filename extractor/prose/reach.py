@@ -22,6 +22,7 @@ from extractor.prose.device import DEVICE_KEY, with_device
 from extractor.prose.direct import DIRECT, argument_words, direct_arguments, with_direct
 from extractor.prose.drafts import draft_only, with_drafts
 from extractor.prose.knowledge import FlagInfo, Knowledge, is_knowledge_path
+from extractor.prose.model_set import ModelSets, with_model_set
 from extractor.prose.passed import (
     PASSED_KEY,
     flag_from_plain,
@@ -796,6 +797,8 @@ class RunReach:
         validations: Sequence[Validation] = (),
         drafts: AbstractSet[str] = frozenset(),
         tested: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
+        model_sets: ModelSets | None = None,
+        override_paths: AbstractSet[str] = frozenset(),
     ) -> None:
         # path -> qualname (the callers' reach) or whole site key (a site whose own guard
         # narrows it further) -> reach.
@@ -841,6 +844,10 @@ class RunReach:
         self.tested = tested or {}
         """path -> valued flag -> the values the code of that file tests for: the choices offered
         for a flag no registry lists choices of."""
+        self.model_sets = model_sets or {}
+        """flag -> what the model overrides that write it do (see :mod:`extractor.prose.model_set`)."""
+        self.override_paths = frozenset(override_paths)
+        """Files holding model overrides: their checks read the launch's own values."""
         self._wordings: dict[tuple[str, Reach, str, tuple[tuple[str, Sequence[str]], ...]], _Wording] = {}
 
     def apply(self, path: str, partial: Mapping[str, Any]) -> dict[str, Any]:
@@ -872,6 +879,8 @@ class RunReach:
         by_key = self.table.get(path, {})
         key = str(partial.get("id", ""))
         reach = by_key[key] if key in by_key else by_key.get(qualname, ())
+        if self.model_sets and path not in self.override_paths:
+            partial = with_model_set(partial, reach, self.model_sets, self.forced, self.drafts) or partial
         needed = direct_arguments(reach)
         if needed is not None:
             partial = with_direct(partial, qualname, needed)
@@ -1035,6 +1044,11 @@ class RunReach:
                 ns: {f: list(v) for f, v in sorted(by_f.items())}
                 for ns, by_f in sorted(self.declared.items())
             },
+            "override_paths": sorted(self.override_paths),
+            "model_sets": {
+                f: [[how, list(values), list(archs)] for how, values, archs in entries]
+                for f, entries in sorted(self.model_sets.items())
+            },
             "passed": {
                 path: {
                     q: {t: [list(r) for r in rows] for t, rows in sorted(by_t.items())}
@@ -1096,6 +1110,14 @@ class RunReach:
                 str(path): {str(f): tuple(str(x) for x in v) for f, v in by_f.items()}
                 for path, by_f in data["tested"].items()
             }
+            model_sets = {
+                str(f): tuple(
+                    (str(how), tuple(str(v) for v in values), tuple(str(a) for a in archs))
+                    for how, values, archs in entries
+                )
+                for f, entries in data["model_sets"].items()
+            }
+            override_paths = frozenset(str(p) for p in data["override_paths"])
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
         return cls(
@@ -1118,6 +1140,8 @@ class RunReach:
             validations,
             drafts,
             tested,
+            model_sets,
+            override_paths,
         )
 
 
@@ -1424,6 +1448,8 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
         validations,
         sites.draft_names,
         _tested_values(table, sites, records),
+        sites.model_sets,
+        sites.override_paths,
     )
 
 

@@ -57,6 +57,20 @@ class SiteReach:
             for flag, by_v in sorted(forced.items())
         }
         """flag -> value -> the architectures the code gives that value whatever the command line says."""
+        sets: dict[str, set[tuple[str, tuple[str, ...], tuple[str, ...]]]] = {}
+        for f in self.index.files.values():
+            flags = knowledge.flags_for(f.path)
+            for name, values, how, *archs in f.sets:
+                info = flags.get(name)
+                if info is not None:
+                    entry = (how, tuple(v for v in values.split("|") if v), tuple(sorted(archs)))
+                    sets.setdefault(info.flag, set()).add(entry)
+        self.model_sets = {flag: tuple(sorted(entries)) for flag, entries in sorted(sets.items())}
+        self.override_paths = frozenset(f.path for f in self.index.files.values() if f.sets)
+        """The files that hold model overrides: their own checks read the launch's values, before
+        the overrides replace them."""
+        """flag -> ``(how, values, architectures)`` of each model override that writes it (see
+        :func:`extractor.reach.forced.set_by_function`)."""
 
     @property
     def choices(self) -> dict[str, tuple[str, ...]]:

@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "LITERAL", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 47
+FACTS_VERSION = 48
 
 LITERAL = "l"
 """The kind of an argument (or a local's value) that is one of some one-word strings, each
@@ -171,6 +171,9 @@ class FileFacts:
     forced: list[tuple[str, ...]] = field(default_factory=list)
     """Settings the file forces for architectures: ``(setting, value, architecture...)``
     (:mod:`extractor.reach.forced`)."""
+    sets: list[tuple[str, ...]] = field(default_factory=list)
+    """Settings a function registered for architectures writes for them: ``(setting, values, how,
+    architecture...)`` (:func:`extractor.reach.forced.set_by_function`)."""
     abstract: list[str] = field(default_factory=list)
     """Methods declared ``@abstractmethod``, by qualname: their body runs only through an override's
     ``super()`` call."""
@@ -243,6 +246,7 @@ class FileFacts:
             "drafts": list(self.drafts),
             "drafting": list(self.drafting),
             "forced": [list(f) for f in self.forced],
+            "sets": [list(f) for f in self.sets],
             "tests": [list(t) for t in self.tests],
             "abstract": list(self.abstract),
             "named": list(self.named),
@@ -290,6 +294,7 @@ class FileFacts:
                 drafts=[str(a) for a in data["drafts"]],
                 drafting=[str(a) for a in data["drafting"]],
                 forced=[tuple(str(x) for x in f) for f in data["forced"]],
+                sets=[tuple(str(x) for x in f) for f in data["sets"]],
                 tests=[tuple(str(x) for x in t) for t in data["tests"]],
                 abstract=[str(q) for q in data["abstract"]],
                 named=[str(n) for n in data["named"]],

@@ -28,7 +28,7 @@ from extractor.reach.arguments import (
 )
 from extractor.reach.drafts import builds_draft, draft_architectures
 from extractor.reach.facts import LITERAL, Atom, Call, Def, FileFacts, Registration
-from extractor.reach.forced import forced_by_function, forced_by_table
+from extractor.reach.forced import forced_by_function, forced_by_table, set_by_function
 from extractor.reach.guard_atoms import TYPED, GuardReader, class_flag_name, typed_params
 from extractor.reach.holders import holder_getters
 from extractor.reach.receiver_facts import (
@@ -614,6 +614,7 @@ class _Builder:
         for stmt, platform in gated(body, self.guards.platform):
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and stmt.decorator_list:
                 self.facts.forced.extend((n, v, *a) for n, v, a in forced_by_function(stmt))
+                self.facts.sets.extend((n, v, how, *a) for n, v, how, a in set_by_function(stmt))
                 continue
             if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
                 call = stmt.value

@@ -23,13 +23,40 @@ import ast
 import re
 from collections.abc import Sequence
 
-__all__ = ["ARCH_NAME", "Forced", "forced_by_function", "forced_by_table"]
+__all__ = [
+    "ALWAYS",
+    "ARCH_NAME",
+    "Forced",
+    "ModelSet",
+    "forced_by_function",
+    "forced_by_table",
+    "set_by_function",
+]
 
 ARCH_NAME = re.compile(r"^[A-Z][A-Za-z0-9_]*For[A-Z][A-Za-z0-9_]*$")
 """A model architecture's class name (``Qwen3ForCausalLM``)."""
 
 Forced = tuple[str, str, tuple[str, ...]]
 """(setting name, the value as text, the architectures it is forced for)."""
+
+
+ModelSet = tuple[str, str, str, tuple[str, ...]]
+"""(setting name, the constant values it is given joined by ``|`` (``""``: not known), how, the
+architectures): what :func:`set_by_function` finds."""
+
+ALWAYS = "always"
+"""How a setting is set for a model: on every call, whatever the launch gives (its value may depend
+on the hardware: ``page_size = 128 if npu else 256``)."""
+SOME = "some"
+"""How a setting is set for a model: for some launches, which tests of other settings pick."""
+
+
+def _registered_archs(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, ...] | None:
+    archs: tuple[str, ...] | None = None
+    for dec in func.decorator_list:
+        if isinstance(dec, ast.Call) and not dec.keywords:
+            archs = archs or _arch_keys(dec.args)
+    return archs
 
 
 def _arch_keys(args: Sequence[ast.expr]) -> tuple[str, ...] | None:
@@ -67,10 +94,7 @@ def forced_by_function(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[For
     """The constant settings a function registered for architectures (a decorator called with
     architecture names only) declares before anything can return: a dict literal it returns first
     or assigns to the name it returns."""
-    archs: tuple[str, ...] | None = None
-    for dec in func.decorator_list:
-        if isinstance(dec, ast.Call) and not dec.keywords:
-            archs = archs or _arch_keys(dec.args)
+    archs = _registered_archs(func)
     if archs is None:
         return []
     out: list[Forced] = []
@@ -118,3 +142,129 @@ def _returns_name(func: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bo
     # Every return hands back that dict (perhaps with more added), never a fresh one.
     returns = [n for n in ast.walk(func) if isinstance(n, ast.Return)]
     return bool(returns) and all(isinstance(r.value, ast.Name) and r.value.id == name for r in returns)
+
+
+def set_by_function(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ModelSet]:
+    """The settings a function registered for architectures writes into the dict it returns
+    (``overrides["page_size"] = 64``), each with its constant values and how it is set:
+    :data:`ALWAYS` when no test of the launch's settings picks the write (a test of the
+    platform may pick its value), :data:`SOME` otherwise. A setting some write of which is
+    picked by a test of that setting itself (filled in only when not given) is left out."""
+    archs = _registered_archs(func)
+    if archs is None:
+        return []
+    returned = _returned_name(func)
+    if returned is None:
+        return []
+    constants = _local_constants(func)
+    writes: dict[str, list[tuple[str | None, list[ast.expr]]]] = {}
+    blocks: list[tuple[list[ast.stmt], list[ast.expr]]] = [(func.body, [])]
+    while blocks:
+        body, tests = blocks.pop()
+        for stmt in body:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                continue
+            if isinstance(stmt, ast.If):
+                blocks.append((stmt.body, [*tests, stmt.test]))
+                blocks.append((stmt.orelse, [*tests, stmt.test]))
+                continue
+            if isinstance(stmt, ast.Assign):
+                for target in stmt.targets:
+                    key = _written_key(target, returned)
+                    if key is not None:
+                        writes.setdefault(key, []).append((_value_text(stmt.value, constants), tests))
+            for block in (getattr(stmt, f, None) for f in ("body", "orelse", "finalbody", "handlers")):
+                if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                    # A loop or a ``try`` runs its body on some paths only.
+                    blocks.append((block, [*tests, ast.Constant(value=True)]))
+    out: list[ModelSet] = []
+    for key, found in sorted(writes.items()):
+        aliases = _aliases(func, key)
+        if any(_reads_setting(t, key, aliases) for _, ts in found for t in ts):
+            continue  # filled in only when the launch left it out
+        how = ALWAYS if all(_platform_only(t) for _, ts in found for t in ts) else SOME
+        values = sorted({v for v, _ in found if v is not None})
+        known = all(v is not None for v, _ in found)
+        out.append((key, "|".join(values) if known else "", how, archs))
+    return out
+
+
+def _returned_name(func: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    names = {
+        r.value.id for r in ast.walk(func) if isinstance(r, ast.Return) and isinstance(r.value, ast.Name)
+    }
+    return (
+        names.pop() if len(names) == 1 and _returns_name(func, next(iter(names), "")) is not False else None
+    )
+
+
+def _written_key(target: ast.expr, returned: str) -> str | None:
+    if (
+        isinstance(target, ast.Subscript)
+        and isinstance(target.value, ast.Name)
+        and target.value.id == returned
+        and isinstance(target.slice, ast.Constant)
+        and isinstance(target.slice.value, str)
+        and target.slice.value.isidentifier()
+    ):
+        return target.slice.value
+    return None
+
+
+def _local_constants(func: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, set[str] | None]:
+    """Local name -> the constants every assignment gives it (None: some assignment is no constant)."""
+    out: dict[str, set[str] | None] = {}
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name, value = node.targets[0].id, node.value
+            known = out.get(name, set())
+            if (
+                isinstance(value, ast.Constant)
+                and isinstance(value.value, str | int | float | bool)
+                and known is not None
+            ):
+                known.add(str(value.value))
+                out[name] = known
+            else:
+                out[name] = None
+    return out
+
+
+def _value_text(value: ast.expr, constants: dict[str, set[str] | None]) -> str | None:
+    if isinstance(value, ast.Constant) and isinstance(value.value, str | int | float | bool):
+        return str(value.value)
+    if isinstance(value, ast.Name):
+        known = constants.get(value.id)
+        return "|".join(sorted(known)) if known else None
+    return None
+
+
+def _reads_setting(test: ast.expr, key: str, aliases: set[str]) -> bool:
+    """Whether ``test`` reads setting ``key``: ``server_args.page_size``, a helper named for it
+    (``server_args.is_attention_backend_not_set()``), or a local read from it (``aliases``)."""
+    return any(
+        (isinstance(n, ast.Attribute) and key in n.attr) or (isinstance(n, ast.Name) and n.id in aliases)
+        for n in ast.walk(test)
+    )
+
+
+def _aliases(func: ast.FunctionDef | ast.AsyncFunctionDef, key: str) -> set[str]:
+    """Locals assigned from an expression that reads setting ``key`` (``page = server_args.page_size``)."""
+    return {
+        t.id
+        for node in ast.walk(func)
+        if isinstance(node, ast.Assign)
+        and any(isinstance(n, ast.Attribute) and n.attr == key for n in ast.walk(node.value))
+        for t in node.targets
+        if isinstance(t, ast.Name)
+    }
+
+
+def _platform_only(test: ast.expr) -> bool:
+    """Whether ``test`` asks only about the machine: calls of no arguments (``is_hip()``,
+    ``aiter_can_use_preshuffle_paged_mqa()``) joined by ``and`` / ``or`` / ``not``."""
+    if isinstance(test, ast.BoolOp):
+        return all(_platform_only(v) for v in test.values)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _platform_only(test.operand)
+    return isinstance(test, ast.Call) and not test.args and not test.keywords

@@ -1,0 +1,141 @@
+"""A flag that sglang sets itself for the models that reach a check: the user's value is no fix.
+
+sglang declares some settings per architecture (:func:`extractor.reach.forced.set_by_function`):
+``_deepseek_v4_overrides`` sets ``page_size`` to 256 (128 on NPU) whatever the launch gives. A
+check of ``page_size`` in code that only DeepSeek-V4 checkpoints reach is then sglang's own value
+disagreeing with sglang's own code: "Launch with `--page-size 256`" changes nothing, and the
+record is an internal invariant. Where the model's override sets the flag only for some launches
+(tests of other settings pick the write), the fix stands, and the record says where it does not.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from typing import Any
+
+from extractor.prose.passed import INTERNAL_CAUSE
+from extractor.reach.forced import ALWAYS
+from extractor.reach.selectors import Selector, arch_names
+
+__all__ = ["ModelSets", "with_model_set"]
+
+ModelSets = Mapping[str, Sequence[tuple[str, tuple[str, ...], tuple[str, ...]]]]
+"""flag -> ``(how, values, architectures)`` for each model override that writes it (``how`` is
+:data:`extractor.reach.forced.ALWAYS` or ``SOME``; ``values`` the constants it writes, empty when
+not known)."""
+
+# "Cause: a launch flag (`--page-size`)." or "... (`--page-size`): the callers pass ..."
+_FLAG_CAUSE_RE = re.compile(r"Cause: a launch flag \((`--[a-z0-9-]+`(?:, `--[a-z0-9-]+`)*)\)[^.]*\.")
+_MAX_ARCHS = 3
+
+
+def _reach_archs(
+    reach: Sequence[frozenset[Selector]], forced: Mapping[str, Mapping[str, Sequence[str]]]
+) -> set[str] | None:
+    """The architectures every way in is for: an ``arch`` selector, or a flag value the code forces
+    for some architectures (``--attention-backend dsv4``); None when some way is for any model."""
+    out: set[str] = set()
+    for conj in reach:
+        archs = set().union(*(arch_names(s) for s in conj if s[0] == "arch"))
+        if not archs:
+            for kind, flag, values in conj:
+                by_value = forced.get(flag, {})
+                if kind == "flag" and values and all(v in by_value for v in values):
+                    archs = set().union(*(by_value[v] for v in values))
+                    break
+        if not archs:
+            return None
+        out |= archs
+    return out
+
+
+def _archs_words(archs: Sequence[str]) -> str:
+    said = [f"`{a}`" for a in archs[:_MAX_ARCHS]]
+    more = len(archs) - len(said)
+    if more:
+        return ", ".join(said) + f" and {more} more"
+    return said[0] if len(said) == 1 else ", ".join(said[:-1]) + f" or {said[-1]}"
+
+
+def _values_words(values: Sequence[str]) -> str:
+    if not values:
+        return ""
+    said = [f"`{v}`" for v in values]
+    listed = said[0] if len(said) == 1 else ", ".join(said[:-1]) + f" or {said[-1]}"
+    return f" (to {listed})"
+
+
+def with_model_set(
+    partial: Mapping[str, Any],
+    reach: Sequence[frozenset[Selector]],
+    sets: ModelSets,
+    forced: Mapping[str, Mapping[str, Sequence[str]]],
+    drafts: AbstractSet[str] = frozenset(),
+) -> dict[str, Any] | None:
+    """``partial`` restated when its cause is one flag that the model overrides of every
+    architecture reaching it write; None when that is not so. A draft architecture (``drafts``)
+    runs under the target model's settings, and is left out."""
+    doc = str(partial.get("documentation") or "")
+    found = _FLAG_CAUSE_RE.search(doc)
+    if found is None:
+        return None
+    flags = re.findall(r"`(--[a-z0-9-]+)`", found.group(1))
+    if len(flags) != 1 or flags[0] not in sets or not reach:
+        return None
+    flag = flags[0]
+    archs = (_reach_archs(reach, forced) or set()) - drafts
+    if not archs:
+        return None
+    covering = [(how, values) for how, values, by in sets[flag] if archs <= set(by)]
+    if not covering:
+        return None
+    named = _archs_words(sorted(archs))
+    values = sorted({v for _, vs in covering for v in vs})
+    said = _values_words(values)
+    out = dict(partial)
+    if all(how == ALWAYS for how, _ in covering):
+        cond = str(partial.get("validationCode") or "").strip().rpartition("\n")[2]
+        check = f"`{cond}`" if cond else "this check"
+        where = str(partial.get("documentation", "")).partition("`")[2].partition("`")[0] or "the code"
+        out["documentation"] = doc.replace(
+            found.group(0),
+            f"{INTERNAL_CAUSE} sglang sets `{flag}` itself for {named} checkpoints{said}, whatever the "
+            "launch gives, so no value of yours decides it.",
+        )
+        out["triggerScenarios"] = (
+            f"sglang's own `{flag}` for {named} checkpoints, for which {check} holds; it should not "
+            "happen with any launch setting."
+        )
+        out["commonSituations"] = (
+            f"`{where}` reached with {check}, though sglang sets `{flag}` itself for the checkpoints "
+            "that reach it."
+        )
+        out["solutions"] = [
+            f"sglang sets `{flag}` itself for {named} checkpoints{said}, replacing a value you give, "
+            "so changing it does not avoid this check. Report it to sglang as a bug with the full "
+            "message and traceback, the launch command, the model and the output of "
+            "`python3 -m sglang.check_env`"
+        ]
+        out["exampleFix"] = (
+            f"# before: sglang's own {flag} for this model fails the check\n"
+            "# after: collect what a bug report needs\npython3 -m sglang.check_env"
+        )
+        before = partial.get("backgroundTag")
+        out["errorType"], out["backgroundTag"], out["handlingStrategy"] = (
+            "internal-invariant",
+            "internal-invariant",
+            "fail-fast",
+        )
+        tags = partial.get("tags")
+        if isinstance(tags, list):
+            out["tags"] = list(dict.fromkeys("internal-invariant" if t == before else t for t in tags))
+        return out
+    out["solutions"] = [
+        f"For {named} checkpoints sglang sets `{flag}` itself for some launches{said}, replacing a "
+        "value you give (its log says so when it does): there, changing it does not avoid this "
+        "check, and it is a bug to report",
+        *(str(s) for s in partial.get("solutions") or ()),
+    ]
+    return out
