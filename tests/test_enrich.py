@@ -797,6 +797,17 @@ def test_a_field_of_a_parameter_typed_as_the_users_request_is_the_request(knowle
     assert "Cause: an internal invariant" in enrich(bare, knowledge).documentation
 
 
+def test_what_sampling_parameters_check_of_themselves_is_the_request(knowledge: Knowledge) -> None:
+    site = make_site(
+        (atom("self.temperature < 0.0"),),
+        path="python/sglang/srt/sampling/params.py",
+        qualname="ToySamplingParams.verify",
+        in_class="ToySamplingParams",
+        message="temperature must be non-negative, got {self.temperature}.",
+    )
+    assert "Cause: the request or call input (`temperature`)." in enrich(site, knowledge).documentation
+
+
 def test_a_layout_test_in_a_class_for_some_models_is_not_the_models(knowledge: Knowledge) -> None:
     # The message names the model dimensions that picked this class; the test reads the layout.
     site = make_site(

@@ -741,9 +741,10 @@ def _request_bindings(site: Site, views: list[AtomView]) -> list[str]:
     ]
 
 
-# A request body's type, as sglang names them (``GenerateReqInput``, ``ChatCompletionRequest``):
-# what its own methods check is what the client sent.
-_REQUEST_CLASS_RE = re.compile(r"(?:Request|ReqInput)$")
+# A request body's type, as sglang names them (``GenerateReqInput``, ``ChatCompletionRequest``),
+# and the sampling parameters a request carries: what their own methods check is what the client
+# sent.
+_REQUEST_CLASS_RE = re.compile(r"(?:Request|ReqInput|SamplingParams)$")
 _SELF_FIELD_RE = re.compile(r"\bself\.([a-z_][a-z0-9_]*)\b(?!\s*\()")
 
 
