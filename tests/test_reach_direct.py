@@ -84,6 +84,27 @@ class PackModule(torch.nn.Module):
     def extra_state(self, packed):
         assert packed is not None, "no extra state"
         return packed
+
+
+def pack_counts(handle):
+    # Looks up the library symbol of its own name: no call of itself.
+    fn = _library_function("pack_counts")
+    ret = fn(handle)
+    if ret != 0:
+        raise RuntimeError(f"pack_counts failed after {ret:.1f}s")
+    return ret
+
+
+def _library_function(name):
+    return name
+
+
+def patch_loader(loader):
+    def prepare(self, rows):
+        assert rows, "nothing to prepare"
+        return rows
+
+    setattr(loader, "_prepare", prepare)
 '''
 
 USER = "python/sglang/srt/managers/pack_user.py"
@@ -121,6 +142,10 @@ def test_the_facts_keep_the_names_a_file_spells_other_than_by_a_call() -> None:
         ("Packer.unpack", True),  # a plain class's method no one calls
         ("Packer.forward_cuda", False),  # built by ``f"forward_{kind}"``
         ("PackModule.extra_state", False),  # torch may call a module's method by its name
+        # Its own name, spelled in its own body, is a library symbol; ``{ret:.1f}s`` builds no
+        # name ending in ``s``.
+        ("pack_counts", True),
+        ("patch_loader.<locals>.prepare", False),  # handed out as a value
     ],
 )
 def test_a_function_is_uncalled_only_when_no_file_can_name_it(qualname: str, uncalled: bool) -> None:

@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "LITERAL", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 48
+FACTS_VERSION = 49
 
 LITERAL = "l"
 """The kind of an argument (or a local's value) that is one of some one-word strings, each

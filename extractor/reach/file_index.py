@@ -981,13 +981,16 @@ class _Builder:
         types = self._types.get(qual, {})
         caught = None if catches is None else list(catches)
         mentions = self._mentions
+        # A function that spells its own name (``_lib_function("nvmlDeviceGetX")`` in
+        # ``nvmlDeviceGetX``, the C symbol it wraps) does not call itself by it.
+        own = qual.rpartition(".")[2]
         while stack:
             here, gs, value = stack.pop()
             kind = type(here)
             if kind is ast.Constant:
                 assert isinstance(here, ast.Constant)
                 if type(here.value) is str:
-                    mentions.update(spelled_names(here.value))
+                    mentions.update(n for n in spelled_names(here.value) if n != own)
                 continue
             if kind is ast.JoinedStr:
                 assert isinstance(here, ast.JoinedStr)

@@ -174,9 +174,12 @@ class TargetIndex:
                 if short != local and not local.startswith("*"):
                     # ``from m import f as g`` (or ``g = f``): calls of ``g`` are filed under ``g``.
                     index._aliases.setdefault(short, set()).add(local)
+        # A name built by gluing a value to a piece of an f-string joins them with ``_``
+        # (``f"forward_{key}"``, ``f"{kind}_communicator"``); a unit or a word glued to a number
+        # (``f"{secs:.1f}s"``, ``f"gpu{i}"``) builds no name to call.
         index._ends = (
-            tuple(sorted(m[:-1] for m in index.mentioned if m.endswith("*"))),
-            tuple(sorted(m[1:] for m in index.mentioned if m.startswith("*"))),
+            tuple(sorted(m[:-1] for m in index.mentioned if m.endswith("_*"))),
+            tuple(sorted(m[1:] for m in index.mentioned if m.startswith("*_"))),
         )
         return index
 
@@ -310,7 +313,11 @@ class TargetIndex:
             or name.endswith(ends)
         ):
             return False
-        if not d.owner or "<locals>" in d.qualname:
+        if "<locals>" in d.qualname:
+            # A nested function is handed out by its name as a value (a callback, a patch
+            # ``setattr(Loader, "_prepare", prepare)``), which no call spells.
+            return False
+        if not d.owner:
             return True
         cls = f"{module}:{d.owner}"
         if any(self._foreign_base(c) for c in (cls, *self.ancestors(cls))):
