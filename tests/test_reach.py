@@ -2160,10 +2160,15 @@ def test_a_selecting_flag_goes_on_the_command_line_only_in_a_form_that_parses() 
         "a.py", partial
     )
     assert got["exampleFix"].split("\n")[1] == f"{launch} --enable-adapters"
-    # ``--draft-algorithm`` takes a value the reach does not know: written alone it would not parse.
+    # ``--draft-algorithm`` takes a value the reach does not pin (any leads here): written alone it
+    # would not parse, so it is written with the first of its choices, or a value to fill in.
     valued = (frozenset({("flag", "--draft-algorithm", ())}),)
+    got = RunReach({"a.py": {"Layer.apply": valued}}, {"--draft-algorithm": ("eagle", "ngram")}).apply(
+        "a.py", partial
+    )
+    assert got["exampleFix"].split("\n")[1] == f"{launch} --draft-algorithm eagle", got["exampleFix"]
     got = RunReach({"a.py": {"Layer.apply": valued}}, {}).apply("a.py", partial)
-    assert got["exampleFix"] == partial["exampleFix"]
+    assert got["exampleFix"].split("\n")[1] == f"{launch} --draft-algorithm <value>", got["exampleFix"]
 
 
 # A model config that takes the quantization from the checkpoint when the flag is not given, and
@@ -2255,8 +2260,8 @@ def test_leaving_out_a_valued_flag_that_is_off_unless_given_is_offered() -> None
         "This code runs only with `--draft-algorithm`: if you can do without it, launch without "
         "`--draft-algorithm`"
     )
-    # Written without a value it would not parse, so the command line does not get it.
-    assert "--draft-algorithm" not in got["exampleFix"]
+    # Written without a value it would not parse: the "before" launch gives it one to fill in.
+    assert got["exampleFix"].split("\n")[1].endswith(" --draft-algorithm <value>"), got["exampleFix"]
     # A flag the checkpoint decides is not "left out" either.
     agreed = RunReach(run.table, {}, agreed={"--draft-algorithm"}, optional={"--draft-algorithm"})
     assert agreed.apply("a.py", partial)["solutions"] == ["Report it as a bug"]

@@ -525,7 +525,25 @@ def _command_args(
             # A deprecated switch is written as the one that replaced it, as a command line is today.
             name = new if new is not None and new in switches else name
             args.append(f"{name} {'|'.join(values)}" if values else name)
+        elif kind == "flag":
+            # A valued flag that only has to be given: any of its values leads here.
+            args.append(f"{name} {ANY_VALUE}")
     return list(dict.fromkeys(args))
+
+
+ANY_VALUE = "<any>"
+"""The value :func:`_command_args` writes for a flag that only has to be given; :func:`with_reach`
+writes the first of its choices instead, or ``<value>`` for a flag without choices."""
+
+
+def _given_value(arg: str, choices: Mapping[str, Sequence[str]]) -> str:
+    """``--flag <any>`` as ``--flag`` with one of its choices (all of them lead here), or with a
+    ``<value>`` to fill in when it declares none."""
+    name, _, value = arg.partition(" ")
+    if value != ANY_VALUE:
+        return arg
+    options = choices.get(name, ())
+    return f"{name} {options[0]}" if options else f"{name} <value>"
 
 
 def _one_value(arg: str, documentation: str, order: Sequence[str] = ()) -> str:
@@ -686,11 +704,13 @@ def with_reach(
     optional: AbstractSet[str] = frozenset(),
     wording: _Wording | None = None,
     forced: Forced | None = None,
+    declared: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """The record fields with the reach stated; unchanged when nothing narrows the path.
 
     ``wording`` is ``_wording(reach, choices, switches, agreed, optional)`` when the caller already
-    has it."""
+    has it; ``declared`` the choices the server args declare for each flag, which a flag that only
+    has to be given is written with when no registry lists its values."""
     said = wording if wording is not None else _wording(reach, choices, switches, agreed, optional, forced)
     phrase = said.phrase
     if not phrase:
@@ -710,7 +730,8 @@ def with_reach(
             solutions.append(extra)
     out["solutions"] = solutions
     doc = str(partial.get("documentation", ""))
-    args = [_one_value(a, doc, choices.get(a.partition(" ")[0], ())) for a in said.args]
+    filled = {**(declared or {}), **{f: v for f, v in choices.items() if v}}
+    args = [_one_value(_given_value(a, filled), doc, choices.get(a.partition(" ")[0], ())) for a in said.args]
     if args and partial.get("exampleFix"):
         out["exampleFix"] = _with_args(partial["exampleFix"], args)
     valued = said.valued
@@ -925,7 +946,16 @@ class RunReach:
                     workarounds=[w for w in wording.workarounds if not self._refused_at_startup(w, reach)]
                 )
             self._wordings[memo] = wording
-        out = with_reach(partial, reach, choices, self.switches, self.agreed, self.optional, wording)
+        out = with_reach(
+            partial,
+            reach,
+            choices,
+            self.switches,
+            self.agreed,
+            self.optional,
+            wording,
+            declared=self.declared.get(ns or "", {}),
+        )
         return _background_tagged(with_drafts(out, self.drafts) if draft_only(reach, self.drafts) else out)
 
     def _refused_at_startup(self, workaround: str, reach: Reach) -> bool:
