@@ -1256,6 +1256,7 @@ def test_a_runs_reach_read_back_from_the_cache_holds_every_setting_it_was_built_
         tested={"a.py": {"--backend": ("fast", "slow")}},
         model_sets={"--page-size": (("always", ("128", "256"), ("OwlForCausalLM",)),)},
         override_paths={"overrides.py"},
+        rewritten={"--draft-tokens": (("steps + 1", "topk == 1"),)},
     )
     back = RunReach.from_plain(orjson.loads(orjson.dumps(run.to_plain())))
     assert back is not None
@@ -4458,3 +4459,59 @@ def test_a_flag_the_models_override_sets_itself_is_no_fix_for_that_model(
     # Wren's override only fills in a page size the launch left out: the user's value decides.
     wren = records["wren needs page_size 32"]
     assert not any("sglang sets" in s for s in wren.solutions), wren.solutions
+
+
+def test_a_flag_the_launch_code_works_out_from_others_says_where_a_given_value_is_replaced() -> None:
+    from extractor.prose.knowledge import build_knowledge
+    from extractor.prose.reach import RunReach
+
+    hook = textwrap.dedent(
+        """\
+        def _handle_drafts(server_args):
+            if server_args.draft_topk == 1 and server_args.draft_tokens != server_args.draft_steps + 1:
+                server_args.draft_tokens = server_args.draft_steps + 1
+            if server_args.draft_steps is None:
+                server_args.draft_steps = server_args.draft_topk + 2
+            if server_args.draft_width != 4:
+                server_args.draft_width = 4
+        """
+    )
+    args = textwrap.dedent(
+        """\
+        from dataclasses import dataclass
+
+
+        @dataclass
+        class ServerArgs:
+            draft_tokens: int = None
+            draft_steps: int = None
+            draft_topk: int = 1
+            draft_width: int = 2
+
+            @staticmethod
+            def add_cli_args(parser):
+                parser.add_argument("--draft-tokens", type=int)
+                parser.add_argument("--draft-steps", type=int)
+                parser.add_argument("--draft-topk", type=int)
+                parser.add_argument("--draft-width", type=int)
+        """
+    )
+    knowledge = build_knowledge(
+        {ARGS: args.encode(), "python/sglang/srt/arg_groups/draft_hook.py": hook.encode()}
+    )
+    # Filling in a flag left out, or a constant under a test of the handler alone, is not said.
+    assert dict(knowledge.rewritten) == {
+        "--draft-tokens": (("draft_steps + 1", "draft_topk == 1 and draft_tokens != draft_steps + 1"),)
+    }
+    partial = {**_partial("Verifier.check"), "documentation": "d. Cause: a launch flag (`--draft-tokens`)."}
+    run = RunReach({}, {}, rewritten=knowledge.rewritten)
+    got = run.apply("python/sglang/srt/speculative/verify.py", partial)
+    assert got["solutions"][0] == (
+        "sglang sets `--draft-tokens` itself to `draft_steps + 1` when `draft_topk == 1 and draft_tokens != "
+        "draft_steps + 1`, replacing a value you give: with such a launch the value this check reads is "
+        "that one, not yours"
+    )
+    # The launch code's own checks may run before it.
+    assert (
+        run.apply("python/sglang/srt/arg_groups/draft_hook.py", partial)["solutions"] == partial["solutions"]
+    )

@@ -141,6 +141,11 @@ class Knowledge:
     ``return {"x": "v"}``, ``x = "v"``; for a flag with no default also ``return "v"``), other than
     its default: some launches get them without giving them (``auto`` resolved for the model and
     hardware). See :func:`_picked`."""
+    rewritten: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    """flag -> ``(value, when)`` of each place the launch code replaces a value given for it, under
+    a test that compares it with something other than ``None`` (``if topk == 1 and draft != steps
+    + 1: draft = steps + 1``), receivers left out: there a value of the user's is not what the code
+    reads. See :func:`_rewrites`."""
     distributions: tuple[str, ...] = ()
     """The requirements the target's package metadata declares (its dependencies and extras, the
     main ``pyproject.toml`` first), as written less extras and markers: ``flashinfer_python==0.6.14``."""
@@ -330,6 +335,7 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
     filled: dict[str, set[str]] = {}
     mentions: dict[str, dict[str, int]] = {}
     assigned: dict[str, set[str]] = {}
+    rewrites: dict[str, list[tuple[str, str]]] = {}
     returned: set[str] = set()
     launched: set[str] = set()
     launched_off: set[str] = set()
@@ -361,6 +367,7 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
                 field_defaults.setdefault(ns, {}).setdefault(name, default)
             _count_mentions(tree, mentions)
             _assigned_values(tree, assigned)
+            _rewrites(tree, rewrites)
             returned.update(_returned_words(tree))
             launched.update(_env_turned(tree, True))
             launched_off.update(_env_turned(tree, False))
@@ -435,6 +442,13 @@ def build_knowledge(files: Mapping[str, bytes]) -> Knowledge:
         ),
         implied=_frozen(_implied(turns_on, merged)),
         picked=_frozen(_picked(assigned, returned, merged)),
+        rewritten=_frozen(
+            {
+                merged[d].flag: tuple(dict.fromkeys(found))[:_MAX_REWRITES]
+                for d, found in sorted(rewrites.items())
+                if d in merged
+            }
+        ),
         env_launched=frozenset(launched),
         env_launched_off=frozenset(launched_off),
         distributions=tuple(requirements.values()),
@@ -560,6 +574,60 @@ def _assigned_values(tree: ast.Module, assigned: dict[str, set[str]]) -> None:
         for name, value in pairs:
             if isinstance(value, ast.Constant) and isinstance(value.value, str) and _WORD.match(value.value):
                 assigned.setdefault(name, set()).add(value.value)
+
+
+_MAX_REWRITES = 2
+_ARGS_NAMES = frozenset({"self", "server_args", "args", "view"})
+_RECEIVER_RE = re.compile(r"\b(?:self|server_args|args|view)\.")
+
+
+def _rewrites(tree: ast.Module, out: dict[str, list[tuple[str, str]]]) -> None:
+    """Add ``dest -> (value, when)`` for each ``if <test>: x.dest = <value of other settings>`` at
+    the top of a function (its test is all that picks it) whose test holds ``x.dest`` to another value than
+    the one it compares with (``!=``, ``<``, or ``==`` something computed): a value given for the
+    flag is replaced where the test holds. Filling in a flag left out (``is None``) or resolving
+    one of its words (``== "auto"``) replaces no value of the user's."""
+    ifs = [
+        stmt
+        for func in ast.walk(tree)
+        if isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef)
+        for stmt in func.body
+        if isinstance(stmt, ast.If)
+    ]
+    for node in ifs:
+        compared = {
+            c.left.attr
+            for c in ast.walk(node.test)
+            if isinstance(c, ast.Compare)
+            and isinstance(c.left, ast.Attribute)
+            and len(c.ops) == 1
+            and (
+                isinstance(c.ops[0], ast.NotEq | ast.Lt | ast.LtE | ast.Gt | ast.GtE)
+                or (isinstance(c.ops[0], ast.Eq) and not isinstance(c.comparators[0], ast.Constant))
+            )
+            and not (isinstance(c.comparators[0], ast.Constant) and c.comparators[0].value is None)
+        }
+        for stmt in node.body:
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+                continue
+            target = stmt.targets[0]
+            if not isinstance(target, ast.Attribute) or target.attr not in compared:
+                continue
+            # Only a value worked out from other settings (``steps + 1``): a constant set under a
+            # test at the top of a handler may need what calls the handler, which is not seen here.
+            read = {
+                n.attr
+                for n in ast.walk(stmt.value)
+                if isinstance(n, ast.Attribute)
+                and isinstance(n.value, ast.Name)
+                and n.value.id in _ARGS_NAMES
+                and n.attr != target.attr
+            }
+            if not read:
+                continue
+            value = _RECEIVER_RE.sub("", ast.unparse(stmt.value))
+            when = _RECEIVER_RE.sub("", ast.unparse(node.test))
+            out.setdefault(target.attr, []).append((value, when))
 
 
 def _env_turned(tree: ast.Module, on: bool) -> set[str]:

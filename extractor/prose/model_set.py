@@ -19,12 +19,16 @@ from extractor.prose.passed import INTERNAL_CAUSE
 from extractor.reach.forced import ALWAYS
 from extractor.reach.selectors import Selector, arch_names
 
-__all__ = ["ModelSets", "with_model_set"]
+__all__ = ["ModelSets", "Rewritten", "with_model_set", "with_rewritten"]
 
 ModelSets = Mapping[str, Sequence[tuple[str, tuple[str, ...], tuple[str, ...]]]]
 """flag -> ``(how, values, architectures)`` for each model override that writes it (``how`` is
 :data:`extractor.reach.forced.ALWAYS` or ``SOME``; ``values`` the constants it writes, empty when
 not known)."""
+
+Rewritten = Mapping[str, Sequence[tuple[str, str]]]
+"""flag -> ``(value, when)`` where the launch code replaces a value given for it (see
+:attr:`extractor.prose.knowledge.Knowledge.rewritten`)."""
 
 # "Cause: a launch flag (`--page-size`)." or "... (`--page-size`): the callers pass ..."
 _FLAG_CAUSE_RE = re.compile(r"Cause: a launch flag \((`--[a-z0-9-]+`(?:, `--[a-z0-9-]+`)*)\)[^.]*\.")
@@ -136,6 +140,26 @@ def with_model_set(
         f"For {named} checkpoints sglang sets `{flag}` itself for some launches{said}, replacing a "
         "value you give (its log says so when it does): there, changing it does not avoid this "
         "check, and it is a bug to report",
+        *(str(s) for s in partial.get("solutions") or ()),
+    ]
+    return out
+
+
+def with_rewritten(partial: Mapping[str, Any], rewritten: Rewritten) -> dict[str, Any] | None:
+    """``partial`` with a word first on where the launch code replaces the value its one cause
+    flag is given (``speculative_num_draft_tokens = speculative_num_steps + 1`` when
+    ``speculative_eagle_topk == 1``); None when it names no such flag."""
+    found = _FLAG_CAUSE_RE.search(str(partial.get("documentation") or ""))
+    if found is None:
+        return None
+    flags = re.findall(r"`(--[a-z0-9-]+)`", found.group(1))
+    if len(flags) != 1 or not rewritten.get(flags[0]):
+        return None
+    value, when = rewritten[flags[0]][0]
+    out = dict(partial)
+    out["solutions"] = [
+        f"sglang sets `{flags[0]}` itself to `{value}` when `{when}`, replacing a value you give: "
+        "with such a launch the value this check reads is that one, not yours",
         *(str(s) for s in partial.get("solutions") or ()),
     ]
     return out

@@ -22,7 +22,7 @@ from extractor.prose.device import DEVICE_KEY, with_device
 from extractor.prose.direct import DIRECT, argument_words, direct_arguments, with_direct
 from extractor.prose.drafts import draft_only, with_drafts
 from extractor.prose.knowledge import FlagInfo, Knowledge, is_knowledge_path
-from extractor.prose.model_set import ModelSets, with_model_set
+from extractor.prose.model_set import ModelSets, Rewritten, with_model_set, with_rewritten
 from extractor.prose.passed import (
     PASSED_KEY,
     flag_from_plain,
@@ -820,6 +820,7 @@ class RunReach:
         tested: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
         model_sets: ModelSets | None = None,
         override_paths: AbstractSet[str] = frozenset(),
+        rewritten: Rewritten | None = None,
     ) -> None:
         # path -> qualname (the callers' reach) or whole site key (a site whose own guard
         # narrows it further) -> reach.
@@ -869,6 +870,8 @@ class RunReach:
         """flag -> what the model overrides that write it do (see :mod:`extractor.prose.model_set`)."""
         self.override_paths = frozenset(override_paths)
         """Files holding model overrides: their checks read the launch's own values."""
+        self.rewritten = rewritten or {}
+        """flag -> where the launch code replaces a value given for it (see :mod:`extractor.prose.model_set`)."""
         self._wordings: dict[tuple[str, Reach, str, tuple[tuple[str, Sequence[str]], ...]], _Wording] = {}
 
     def apply(self, path: str, partial: Mapping[str, Any]) -> dict[str, Any]:
@@ -902,6 +905,9 @@ class RunReach:
         reach = by_key[key] if key in by_key else by_key.get(qualname, ())
         if self.model_sets and path not in self.override_paths:
             partial = with_model_set(partial, reach, self.model_sets, self.forced, self.drafts) or partial
+        # The launch code's own checks may run before its rewrites.
+        if self.rewritten and not is_knowledge_path(path):
+            partial = with_rewritten(partial, self.rewritten) or partial
         needed = direct_arguments(reach)
         if needed is not None:
             partial = with_direct(partial, qualname, needed)
@@ -1075,6 +1081,7 @@ class RunReach:
                 for ns, by_f in sorted(self.declared.items())
             },
             "override_paths": sorted(self.override_paths),
+            "rewritten": {f: [list(r) for r in rows] for f, rows in sorted(self.rewritten.items())},
             "model_sets": {
                 f: [[how, list(values), list(archs)] for how, values, archs in entries]
                 for f, entries in sorted(self.model_sets.items())
@@ -1148,6 +1155,10 @@ class RunReach:
                 for f, entries in data["model_sets"].items()
             }
             override_paths = frozenset(str(p) for p in data["override_paths"])
+            rewritten = {
+                str(f): tuple((str(value), str(when)) for value, when in rows)
+                for f, rows in data["rewritten"].items()
+            }
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
         return cls(
@@ -1172,6 +1183,7 @@ class RunReach:
             tested,
             model_sets,
             override_paths,
+            rewritten,
         )
 
 
@@ -1480,6 +1492,7 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
         _tested_values(table, sites, records),
         sites.model_sets,
         sites.override_paths,
+        knowledge.rewritten,
     )
 
 
