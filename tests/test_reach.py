@@ -4515,3 +4515,14 @@ def test_a_flag_the_launch_code_works_out_from_others_says_where_a_given_value_i
     assert (
         run.apply("python/sglang/srt/arg_groups/draft_hook.py", partial)["solutions"] == partial["solutions"]
     )
+
+
+def test_a_gate_the_record_already_says_to_drop_is_not_offered_twice() -> None:
+    from extractor.prose.reach import RunReach
+
+    switch = (frozenset({("flag", "--enable-adapters", ())}),)
+    partial = _partial("Layer.apply", solutions=["Launch without `--enable-adapters`"])
+    got = RunReach({"a.py": {"Layer.apply": switch}}, {}, switches={"--enable-adapters"}).apply(
+        "a.py", partial
+    )
+    assert got["solutions"] == ["Launch without `--enable-adapters`"]

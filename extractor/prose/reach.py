@@ -596,7 +596,7 @@ def _with_args(fix: str, args: list[str]) -> str:
     return "\n".join(lines)
 
 
-_WITHOUT_RE = re.compile(r"launch without `([^`]+)`")
+_WITHOUT_RE = re.compile(r"[Ll]aunch without `([^`]+)`")
 _WITH_RE = re.compile(r"launch with `([^`]+)`")
 _UNSET_RE = re.compile(r"[Uu]nset `([^`]+)`")
 _ASSIGNED_RE = re.compile(r"`([A-Z][A-Z0-9_]*)=[^`]+`")
