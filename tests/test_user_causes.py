@@ -757,7 +757,8 @@ def test_a_check_a_platform_fails_says_it_runs_on_that_platform_not_without_it()
 
 def test_a_check_whose_message_says_the_tensor_parallel_size_does_not_fit_is_that_flag() -> None:
     got = _prose("told_split.py", "python/sglang/srt/layers/told_split.py")
-    for scope in ("scatter_hidden", "pad_heads"):
+    # A check of the model's own dimension, which the message says the attention TP size splits.
+    for scope in ("scatter_hidden", "pad_heads", "ShardConfig.conv_dim"):
         assert "Cause: a launch flag (`--tp-size`)" in got[scope].documentation, scope
         assert "--tp-size <accepted-value>" in got[scope].exampleFix, scope
     # Naming the size is not blaming it.

@@ -364,9 +364,12 @@ def _enrich(
             cause = Cause("flag", (flag,), "argv-flag")
         elif cause.kind == "internal" and (md := model_dtype(site, roles.deciding, ctx.flags)) is not None:
             cause = Cause("flag", (md.flag.flag,), "model-dtype")
-        elif cause.kind == "internal" and (tp := told_split(message_text(site), ctx.flags)) is not None:
-            # The message blames the tensor-parallel size against the model's dimensions.
-            cause = Cause("flag", (tp.flag,), "message-split", with_model=True)
+    if (cause.kind == "internal" or cause.rule == "deciding-model") and (
+        tp := told_split(message_text(site), ctx.flags)
+    ) is not None:
+        # The message blames the tensor-parallel size against the model's dimensions: the
+        # dimension is the checkpoint's, the size the launch's (``hidden_size % tp_size``).
+        cause = Cause("flag", (tp.flag,), "message-split", with_model=True)
     if cause.rule == "unknown-keys":
         cause = flag_of_keys(site, cause, ctx.flags)
     # Flags a handed-on message names are its advice for the error underneath, not what this raise tests.

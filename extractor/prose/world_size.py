@@ -312,7 +312,7 @@ def with_world_sizes(views: Sequence[AtomView], ctx: ReadContext) -> list[AtomVi
 _TOLD_SPLIT_RE = re.compile(
     r"\b(?:TP|tp|tensor[ _-]?(?:model[ _-]?)?parallel)[ _-](?:size|degree)\b[^.;]*?"
     r"\b(?:too large|incompatible|not divisible|must divide|exceed|greater than|larger than)"
-    r"|\bnot divisible by (?:the )?(?:TP|tp|tensor[ _-]?parallel)(?:[ _-](?:size|degree))?\b"
+    r"|\bnot divisible by (?:the )?(?:attn |attention )?(?:TP|tp|tensor[ _-]?parallel)(?:[ _-](?:size|degree))?\b"
     r"|\b(?:this|the) (?:TP|tp|tensor[ _-]?parallel) size is incompatible"
     r"|\bcannot TP[- ]shard|\bTP[- ]shard (?:is )?not aligned",
     re.I,
