@@ -64,6 +64,7 @@ def make_site(
     comments: tuple[str, ...] = (),
     handlers: tuple[str, ...] = (),
     error_code: str | None = None,
+    params: tuple[Param, ...] = (),
 ) -> Site:
     msg = Message(template=message, pattern=re.escape(message)) if message is not None else None
     return Site(
@@ -80,6 +81,7 @@ def make_site(
         comments=comments,
         error_code=error_code,
         in_class=in_class,
+        params=params,
     )
 
 
@@ -700,20 +702,21 @@ def test_a_model_builders_config_parameter_is_the_checkpoints(knowledge: Knowled
     # ``def _build_norm(config): if config.norm == "RMSNorm": ...; raise``: in model code the
     # ``config`` a builder is handed is the checkpoint's config.json.
     atoms = (atom("config.norm == 'RMSNorm'", negated=True), atom("config.norm == 'LayerNorm'", negated=True))
-    builder = dataclasses.replace(
-        make_site(
-            atoms,
-            path="python/sglang/srt/models/toy.py",
-            qualname="ToyLayer._build_norm",
-            in_class="ToyLayer",
-        ),
+    builder = make_site(
+        atoms,
+        path="python/sglang/srt/models/toy.py",
+        qualname="ToyLayer._build_norm",
+        in_class="ToyLayer",
         params=(Param("config"),),
     )
     prose = enrich(builder, knowledge)
     assert "Cause: the model (its checkpoint or config) (`norm`)." in prose.documentation
     # A settings object of the server's own named ``config`` outside model code is no checkpoint's.
-    compiler = dataclasses.replace(
-        make_site(atoms, path="python/sglang/srt/compilation/backend.py", qualname="pick", in_class=None),
+    compiler = make_site(
+        atoms,
+        path="python/sglang/srt/compilation/backend.py",
+        qualname="pick",
+        in_class=None,
         params=(Param("config"),),
     )
     assert "Cause: an internal invariant" in enrich(compiler, knowledge).documentation
@@ -770,28 +773,24 @@ def test_the_message_names_the_checkpoint_dimension_a_kernel_cannot_take(knowled
 
 def test_a_field_of_a_parameter_typed_as_the_users_request_is_the_request(knowledge: Knowledge) -> None:
     typed = (Param("obj", annotation="GenerateReqInput"),)
-    ranked = dataclasses.replace(
-        make_site(
-            (atom("obj.routed_rank < 0"),),
-            path="python/sglang/srt/managers/front.py",
-            qualname="Front.route",
-            in_class="Front",
-            message="routed_rank={obj.routed_rank} out of range",
-        ),
+    ranked = make_site(
+        (atom("obj.routed_rank < 0"),),
+        path="python/sglang/srt/managers/front.py",
+        qualname="Front.route",
+        in_class="Front",
+        message="routed_rank={obj.routed_rank} out of range",
         params=typed,
     )
     assert "Cause: the request or call input (`routed_rank`)." in enrich(ranked, knowledge).documentation
     # A bare assert on it says nothing to the user: the callers' invariant.
-    bare = dataclasses.replace(
-        make_site(
-            (atom("obj.routed_rank is not None", negated=True, kind="assert"),),
-            kind="assert",
-            error_class="AssertionError",
-            message=None,
-            path="python/sglang/srt/managers/front.py",
-            qualname="Front.route",
-            in_class="Front",
-        ),
+    bare = make_site(
+        (atom("obj.routed_rank is not None", negated=True, kind="assert"),),
+        kind="assert",
+        error_class="AssertionError",
+        message=None,
+        path="python/sglang/srt/managers/front.py",
+        qualname="Front.route",
+        in_class="Front",
         params=typed,
     )
     assert "Cause: an internal invariant" in enrich(bare, knowledge).documentation

@@ -4429,19 +4429,17 @@ def _paged_model(name: str, size: int) -> str:
     )
 
 
-def test_a_flag_the_models_override_sets_itself_is_no_fix_for_that_model(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
-    files = {
-        ARGS: PAGED_ARGS.encode(),
-        "python/sglang/srt/arg_groups/overrides.py": MODEL_OVERRIDES.encode(),
-        "python/sglang/srt/models/owl.py": _paged_model("Owl", 256).encode(),
-        "python/sglang/srt/models/lark.py": _paged_model("Lark", 64).encode(),
-        "python/sglang/srt/models/wren.py": _paged_model("Wren", 32).encode(),
-    }
-    repo, shas = make_repo(tmp_path / "repo", [files])
-    records = {r.errorMessage: r for r in _run(repo, shas[0], tmp_path / "cache").records}
+def test_a_flag_the_models_override_sets_itself_is_no_fix_for_that_model(tmp_path: Path) -> None:
+    records = records_by_message(
+        tmp_path,
+        {
+            ARGS: PAGED_ARGS,
+            "python/sglang/srt/arg_groups/overrides.py": MODEL_OVERRIDES,
+            "python/sglang/srt/models/owl.py": _paged_model("Owl", 256),
+            "python/sglang/srt/models/lark.py": _paged_model("Lark", 64),
+            "python/sglang/srt/models/wren.py": _paged_model("Wren", 32),
+        },
+    )
     # Every Owl launch gets sglang's own page size: the check is sglang's, not the user's.
     owl = records["owl needs page_size 256"]
     assert owl.errorType == "internal-invariant", owl.documentation

@@ -12,12 +12,14 @@ checkpoint's config) keeps it, but its fixes are for that call, not for a launch
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from extractor.prose.passed import in_place_of_the_report, internal_sentence
+from extractor.prose.tags import retagged
+from extractor.prose.wording import or_list
 
-__all__ = ["DIRECT", "argument_words", "direct_arguments", "with_direct"]
+__all__ = ["DIRECT", "argument_words", "direct_arguments", "direct_entry", "with_direct"]
 
 DIRECT = "direct"
 """A selector kind: ``(DIRECT, "score_mod", ())`` is a call passing that argument, which no caller
@@ -26,15 +28,19 @@ of the target makes (the raise is reached only by code calling the function itse
 ``(DIRECT, "", ())`` is any call, for a function nothing of the target calls."""
 
 
+def direct_entry(name: str, words: Iterable[str]) -> str:
+    """A :data:`DIRECT` selector's entry for argument ``name`` given a word other than ``words``."""
+    return f"{name}={'|'.join(sorted(words))}"
+
+
 def argument_words(entry: str) -> str:
     """An argument a direct call must pass, as said: ``score_mod`` gives "`score_mod`", and
-    ``kind=cross|self`` (a word other than those) "`kind` other than `cross` or `self`"."""
+    ``kind=cross|self`` (a word other than those, :func:`direct_entry`) "`kind` other than `cross`
+    or `self`"."""
     name, sep, words = entry.partition("=")
     if not sep:
         return f"`{name}`"
-    said = [f"`{w}`" for w in words.split("|")]
-    listed = said[0] if len(said) == 1 else ", ".join(said[:-1]) + f" or {said[-1]}"
-    return f"`{name}` other than {listed}"
+    return f"`{name}` other than {or_list([f'`{w}`' for w in words.split('|')])}"
 
 
 # A model class's constructor check read as the checkpoint's, for values that are its own
@@ -123,8 +129,7 @@ def with_direct(partial: Mapping[str, Any], where: str, needed: Sequence[str]) -
         "invalid-value",
         "validation",
     )
-    before = partial.get("backgroundTag")
-    tags = partial.get("tags")
-    if isinstance(tags, list):
-        out["tags"] = list(dict.fromkeys("invalid-value" if t == before else t for t in tags))
+    tags = retagged(partial.get("tags"), partial.get("backgroundTag"), out["backgroundTag"])
+    if tags is not None:
+        out["tags"] = tags
     return out

@@ -578,7 +578,7 @@ def _assigned_values(tree: ast.Module, assigned: dict[str, set[str]]) -> None:
 
 _MAX_REWRITES = 2
 _ARGS_NAMES = frozenset({"self", "server_args", "args", "view"})
-_RECEIVER_RE = re.compile(r"\b(?:self|server_args|args|view)\.")
+_RECEIVER_RE = re.compile(rf"\b(?:{'|'.join(sorted(_ARGS_NAMES))})\.")
 
 
 def _rewrites(tree: ast.Module, out: dict[str, list[tuple[str, str]]]) -> None:

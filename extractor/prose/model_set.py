@@ -16,6 +16,8 @@ from collections.abc import Set as AbstractSet
 from typing import Any
 
 from extractor.prose.passed import INTERNAL_CAUSE
+from extractor.prose.tags import INTERNAL_TAG, retagged
+from extractor.prose.wording import or_list
 from extractor.reach.forced import ALWAYS
 from extractor.reach.selectors import Selector, arch_names
 
@@ -58,17 +60,20 @@ def _reach_archs(
 def _archs_words(archs: Sequence[str]) -> str:
     said = [f"`{a}`" for a in archs[:_MAX_ARCHS]]
     more = len(archs) - len(said)
-    if more:
-        return ", ".join(said) + f" and {more} more"
-    return said[0] if len(said) == 1 else ", ".join(said[:-1]) + f" or {said[-1]}"
+    return ", ".join(said) + f" and {more} more" if more else or_list(said)
 
 
 def _values_words(values: Sequence[str]) -> str:
-    if not values:
-        return ""
-    said = [f"`{v}`" for v in values]
-    listed = said[0] if len(said) == 1 else ", ".join(said[:-1]) + f" or {said[-1]}"
-    return f" (to {listed})"
+    return f" (to {or_list([f'`{v}`' for v in values])})" if values else ""
+
+
+def _cause_flag(partial: Mapping[str, Any]) -> tuple[str, re.Match[str]] | None:
+    """The one flag a record's cause sentence names, and that sentence; None for another cause."""
+    found = _FLAG_CAUSE_RE.search(str(partial.get("documentation") or ""))
+    if found is None:
+        return None
+    flags = re.findall(r"`(--[a-z0-9-]+)`", found.group(1))
+    return (flags[0], found) if len(flags) == 1 else None
 
 
 def with_model_set(
@@ -82,13 +87,10 @@ def with_model_set(
     architecture reaching it write; None when that is not so. A draft architecture (``drafts``)
     runs under the target model's settings, and is left out."""
     doc = str(partial.get("documentation") or "")
-    found = _FLAG_CAUSE_RE.search(doc)
-    if found is None:
+    cause = _cause_flag(partial)
+    if cause is None or cause[0] not in sets or not reach:
         return None
-    flags = re.findall(r"`(--[a-z0-9-]+)`", found.group(1))
-    if len(flags) != 1 or flags[0] not in sets or not reach:
-        return None
-    flag = flags[0]
+    flag, found = cause
     archs = (_reach_archs(reach, forced) or set()) - drafts
     if not archs:
         return None
@@ -126,15 +128,14 @@ def with_model_set(
             f"# before: sglang's own {flag} for this model fails the check\n"
             "# after: collect what a bug report needs\npython3 -m sglang.check_env"
         )
-        before = partial.get("backgroundTag")
         out["errorType"], out["backgroundTag"], out["handlingStrategy"] = (
-            "internal-invariant",
-            "internal-invariant",
+            INTERNAL_TAG,
+            INTERNAL_TAG,
             "fail-fast",
         )
-        tags = partial.get("tags")
-        if isinstance(tags, list):
-            out["tags"] = list(dict.fromkeys("internal-invariant" if t == before else t for t in tags))
+        tags = retagged(partial.get("tags"), partial.get("backgroundTag"), INTERNAL_TAG)
+        if tags is not None:
+            out["tags"] = tags
         return out
     out["solutions"] = [
         f"For {named} checkpoints sglang sets `{flag}` itself for some launches{said}, replacing a "
@@ -149,16 +150,14 @@ def with_rewritten(partial: Mapping[str, Any], rewritten: Rewritten) -> dict[str
     """``partial`` with a word first on where the launch code replaces the value its one cause
     flag is given (``speculative_num_draft_tokens = speculative_num_steps + 1`` when
     ``speculative_eagle_topk == 1``); None when it names no such flag."""
-    found = _FLAG_CAUSE_RE.search(str(partial.get("documentation") or ""))
-    if found is None:
+    cause = _cause_flag(partial)
+    if cause is None or not rewritten.get(cause[0]):
         return None
-    flags = re.findall(r"`(--[a-z0-9-]+)`", found.group(1))
-    if len(flags) != 1 or not rewritten.get(flags[0]):
-        return None
-    value, when = rewritten[flags[0]][0]
+    flag = cause[0]
+    value, when = rewritten[flag][0]
     out = dict(partial)
     out["solutions"] = [
-        f"sglang sets `{flags[0]}` itself to `{value}` when `{when}`, replacing a value you give: "
+        f"sglang sets `{flag}` itself to `{value}` when `{when}`, replacing a value you give: "
         "with such a launch the value this check reads is that one, not yours",
         *(str(s) for s in partial.get("solutions") or ()),
     ]

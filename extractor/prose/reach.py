@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import orjson
 
 from extractor.prose.device import DEVICE_KEY, with_device
-from extractor.prose.direct import DIRECT, argument_words, direct_arguments, with_direct
+from extractor.prose.direct import DIRECT, argument_words, direct_arguments, direct_entry, with_direct
 from extractor.prose.drafts import draft_only, with_drafts
 from extractor.prose.knowledge import FlagInfo, Knowledge, is_knowledge_path
 from extractor.prose.model_set import ModelSets, Rewritten, with_model_set, with_rewritten
@@ -32,7 +32,9 @@ from extractor.prose.passed import (
     with_passed,
     with_split_config,
 )
+from extractor.prose.tags import INTERNAL_TAG, retagged
 from extractor.prose.unsupported import with_unsupported
+from extractor.prose.wording import or_list
 from extractor.reach import SiteReach
 from extractor.reach.arguments import CONFIG_SOURCE
 from extractor.reach.gates import gate_alternatives, tidy, with_gates
@@ -289,12 +291,8 @@ def reach_phrase(
         if len(alone) < 2 or c not in alone:
             ways.append(_conj_words(c, terms))
         elif c == alone[0]:
-            ways.append("on " + _or_list([_selector_words(next(iter(p))) for p in alone]))
+            ways.append("on " + or_list([_selector_words(next(iter(p))) for p in alone]))
     return "; or ".join(w for w in ways if w)
-
-
-def _or_list(words: Sequence[str]) -> str:
-    return ", ".join(words[:-1]) + f" or {words[-1]}" if len(words) > 1 else words[0]
 
 
 def _tags(reach: Reach) -> list[str]:
@@ -742,18 +740,19 @@ def with_reach(
     return out
 
 
-INTERNAL_TAG = "internal-invariant"
-
-
 def _background_tagged(record: dict[str, Any]) -> dict[str, Any]:
     """``record`` with the tag of its first classification replaced by its background tag, where
     the whole-target reading made an internal check a setting's (a flag its callers pass, a
     direct call's arguments)."""
     background, tags = record.get("backgroundTag"), record.get("tags")
-    if background == INTERNAL_TAG or not isinstance(tags, list) or INTERNAL_TAG not in tags:
+    if (
+        background == INTERNAL_TAG
+        or not isinstance(background, str)
+        or not isinstance(tags, list)
+        or INTERNAL_TAG not in tags
+    ):
         return record
-    swapped = [background if t == INTERNAL_TAG else t for t in tags]
-    return {**record, "tags": list(dict.fromkeys(swapped))}
+    return {**record, "tags": retagged(tags, INTERNAL_TAG, background)}
 
 
 # Words of code that serves one phase alone. Extend code is left out: a speculative run's verify
@@ -1220,10 +1219,11 @@ def _not_reaching(
     return not passes(edge)
 
 
-def _edge_passes(
-    sites: SiteReach, needed: tuple[str, ...], words: Mapping[str, frozenset[str]], edge: Edge
-) -> bool:
-    return not (needed or words) or sites.edge_passes(edge, needed, words)
+def _unnegated(atom: ast.expr) -> tuple[ast.expr, bool]:
+    """The test under a guard atom's ``not`` (the atom itself when it has none), and whether it had one."""
+    if isinstance(atom, ast.UnaryOp) and isinstance(atom.op, ast.Not):
+        return atom.operand, True
+    return atom, False
 
 
 def _word_tests(guard: str) -> dict[str, frozenset[str]]:
@@ -1231,8 +1231,7 @@ def _word_tests(guard: str) -> dict[str, frozenset[str]]:
     not in ("b", "c")`` (or ``not kind == "a"``) is not reached when ``kind`` is one of a, b, c."""
     out: dict[str, set[str]] = {}
     for atom in _guard_atoms(guard):
-        negated = isinstance(atom, ast.UnaryOp) and isinstance(atom.op, ast.Not)
-        test = atom.operand if isinstance(atom, ast.UnaryOp) and negated else atom
+        test, negated = _unnegated(atom)
         if not (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and len(test.ops) == 1):
             continue
         op, right = test.ops[0], test.comparators[0]
@@ -1314,8 +1313,7 @@ def _passed_params(guard: str) -> tuple[tuple[str, bool], ...]:
     out: list[tuple[str, bool]] = []
     for atom in _guard_atoms(guard):
         # ``not x is None``: the guard of a check after ``if x is None: return``.
-        negated = isinstance(atom, ast.UnaryOp) and isinstance(atom.op, ast.Not)
-        test = atom.operand if isinstance(atom, ast.UnaryOp) and negated else atom
+        test, negated = _unnegated(atom)
         if isinstance(atom, ast.Name):
             out.append((atom.id, True))
         elif (
@@ -1381,13 +1379,13 @@ def site_reach(outcomes: Sequence[tuple[TargetFile, FileOutcome]], knowledge: Kn
             # ``if kind == "self": ... elif kind == "cross": ... else: raise``: the calls that
             # give ``kind`` only those words never get there.
             words = sites.word_parameters(f.path, qualname, _word_tests(guard), at)
-            other = [f"{n}={'|'.join(sorted(w))}" for n, w in sorted(words.items())]
+            other = [direct_entry(n, w) for n, w in sorted(words.items())]
             if (caught or needed or words) and qualname != "<module>" and base != _NO_CALLER:
                 memo = (f.path, qualname, orjson.dumps(escape if caught else None).decode(), *needed, *other)
                 if memo not in narrowed:
                     name = qualname.rpartition(".")[2]
                     catching = functools.partial(_ends, handling, name, escape) if caught else None
-                    passes = functools.partial(_edge_passes, sites, needed, words)
+                    passes = functools.partial(sites.edge_passes, names=needed, words=words)
                     ends = functools.partial(_not_reaching, catching, passes)
                     if (needed or words) and not sites.passed_anywhere(f.path, qualname, needed, words):
                         # Called, but never with the argument the raise needs: only a direct call

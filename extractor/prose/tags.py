@@ -56,6 +56,18 @@ _FEATURES: tuple[tuple[str, tuple[str, ...]], ...] = (
 _NON_ALNUM_RE = re.compile(r"[^a-z0-9]+")
 
 
+INTERNAL_TAG = "internal-invariant"
+"""The background tag of a check the code calls its own invariant."""
+
+
+def retagged(tags: object, before: object, after: str) -> list[str] | None:
+    """``tags`` with a record's background tag ``before`` replaced by the one it was given
+    instead; None when there are no tags to change."""
+    if not isinstance(tags, list):
+        return None
+    return list(dict.fromkeys(after if t == before else t for t in tags))
+
+
 def _features(text: str) -> list[str]:
     words = " " + _NON_ALNUM_RE.sub(" ", text.lower()) + " "
     return [name for name, keys in _FEATURES if any(k in words for k in keys)]

@@ -30,6 +30,11 @@ def fmt_values(values: Sequence[str]) -> str:
     return "/".join(values)
 
 
+def or_list(words: Sequence[str]) -> str:
+    """``a``, ``a or b``, ``a, b or c``."""
+    return ", ".join(words[:-1]) + f" or {words[-1]}" if len(words) > 1 else words[0]
+
+
 def constraint_words(c: Constraint) -> str:
     who = f"`{c.name}`" if c.kind == "flag" else f"the environment variable `{c.name}`"
     off = c.info.off_flag if c.kind == "flag" and c.info is not None else ""

@@ -15,7 +15,7 @@ from typing import Any
 
 from extractor.prose.knowledge import FlagInfo, Knowledge
 from extractor.reach.arguments import PassedFlags
-from extractor.reach.facts import FileFacts
+from extractor.reach.facts import Def, FileFacts
 from extractor.reach.file_index import module_name
 from extractor.reach.guard_atoms import GuardReader
 from extractor.reach.paths import Reach, ReachFinder
@@ -66,11 +66,11 @@ class SiteReach:
                     entry = (how, tuple(v for v in values.split("|") if v), tuple(sorted(archs)))
                     sets.setdefault(info.flag, set()).add(entry)
         self.model_sets = {flag: tuple(sorted(entries)) for flag, entries in sorted(sets.items())}
+        """flag -> ``(how, values, architectures)`` of each model override that writes it (see
+        :func:`extractor.reach.forced.set_by_function`)."""
         self.override_paths = frozenset(f.path for f in self.index.files.values() if f.sets)
         """The files that hold model overrides: their own checks read the launch's values, before
         the overrides replace them."""
-        """flag -> ``(how, values, architectures)`` of each model override that writes it (see
-        :func:`extractor.reach.forced.set_by_function`)."""
 
     @property
     def choices(self) -> dict[str, tuple[str, ...]]:
@@ -94,21 +94,28 @@ class SiteReach:
         is a name and whether it is tested for truth (else for ``is not None``). A parameter counts
         when leaving it out fails the test: its default is ``None`` (or ``False``, for a truth test).
         A name tested for truth comes back as ``name?`` (see :meth:`Edge.may_pass`)."""
-        d = self.index.defs.get(f"{module_name(path)}:{qualname}")
-        # A constructor other than ``__init__`` is reached by building its class, whose calls do
-        # not fill its parameters one by one.
-        if d is None or d.kind != "f" or qualname.rpartition(".")[2] in ("__new__", "__post_init__"):
+        found = self._filled_by_calls(path, qualname, line)
+        if found is None:
             return ()
+        d, rebound = found
         # A truth test is marked ``?``: a literal false passed for it gives it no more than leaving it out.
         # A parameter without a default counts too: a call may still pass ``None``, or hand on an
-        # optional parameter of its own that its callers leave out. One the function assigns
-        # before ``line`` (the site's) holds a value there whatever the call gave.
-        rebound = {n for n, at in d.rebound if at < line}
+        # optional parameter of its own that its callers leave out.
         return tuple(
             f"{n}?" if truth else n
             for n, truth in tests
             if n not in rebound and (n in d.unset or (truth and f"{n}=" in d.unset) or n in d.required)
         )
+
+    def _filled_by_calls(self, path: str, qualname: str, line: int) -> tuple[Def, set[str]] | None:
+        """Function ``qualname`` of ``path``, and the parameters it assigns before ``line`` (the
+        site's), which hold a value there whatever a call gave; None for no function whose calls
+        fill its parameters one by one (a constructor other than ``__init__`` is reached by
+        building its class)."""
+        d = self.index.defs.get(f"{module_name(path)}:{qualname}")
+        if d is None or d.kind != "f" or qualname.rpartition(".")[2] in ("__new__", "__post_init__"):
+            return None
+        return d, {n for n, at in d.rebound if at < line}
 
     def word_parameters(
         self, path: str, qualname: str, tests: Mapping[str, frozenset[str]], line: int = 0
@@ -116,10 +123,10 @@ class SiteReach:
         """Of ``tests`` (a name -> the words the site's check lets through, ``kind not in ("self",
         "cross")``), those on parameters of function ``qualname`` of ``path`` that it does not
         assign before ``line``: what a call fills them with decides whether it gets past."""
-        d = self.index.defs.get(f"{module_name(path)}:{qualname}")
-        if d is None or d.kind != "f" or qualname.rpartition(".")[2] in ("__new__", "__post_init__"):
+        found = self._filled_by_calls(path, qualname, line)
+        if found is None:
             return {}
-        rebound = {n for n, at in d.rebound if at < line}
+        d, rebound = found
         return {
             n: words
             for n, words in tests.items()

@@ -38,11 +38,11 @@ from typing import Any, NamedTuple
 __all__ = ["FACTS_VERSION", "LITERAL", "Call", "Def", "FileFacts", "Registration"]
 
 FACTS_VERSION = 49
+"""Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 LITERAL = "l"
 """The kind of an argument (or a local's value) that is one of some one-word strings, each
 recorded as its own ``[slot, "l", word]`` (``"cross" if shared else "self"``)."""
-"""Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 Atom = tuple[str, ...]
 

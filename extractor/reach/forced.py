@@ -190,12 +190,11 @@ def set_by_function(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ModelS
 
 
 def _returned_name(func: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
-    names = {
-        r.value.id for r in ast.walk(func) if isinstance(r, ast.Return) and isinstance(r.value, ast.Name)
-    }
-    return (
-        names.pop() if len(names) == 1 and _returns_name(func, next(iter(names), "")) is not False else None
-    )
+    """The name of the dict every return of ``func`` hands back, if there is one."""
+    for node in ast.walk(func):
+        if isinstance(node, ast.Return) and isinstance(node.value, ast.Name):
+            return node.value.id if _returns_name(func, node.value.id) else None
+    return None
 
 
 def _written_key(target: ast.expr, returned: str) -> str | None:
