@@ -1750,6 +1750,62 @@ def test_an_attribute_that_holds_a_test_gates_what_its_class_runs_under_it(tmp_p
     assert "SGLANG_SLOW_GATE" not in records["the decoder graph takes 2-D input"].triggerScenarios
 
 
+def test_a_flag_attribute_set_true_under_tests_gates_what_reads_it(tmp_path: Path) -> None:
+    files = {
+        ARGS: SERVER_ARGS,
+        "python/sglang/srt/environ.py": ENV_REGISTRY,
+        "python/sglang/srt/models/heron.py": textwrap.dedent(
+            """\
+            from sglang.srt.environ import envs
+
+
+            class HeronMLP:
+                def __init__(self):
+                    self._fused = False
+                    self.plain = False
+
+                def forward(self, x):
+                    if getattr(self, "_fused", False):
+                        if x.ndim != 2:
+                            raise ValueError("the fused kernel takes 2-D input")
+                    if self.plain:
+                        if x.ndim != 3:
+                            raise ValueError("the plain kernel takes 3-D input")
+                    return x
+
+
+            class HeronBlock:
+                def __init__(self, size):
+                    self.shared = HeronMLP()
+                    if envs.SGLANG_SLOW_GATE.get():
+                        self.shared._fused = True
+                    self.shared.plain = True
+                    self.shared.plain = size > 2
+
+                def forward(self, x):
+                    return self.shared.forward(x)
+
+
+            class HeronForCausalLM:
+                def __init__(self, config):
+                    self.block = HeronBlock(config.size)
+
+                def forward(self, x):
+                    return self.block.forward(x)
+
+
+            EntryClass = HeronForCausalLM
+            """
+        ),
+    }
+    records = records_by_message(tmp_path, files)
+    # ``_fused`` is only ever turned on from the owning block, under the variable: so is the check.
+    fused = records["the fused kernel takes 2-D input"]
+    assert "`SGLANG_SLOW_GATE` set" in fused.triggerScenarios, fused.triggerScenarios
+    # ``plain`` is also given a computed value from outside: its test says nothing sure.
+    assert "SGLANG_SLOW_GATE" not in records["the plain kernel takes 3-D input"].triggerScenarios
+
+
 GROUPED_METHOD = """\
 from sglang.srt.layers.moe.backend import get_moe_runner_backend
 

@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "LITERAL", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 49
+FACTS_VERSION = 50
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 LITERAL = "l"
@@ -159,8 +159,11 @@ class FileFacts:
     of those (and, for each ``.key``, whether its config sets that key); ``("o", qualname, x...)``
     for a method that returns ``self.is_x() or ...``: true where any of those value tests is;
     ``("s", method qualname, x, atom indexes...)`` for ``self.x = <test>`` in a method, the atoms
-    every way of that test being true implies, with ``("S", method qualname, x)`` for each other
-    value a method stores in such an ``x`` and ``("F", method qualname, x)`` for a false constant."""
+    every way of that test being true implies (for ``self.x = True``, the tests around the store),
+    with ``("S", method qualname, x)`` for each other value a method stores in such an ``x`` and
+    ``("F", method qualname, x)`` for a false constant; ``("x", method qualname, y, atom
+    indexes...)`` and ``("X", method qualname, y)`` the same for ``obj.y = True`` and another value
+    stored on an object other than ``self`` (``self.experts.use_y = True``)."""
     agreed: list[str] = field(default_factory=list)
     """Attributes (flag destinations) filled from a derived value when not given, and refused when a
     given value disagrees with it (:mod:`extractor.reach.agreement`)."""

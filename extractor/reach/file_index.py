@@ -400,7 +400,7 @@ class _Builder:
         for getter, dest in holder_getters(self.tree, self.guards):
             self.facts.tests.append(("p", getter, str(self._atom(("a", dest, "args")))))
         # Other assignments of an attribute matter only where some method stores a test in it.
-        tested = {row[2] for row in self._self_tests if row[0] == "s"}
+        tested = {row[2] for row in self._self_tests if row[0] in ("s", "x")}
         self.facts.tests.extend(row for row in self._self_tests if row[2] in tested)
         # Call heads are resolved once every import is known: one inside a function may come
         # after a call that uses it in another function.
@@ -434,25 +434,33 @@ class _Builder:
         self,
         stmt: ast.Assign | ast.AnnAssign,
         qual: str,
+        guards: list[int],
         local: dict[str, tuple[str, str]],
         aliases: dict[str, list[Atom]],
     ) -> None:
         """``self.x = <test>`` (``_is_cuda and envs.SGLANG_X.get()``) as ``("s", method, x, atom
         indexes...)``; another value stored in ``x`` as ``("S", method, x)``, a false constant as
-        ``("F", method, x)`` (see :attr:`FileFacts.tests`)."""
+        ``("F", method, x)``; ``x.y = True`` on another object as ``("x", method, y, ...)`` and
+        another value there as ``("X", method, y)`` (see :attr:`FileFacts.tests`)."""
         target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
         if isinstance(stmt, ast.AnnAssign):
             target = stmt.target
         value = stmt.value
-        if not (
-            isinstance(target, ast.Attribute)
-            and isinstance(target.value, ast.Name)
-            and target.value.id == "self"
-            and value is not None
-        ):
+        if not isinstance(target, ast.Attribute) or value is None:
             return
+        on_self = isinstance(target.value, ast.Name) and target.value.id == "self"
         if isinstance(value, ast.Constant) and not value.value:
-            self._self_tests.append(("F", qual, target.attr))
+            if on_self:
+                self._self_tests.append(("F", qual, target.attr))
+            return
+        if isinstance(value, ast.Constant) and value.value is True:
+            # ``if envs.SGLANG_X.get() and is_sm100(): self.use_x = True``: true only where the
+            # tests around the store hold.
+            here = tuple(str(i) for i in guards)
+            self._self_tests.append(("s" if on_self else "x", qual, target.attr, *here))
+            return
+        if not on_self:
+            self._self_tests.append(("X", qual, target.attr))
             return
         atoms = (
             self.guards.atoms_of(value, local, aliases)
@@ -827,7 +835,7 @@ class _Builder:
                 if qual != "<module>":
                     self.facts.attrs.extend((qual, *kept) for kept in self_assignments(stmt))
                 if qual != "<module>" and isinstance(stmt, ast.Assign | ast.AnnAssign):
-                    self._self_test(stmt, qual, local, aliases)
+                    self._self_test(stmt, qual, guards, local, aliases)
                 if qual != "<module>":
                     self.facts.binds.extend(
                         (qual, *bound) for bound in name_bindings(stmt, self._bindable.get(qual))

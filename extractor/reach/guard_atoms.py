@@ -193,6 +193,10 @@ class GuardReader:
             if typed is not None and (subject is None or typed[0] != subject[0]):
                 out.append(("i", typed[0], "enum", m.group(1)))
             return out
+        read = _attribute_read(node)
+        if read is not None:
+            # ``getattr(self, "use_x", False)``: the attribute, false where it was never set.
+            return self.atoms_of(read, local, aliases)
         classes = _isinstance_classes(node)
         if classes:
             # ``isinstance(pool, FooPool)``: true only where one of those classes was built.
@@ -374,6 +378,26 @@ def _literal_values(node: ast.expr) -> list[str] | None:
         else:
             return None
     return out or None
+
+
+def _attribute_read(node: ast.expr) -> ast.Attribute | None:
+    """``getattr(obj, "name")`` or ``getattr(obj, "name", <false constant>)`` as ``obj.name``."""
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "getattr"
+        and len(node.args) in (2, 3)
+        and not node.keywords
+    ):
+        return None
+    obj, name = node.args[0], node.args[1]
+    if not (isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value.isidentifier()):
+        return None
+    if len(node.args) == 3:
+        default = node.args[2]
+        if not (isinstance(default, ast.Constant) and not default.value):
+            return None
+    return ast.Attribute(value=obj, attr=name.value, ctx=ast.Load())
 
 
 def _isinstance_classes(node: ast.expr) -> tuple[str, ...]:

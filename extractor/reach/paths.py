@@ -285,14 +285,24 @@ class ReachFinder:
         # A subclass may store something else there for the same method to read.
         lineage = {cls} | self.index.ancestors(cls) | self.index.descendants(cls)
         held: list[frozenset[Selector]] = []
-        for f, row in self._stored_tests().get(attr, ()):
-            if self.index.owner_class(f.module, row[1]) not in lineage:
+        rows = self._stored_tests().get(attr, ())
+        for f, row in rows:
+            if row[0] in ("x", "X") or self.index.owner_class(f.module, row[1]) not in lineage:
                 continue
             if row[0] == "S":
                 return frozenset()
             if row[0] == "s":
                 atoms = [f.atoms[int(i)] for i in row[3:]]
                 held.append(self.guard_selectors(atoms, f.path, f"{f.module}:{row[1]}"))
+        if not held:
+            # Set from outside only (``self.shared_experts.use_x = True`` in the owning layer, under
+            # its tests): what every such store needs, unless some store puts another value there.
+            for f, row in rows:
+                if row[0] == "X":
+                    return frozenset()
+                if row[0] == "x":
+                    atoms = [f.atoms[int(i)] for i in row[3:]]
+                    held.append(self.guard_selectors(atoms, f.path, f"{f.module}:{row[1]}"))
         out = frozenset.intersection(*held) if held else frozenset()
         self._attr_tests[key] = out
         return out
@@ -302,7 +312,7 @@ class ReachFinder:
             table: dict[str, list[tuple[FileFacts, tuple[str, ...]]]] = {}
             for _, f in sorted(self.index.files.items()):
                 for row in f.tests:
-                    if row[0] in ("s", "S", "F"):
+                    if row[0] in ("s", "S", "F", "x", "X"):
                         table.setdefault(row[2], []).append((f, tuple(row)))
             self._stored_rows = table
         return self._stored_rows
