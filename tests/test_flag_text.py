@@ -111,6 +111,23 @@ class Dispatcher:
         assert max_tokens <= 1024, "too many tokens per dispatch"
 """
 
+PATCHES = "python/sglang/srt/debug_utils/patches.py"
+PATCHES_SOURCE = """\
+from sglang.srt.environ import envs
+
+_PATCHES = {101: "first.yaml", 202: "second.yaml"}
+
+
+def maybe_apply_patch():
+    if (number := envs.SGLANG_DEBUG_PATCH.get()) and number > 0:
+        _apply(number)
+
+
+def _apply(number):
+    if number not in _PATCHES:
+        raise NotImplementedError(f"patch {number} is not registered")
+"""
+
 KERNEL = "sgl-kernel/python/sgl_kernel/paged.py"
 KERNEL_SOURCE = """\
 def run_paged(meta, block_size):
@@ -138,6 +155,7 @@ def _records(tmp_path: Path) -> dict[str, ErrorRecord]:
     files[MODEL] = MODEL_SOURCE
     files[LOADER] = LOADER_SOURCE
     files[DISPATCH] = DISPATCH_SOURCE
+    files[PATCHES] = PATCHES_SOURCE
     return records_by_message(tmp_path, files)
 
 
@@ -190,6 +208,16 @@ def test_a_value_its_callers_read_from_an_environment_variable_names_the_variabl
     assert tokens.solutions[0].startswith("Change `SGLANG_DISPATCH_MAX_TOKENS` so that")
     assert "SGLANG_DISPATCH_MAX_TOKENS=<accepted-value>" in tokens.exampleFix
     assert "internal invariant" not in tokens.documentation
+
+
+def test_a_variable_bound_in_a_test_and_checked_against_a_table_names_its_entries(tmp_path: Path) -> None:
+    got = _records(tmp_path)
+    patch = got["patch {number} is not registered"]
+    # ``number := envs.SGLANG_DEBUG_PATCH.get()`` is handed on: the variable is the cause.
+    assert "Cause: an environment variable (`SGLANG_DEBUG_PATCH`)" in patch.documentation
+    # The table's whole-number keys are the values to set.
+    assert patch.solutions[0].startswith("Set `SGLANG_DEBUG_PATCH` to `101` or `202`"), patch.solutions
+    assert "SGLANG_DEBUG_PATCH=101 " in patch.exampleFix
 
 
 def test_a_value_computed_far_from_a_parameter_is_not_the_callers_text(tmp_path: Path) -> None:

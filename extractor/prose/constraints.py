@@ -267,7 +267,10 @@ def bound_collection(node: ast.expr, ctx: ReadContext) -> tuple[str, ...] | None
     local = ctx.bindings.get(node.id, ())
     value = local[0] if len(local) == 1 else None if local else ctx.module_values.get(node.id)
     if isinstance(value, ast.Dict):
-        keys = [k.value for k in value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+        # ``{25015: PATCH_A, 26329: PATCH_B}``: whole-number keys are what ``in`` tests too.
+        keys = [
+            str(k.value) for k in value.keys if isinstance(k, ast.Constant) and type(k.value) in (str, int)
+        ]
         return tuple(keys) if keys and len(keys) == len(value.keys) else None
     if isinstance(value, ast.Tuple | ast.List | ast.Set):
         return literal(value)

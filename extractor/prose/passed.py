@@ -45,6 +45,7 @@ from extractor.prose.fixes import (
 from extractor.prose.knowledge import EnvInfo, FlagInfo
 from extractor.prose.reads import ReadContext
 from extractor.prose.why import scope_name
+from extractor.prose.wording import or_list
 from extractor.prose.world_size import size_flags
 from extractor.reach.arguments import CONFIG_SOURCE, ENV_SOURCE
 
@@ -544,6 +545,16 @@ def with_passed_env(
     elif ops <= {"falsy", "is-none"}:
         sols = [f"Set {shown}: {where} fails when it is off or unset (`{cond}`)"]
         fix = f"# before\n{base}\n# after\n{first}=1 {base}"
+    elif (allowed := _allowed_words(rows)) and len(names) == 1:
+        # ``pr not in _PATCHES`` (a literal table): the values the code has an entry for.
+        # ``None`` stands for the variable left unset: no value spells it.
+        words = [f"`{v}`" for v in allowed if v != "None"] or ["a value it has an entry for"]
+        unset = ", or leave it unset" if "None" in allowed else ""
+        sols = [
+            f"Set {shown} to {or_list(words)}{unset}: the values {where} accepts (`{cond}` fails otherwise)"
+        ]
+        after = next((f"{first}={v} {base}" for v in allowed if v != "None"), base)
+        fix = f"# before\n{first}=<current-value> {base}\n# after\n{after}"
     else:
         sols = [f"Change {shown} so that `{cond}` no longer holds"]
         fix = f"# before\n{first}=<current-value> {base}\n# after\n{first}=<accepted-value> {base}"
@@ -551,6 +562,18 @@ def with_passed_env(
     out["solutions"] = in_place_of_the_report(sols, partial)
     out["exampleFix"] = fix
     return _with_kind(out, spec)
+
+
+def _allowed_words(rows: Sequence[Sequence[Any]]) -> list[str]:
+    """The values every ``!=`` / ``not in`` row lets through, when those are all the rows and at
+    most eight values (in the code's order); empty otherwise."""
+    allowed: list[str] | None = None
+    for row in rows:
+        if len(row) < 3 or str(row[1]) not in ("ne", "not-in"):
+            return []
+        values = [str(v) for v in row[2]]
+        allowed = values if allowed is None else [v for v in allowed if v in values]
+    return allowed if allowed and len(allowed) <= 8 else []
 
 
 def _default_passes(rows: Sequence[Sequence[Any]], envs: Mapping[str, Sequence[FlagInfo]]) -> Setting | None:

@@ -264,19 +264,44 @@ def bindable_names(func: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, st
             isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
         ):
             out.setdefault(stmt.targets[0].id, "n")
+        elif isinstance(stmt, ast.If | ast.While):
+            for name, _value in _tested_bindings(stmt.test):
+                out.setdefault(name, "n")
+    return out
+
+
+def _tested_bindings(test: ast.expr) -> list[tuple[str, ast.expr]]:
+    """``(name, value)`` of each ``name := value`` a test binds at its top or in its ``and``s."""
+    out: list[tuple[str, ast.expr]] = []
+    todo = [test]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+            out.append((node.target.id, node.value))
+        elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+            todo.extend(reversed(node.values))
     return out
 
 
 def name_bindings(stmt: ast.stmt, bindable: dict[str, str] | None) -> list[tuple[str, str, str]]:
-    """``(token, kind, value)`` of ``x = <source>`` for ``x`` a parameter or declared global, one
-    per source."""
-    if not bindable or not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
+    """``(token, kind, value)`` of ``x = <source>`` (or a test's ``x := <source>``) for ``x`` a
+    parameter, local or declared global, one per source."""
+    if not bindable:
         return []
-    target = stmt.targets[0]
-    if not isinstance(target, ast.Name) or target.id not in bindable:
+    if isinstance(stmt, ast.If | ast.While):
+        # ``if pr := envs.SGLANG_X.get(): apply(pr)``: the name holds the value where it is used.
+        pairs = _tested_bindings(stmt.test)
+    elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        pairs = [(stmt.targets[0].id, stmt.value)]
+    else:
         return []
-    token = f"{bindable[target.id]}:{target.id}"
-    return [(token, *src) for src in value_sources(stmt.value) if src != ("n", target.id)]
+    return [
+        (f"{bindable[name]}:{name}", *src)
+        for name, value in pairs
+        if name in bindable
+        for src in value_sources(value)
+        if src != ("n", name)
+    ]
 
 
 @dataclass

@@ -793,6 +793,10 @@ class _Builder:
                     if arch not in self.facts.drafts:
                         self.facts.drafts.append(arch)
                 self._expr(stmt.test, qual, guards, catches, local, aliases)
+                if qual != "<module>":
+                    self.facts.binds.extend(
+                        (qual, *bound) for bound in name_bindings(stmt, self._bindable.get(qual))
+                    )
                 here = [self._atom(a) for a in self.guards.atoms_of(stmt.test, local, aliases)]
                 checking = _is_type_checking(stmt.test)
                 self._type_checking += checking
