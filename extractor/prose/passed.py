@@ -549,9 +549,9 @@ def with_passed_env(
         # ``pr not in _PATCHES`` (a literal table): the values the code has an entry for.
         # ``None`` stands for the variable left unset: no value spells it.
         words = [f"`{v}`" for v in allowed if v != "None"] or ["a value it has an entry for"]
-        unset = ", or leave it unset" if "None" in allowed else ""
+        or_unset = ", or leave it unset" if "None" in allowed else ""
         sols = [
-            f"Set {shown} to {or_list(words)}{unset}: the values {where} accepts (`{cond}` fails otherwise)"
+            f"Set {shown} to {or_list(words)}{or_unset}: the values {where} accepts (`{cond}` fails otherwise)"
         ]
         after = next((f"{first}={v} {base}" for v in allowed if v != "None"), base)
         fix = f"# before\n{first}=<current-value> {base}\n# after\n{after}"
