@@ -24,12 +24,14 @@ class ServerArgs:
     dist_addr: str = "127.0.0.1:5000"
     model_path: str = ""
     loader_extra_config: str = "{}"
+    peer_file: str = ""
 
     @staticmethod
     def add_cli_args(parser):
         parser.add_argument("--dist-addr", type=str, default="127.0.0.1:5000", help="Where peers meet.")
         parser.add_argument("--model-path", type=str, help="The model weights.")
         parser.add_argument("--loader-extra-config", type=str, default="{}", help="Loader options as JSON.")
+        parser.add_argument("--peer-file", type=str, default="", help="Where the peer list is.")
 """
 
 ADDRESS = "python/sglang/srt/utils/address.py"
@@ -53,6 +55,16 @@ def load_tiles(kind: str, layout):
     return tiles
 
 
+def _load_peer_file(path: str):
+    assert path.endswith(".json"), "peer list must be a JSON file"
+    return path
+
+
+def _load_scratch(path: str):
+    assert path.endswith(".bin"), "scratch must be a .bin file"
+    return path
+
+
 def parse_unused(text: str):
     cleaned = text.strip()
     head, tail = cleaned.split("|", 1)
@@ -64,11 +76,13 @@ def parse_unused(text: str):
 
 LAUNCH = "python/sglang/srt/entrypoints/engine.py"
 LAUNCH_SOURCE = """\
-from sglang.srt.utils.address import load_tiles, parse_host_port, parse_unused
+from sglang.srt.utils.address import _load_peer_file, _load_scratch, load_tiles, parse_host_port, parse_unused
 
 
 def start(server_args):
     host, port = parse_host_port(server_args.dist_addr)
+    _load_peer_file(server_args.peer_file)
+    _load_scratch(f"/tmp/{host}.bin")
     return host, port
 
 
@@ -208,6 +222,20 @@ def test_a_value_its_callers_read_from_an_environment_variable_names_the_variabl
     assert tokens.solutions[0].startswith("Change `SGLANG_DISPATCH_MAX_TOKENS` so that")
     assert "SGLANG_DISPATCH_MAX_TOKENS=<accepted-value>" in tokens.exampleFix
     assert "internal invariant" not in tokens.documentation
+
+
+def test_a_private_loader_handed_a_flag_names_the_flag(tmp_path: Path) -> None:
+    got = _records(tmp_path)
+    peers = got["peer list must be a JSON file"]
+    assert "Cause: a launch flag (`--peer-file`): its value reaches `_load_peer_file` as `path`" in (
+        peers.documentation
+    )
+    assert peers.solutions[0].startswith("Change `--peer-file` in the launch command"), peers.solutions
+    assert not any("Report it to sglang" in s for s in peers.solutions)
+    assert "--peer-file <accepted-value>" in peers.exampleFix
+    # Text the code makes itself stays the code's own.
+    scratch = got["scratch must be a .bin file"]
+    assert "Cause: an internal invariant" in scratch.documentation
 
 
 def test_a_variable_bound_in_a_test_and_checked_against_a_table_names_its_entries(tmp_path: Path) -> None:

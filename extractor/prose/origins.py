@@ -269,11 +269,16 @@ def _choice_test(views: Sequence[AtomView], param: str) -> bool:
     return True
 
 
-def data_param(site: Site, views: Sequence[AtomView]) -> Param | None:
+def data_param(site: Site, views: Sequence[AtomView], *, private: bool = False) -> Param | None:
     """The text/bytes parameter of a public parser or loader that the atoms read (through
-    bindings), unless the atoms only test it against literal choices."""
+    bindings), unless the atoms only test it against literal choices. With ``private``, of a
+    private one (``_parse_port``) instead: its callers decide whether that text is the user's."""
     name = site.qualname.rsplit(".", 1)[-1]
-    if name.startswith("_") or not _LOADER_RE.match(name) or is_knowledge_path(site.path):
+    if (
+        name.startswith("_") != private
+        or not _LOADER_RE.match(name.lstrip("_"))
+        or is_knowledge_path(site.path)
+    ):
         return None
     p = next((p for p in _params_read(site, views) if _data_annotation(p.annotation)), None)
     return None if p is None or _choice_test(views, p.name) else p

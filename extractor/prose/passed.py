@@ -43,6 +43,7 @@ from extractor.prose.fixes import (
     setting_words,
 )
 from extractor.prose.knowledge import EnvInfo, FlagInfo
+from extractor.prose.origins import data_param
 from extractor.prose.reads import ReadContext
 from extractor.prose.why import scope_name
 from extractor.prose.wording import or_list
@@ -118,6 +119,8 @@ def data_spec(site: Site, roles: Roles, cause: Cause) -> dict[str, Any] | None:
     """For a ``parsed-config`` cause (an entry of data the function parses) or a ``caller-data``
     one (text a parser is handed), the parameter the data came in by, so the run can name the
     flag its callers fill it from (:func:`with_data_flag`, :func:`with_flag_text`); None otherwise."""
+    if cause.kind == "internal":
+        return _private_data_spec(site, roles)
     if cause.rule not in ("parsed-config", "caller-data"):
         return None
     params = {p.name for p in site.params}
@@ -141,6 +144,31 @@ def data_spec(site: Site, roles: Roles, cause: Cause) -> dict[str, Any] | None:
             said=f"Cause: {KIND_WORDS['input']} (`{given}`).",
         )
     return spec
+
+
+def _private_data_spec(site: Site, roles: Roles) -> dict[str, Any] | None:
+    """For an internal check of a private parser's text (``_parse_port(s)``), the spec
+    :func:`with_flag_text` needs should every caller hand it a flag's value; None otherwise."""
+    if not roles.deciding or site.guard.handlers:
+        return None
+    p = data_param(site, roles.deciding, private=True)
+    if p is None:
+        return None
+    token = f"n:{p.name}"
+    kind = classify(site, Cause("flag", (), "passed-flag"))
+    return {
+        "whole": False,
+        "c": [[token, "data", []]],
+        "v": [],
+        "data": token,
+        "cond": condition_code(roles.deciding),
+        "avoid": negated_code(roles.deciding),
+        "where": scope_name(site),
+        "kind": [kind.error_type, kind.background, kind.handling],
+        "mm": "multimodal_gen" in site.path,
+        # The worker's internal cause sentence, whichever it is, is the one replaced.
+        "internal": True,
+    }
 
 
 def split_spec(site: Site, roles: Roles, ctx: ReadContext, cause: Cause) -> dict[str, Any] | None:
@@ -234,8 +262,8 @@ def with_flag_text(
 ) -> dict[str, Any]:
     """``partial`` (a parser's check on the text handed in as ``param``) as the check of the
     value ``flag`` gives, when every caller fills ``param`` from that flag; else unchanged."""
-    said = str(spec.get("said", ""))
     doc = str(partial.get("documentation", ""))
+    said = str(spec.get("said", "")) or (internal_sentence(doc) or "" if spec.get("internal") else "")
     if not said or said not in doc:
         return dict(partial)
     where, cond, avoid = (str(spec.get(k, "")) for k in ("where", "cond", "avoid"))
@@ -252,7 +280,7 @@ def with_flag_text(
     kept = [
         str(s)
         for s in partial.get("solutions", ())
-        if not str(s).startswith(("Send ", "Pass ", "Fix ")) and f"`{param}`" not in str(s)
+        if not str(s).startswith(("Send ", "Pass ", "Fix ", INTERNAL_CHECK)) and f"`{param}`" not in str(s)
     ]
     advice = [s for s in kept if s.startswith("The message says")]
     out["solutions"] = list(dict.fromkeys([*advice, fix, *kept]))[:8]
@@ -439,6 +467,8 @@ def with_passed(
     A value filled from more than one flag (two callers, two flags) names them all, and the fix
     is given for the first."""
     out = dict(partial)
+    if spec.get("data"):
+        return out  # text or data handed in: :func:`with_flag_text` and :func:`with_data_flag` word it
     config = {t: fs for t, fs in flags.items() if fs and all(f.namespace == CONFIG_SOURCE for f in fs)}
     if config and len(config) == len([t for t, fs in flags.items() if fs]):
         return with_passed_config(partial, spec, config)

@@ -895,7 +895,7 @@ class RunReach:
                 data = str(spec.get("data", "")) if isinstance(spec, dict) else ""
                 if flags.get(data):
                     param, flag = data.partition(":")[2], flags[data][0].flag
-                    if isinstance(spec, dict) and "said" in spec:
+                    if isinstance(spec, dict) and ("said" in spec or spec.get("internal")):
                         partial = with_flag_text(partial, spec, param, flag)
                     else:
                         partial = with_data_flag(partial, param, flag)
