@@ -1114,6 +1114,45 @@ def test_a_value_test_of_an_attribute_holding_the_flags_enum_selects_that_value(
     )
 
 
+def test_a_factory_returning_a_class_under_an_or_of_value_tests_selects_those_values() -> None:
+    backend = MOE_BACKEND.replace(
+        "    def is_grouped(self):",
+        "    def is_tiled(self):\n        return self == MoeRunnerBackend.TILED\n\n    def is_grouped(self):",
+    )
+    files = {
+        ARGS: SERVER_ARGS,
+        "python/sglang/srt/layers/moe/backend.py": backend,
+        "python/sglang/srt/layers/moe/impl.py": textwrap.dedent(
+            """\
+            from sglang.srt.layers.moe.backend import get_moe_runner_backend
+
+
+            class PlainMoE:
+                def forward(self, x):
+                    return x
+
+
+            class BlockedMoE(PlainMoE):
+                def forward(self, x):
+                    if x.ndim != 3:
+                        raise ValueError("blocked experts take 3-D input")
+                    return x
+
+
+            def get_moe_impl_class():
+                if get_moe_runner_backend().is_grouped() or get_moe_runner_backend().is_tiled():
+                    return BlockedMoE
+                return PlainMoE
+            """
+        ),
+    }
+    reach = _site_reach(files)
+    # Either test picks the class: it is built only with one of the two values.
+    assert reach.of("python/sglang/srt/layers/moe/impl.py", "BlockedMoE.forward") == (
+        frozenset({("flag", "--moe-runner-backend", ("grouped", "tiled"))}),
+    )
+
+
 def test_a_class_method_called_on_its_class_by_name_is_reached_by_its_callers_not_its_builders() -> None:
     modes = "python/sglang/srt/layers/modes.py"
     files = {

@@ -13,7 +13,8 @@ A guard *atom* is the raw, knowledge-free shape of one conjunct of a test that m
   ``backend.is_x()`` on a parameter annotated with that class);
 * ``["v", name, recv, values...]``: the same compared with string literals (``== "x"``, ``in (...)``,
   ``get_x().is_y()``);
-* ``["i", name, recv, value]``: a value test method (``backend.is_deep_gemm()``): the value is only
+* ``["i", name, recv, values...]``: a value test method (``backend.is_deep_gemm()``, or an ``or`` of
+  such tests of one value): the values are only
   trusted where the flag declares it among its choices;
 * ``["e", NAME, values...]``: an environment variable read (set, or compared equal to one of
   the string values);
@@ -37,7 +38,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "LITERAL", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 50
+FACTS_VERSION = 51
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 LITERAL = "l"

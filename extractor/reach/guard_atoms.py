@@ -264,19 +264,20 @@ class GuardReader:
     def _any_of(
         self, values: list[ast.expr], local: dict[str, tuple[str, str]], aliases: dict[str, list[Atom]]
     ) -> list[Atom]:
-        # ``x == "a" or x == "b"`` still requires ``x`` to be one of them; other ``or``s require nothing.
+        # ``x == "a" or x == "b"`` (or ``x.is_a() or x.is_b()``) still requires ``x`` to be one of
+        # them; other ``or``s require nothing.
         merged: list[str] = []
-        head: tuple[str, str] | None = None
+        head: tuple[str, str, str] | None = None
         for value in values:
             atoms = self.atoms_of(value, local, aliases)
-            if len(atoms) != 1 or atoms[0][0] != "v":
+            if len(atoms) != 1 or atoms[0][0] not in ("v", "i"):
                 return []
-            here = (atoms[0][1], atoms[0][2])
+            here = (atoms[0][0], atoms[0][1], atoms[0][2])
             if head is not None and here != head:
                 return []
             head = here
             merged.extend(atoms[0][3:])
-        return [("v", head[0], head[1], *merged)] if head else []
+        return [(*head, *merged)] if head else []
 
     def _compare(
         self, node: ast.Compare, local: dict[str, tuple[str, str]], aliases: dict[str, list[Atom]]

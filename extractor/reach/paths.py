@@ -214,10 +214,11 @@ class ReachFinder:
                 if dest is not None:
                     atom = ("i", dest, "enum", *atom[3:])
             if atom[0] == "i":
-                # ``algo.is_dflash()`` on a class named after the flag: the members it returns for.
-                members = self._value_tests.get((atom[1], atom[3]))
-                if members is not None:
-                    atom = ("v", atom[1], "enum", *members)
+                # ``algo.is_dflash()`` on a class named after the flag: the members it returns for
+                # (for ``is_a() or is_b()``, those of either).
+                found = [self._value_tests.get((atom[1], x)) for x in atom[3:]]
+                if found and all(m is not None for m in found):
+                    atom = ("v", atom[1], "enum", *dict.fromkeys(v for m in found if m for v in m))
             sel = atom_selector(atom, flags, self.knowledge)
             if sel is None and scope is not None:
                 sel = self._passed_selector(atom, flags, scope)

@@ -167,7 +167,7 @@ def atom_selector(atom: Atom, flags: Mapping[str, FlagInfo], knowledge: Knowledg
     if atom[2] != "enum" and not _trusted(info, atom[2]):
         return None
     values: tuple[str, ...] = ()
-    if kind == "i" and atom[3].lower() in _UNSET_WORDS:
+    if kind == "i" and any(x.lower() in _UNSET_WORDS for x in atom[3:]):
         return None  # ``is_none()``: the path runs when the flag is *not* chosen
     if kind == "i" and not info.choices:
         # ``is_eagle_family()`` names a group, not a value: only "the flag is set" is sure.
