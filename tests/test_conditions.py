@@ -206,6 +206,33 @@ def test_an_early_exit_decides_a_bare_raise_but_only_selects_the_path_to_an_asse
     assert got[1] == [("not is_cuda()", "deciding")]
 
 
+def test_an_early_exit_before_a_search_loop_only_selects_the_path_to_the_raise_after_it() -> None:
+    got = roles(
+        """
+        def wrap(layer):
+            if getattr(layer, "is_special", False):
+                return Special(layer)
+            for kind, wrapper in SUPPORTED.items():
+                if isinstance(layer, kind):
+                    return wrapper(layer)
+            raise TypeError("no wrapper for this layer")
+
+
+        def pick(value):
+            for member in MEMBERS:
+                if member == value:
+                    return member
+            if value is None:
+                return DEFAULT
+            raise ValueError("no member")
+        """
+    )
+    # The loop finding nothing decides; the early return before it only leads into the loop.
+    assert got[0] == [("not getattr(layer, 'is_special', False)", "gate")]
+    # An early exit after the loop still decides the raise that follows it.
+    assert got[1] == [("not value is None", "deciding")]
+
+
 def test_match_cases_become_comparisons() -> None:
     got = atoms(
         """

@@ -12,7 +12,7 @@ import ast
 import dataclasses
 from typing import Any
 
-from extractor.analysis.conditions import count_sites, guard_of
+from extractor.analysis.conditions import after_loop, count_sites, guard_of
 from extractor.analysis.context import window_of
 from extractor.analysis.docstrings import CallIndex, class_doc, function_doc, parameters
 from extractor.analysis.facts import Message, Placeholder, Raised, Site
@@ -27,7 +27,7 @@ from extractor.analysis.parse import ParsedFile
 from extractor.analysis.resolver import OtherModules, Resolver
 from extractor.analysis.ruled_out import asserted_before, ruled_out
 from extractor.analysis.sites import RawSite, error_response_call, find_sites
-from extractor.analysis.walk import NEW_SCOPE, called_name, child_blocks, last_name, own_statements
+from extractor.analysis.walk import called_name, last_name, own_statements
 
 _GROUPS = ("ExceptionGroup", "BaseExceptionGroup")
 
@@ -117,7 +117,7 @@ def site_of(resolver: Resolver, raw: RawSite, calls: CallIndex | None = None) ->
         class_doc=class_doc(raw.class_node),
         params=parameters(raw.scope, raw.class_node, calls),
         passes_on=(passed := _passed_on(raw)),
-        after_loop=loop.lineno if (loop := _after_loop(raw)) is not None else 0,
+        after_loop=loop.lineno if (loop := after_loop(raw)) is not None else 0,
         loop_over=_loop_over(loop),
         validates=_validated_fields(raw.scope),
         library_calls=library_calls(raw, resolver.own_imports()) if passed is not None else (),
@@ -136,22 +136,6 @@ def _imported_texts(resolver: Resolver, message: Message | None) -> tuple[tuple[
             if text is not None and "{" not in text:
                 out.append((part.source, text))
     return tuple(dict.fromkeys(out))
-
-
-def _after_loop(raw: RawSite) -> ast.For | ast.AsyncFor | ast.While | None:
-    """The loop whose failing on every pass the site follows, None when none: the innermost loop
-    whose ``else`` holds the site, or a loop before the site in its function that returns on
-    success and never breaks (``for _ in range(n): if ok(): return True`` and then ``raise``): the
-    code after it runs only when no pass returned."""
-    for frame in reversed(raw.frames):
-        if isinstance(frame.stmt, ast.ClassDef):
-            return None  # a class body's statements run once, at its definition
-        if frame is not raw.frames[-1] and isinstance(frame.stmt, ast.For | ast.AsyncFor | ast.While):
-            return frame.stmt if frame.branch == "orelse" else None
-        for stmt in reversed(frame.block[: frame.index]):
-            if isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
-                return stmt if _returns_without_break(stmt) else None
-    return None
 
 
 # Pydantic's validator decorators, v2 and v1: the function checks the data the model is built from.
@@ -190,25 +174,6 @@ def _loop_over(loop: ast.For | ast.AsyncFor | ast.While | None) -> str:
         return ""  # a count of attempts (``for _ in range(n)``), each trying the next value
     text = ast.unparse(it)
     return text if len(text) <= _MAX_LOOP_OVER else text[: _MAX_LOOP_OVER - 3] + "..."
-
-
-def _returns_without_break(loop: ast.For | ast.AsyncFor | ast.While) -> bool:
-    """Whether a loop's own body (nested loops' ``break`` aside) returns somewhere and never breaks."""
-    returns = False
-    todo: list[ast.stmt] = list(loop.body)
-    while todo:
-        stmt = todo.pop()
-        if isinstance(stmt, ast.Break):
-            return False
-        returns = returns or isinstance(stmt, ast.Return)
-        if isinstance(stmt, NEW_SCOPE):
-            continue
-        if isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
-            # A nested loop's ``break`` ends that loop only; its ``return`` still leaves this one.
-            todo.extend(s for s in own_statements(stmt.body) if isinstance(s, ast.Return))
-            continue
-        todo.extend(s for block in child_blocks(stmt) for s in block)
-    return returns
 
 
 def _passed_on(raw: RawSite) -> str | None:

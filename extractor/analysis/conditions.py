@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from extractor.analysis.bindings import case_bindings, local_bindings
 from extractor.analysis.facts import AtomKind, AtomRole, Guard, GuardAtom
 from extractor.analysis.sites import Frame, RawSite, block_of, error_response_call
+from extractor.analysis.walk import NEW_SCOPE, child_blocks, own_statements
 
 _EXIT_CALLS = {"sys.exit", "exit", "quit", "os._exit"}
 
@@ -377,6 +378,41 @@ def _always_false(test: ast.expr) -> bool:
     return isinstance(test, ast.Constant) and not test.value
 
 
+def after_loop(raw: RawSite) -> ast.For | ast.AsyncFor | ast.While | None:
+    """The loop whose failing on every pass the site follows, None when none: the innermost loop
+    whose ``else`` holds the site, or a loop before the site in its function that returns on
+    success and never breaks (``for _ in range(n): if ok(): return True`` and then ``raise``): the
+    code after it runs only when no pass returned."""
+    for frame in reversed(raw.frames):
+        if isinstance(frame.stmt, ast.ClassDef):
+            return None  # a class body's statements run once, at its definition
+        if frame is not raw.frames[-1] and isinstance(frame.stmt, ast.For | ast.AsyncFor | ast.While):
+            return frame.stmt if frame.branch == "orelse" else None
+        for stmt in reversed(frame.block[: frame.index]):
+            if isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
+                return stmt if _returns_without_break(stmt) else None
+    return None
+
+
+def _returns_without_break(loop: ast.For | ast.AsyncFor | ast.While) -> bool:
+    """Whether a loop's own body (nested loops' ``break`` aside) returns somewhere and never breaks."""
+    returns = False
+    todo: list[ast.stmt] = list(loop.body)
+    while todo:
+        stmt = todo.pop()
+        if isinstance(stmt, ast.Break):
+            return False
+        returns = returns or isinstance(stmt, ast.Return)
+        if isinstance(stmt, NEW_SCOPE):
+            continue
+        if isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
+            # A nested loop's ``break`` ends that loop only; its ``return`` still leaves this one.
+            todo.extend(s for s in own_statements(stmt.body) if isinstance(s, ast.Return))
+            continue
+        todo.extend(s for block in child_blocks(stmt) for s in block)
+    return returns
+
+
 def _with_roles(site: RawSite, tagged: list[tuple[GuardAtom, str, int]]) -> list[GuardAtom]:
     frames = site.frames
     # The innermost if/match holding the site, and the frames of its elif chain.
@@ -399,6 +435,9 @@ def _with_roles(site: RawSite, tagged: list[tuple[GuardAtom, str, int]]) -> list
     # An assert decides by its own test: the ``if`` around it only selects the path
     # (``if impl == "x": assert is_npu()``), unless the assert always fails (``assert False``).
     asserted = isinstance(site.node, ast.Assert) and not _always_false(site.node.test)
+    # A raise after a loop that returns on success is decided by the loop failing on every pass;
+    # an early exit before the loop only selects the path into it.
+    loop = after_loop(site)
     out: list[GuardAtom] = []
     for atom, source, fi in tagged:
         role: AtomRole = "gate"
@@ -418,7 +457,9 @@ def _with_roles(site: RawSite, tagged: list[tuple[GuardAtom, str, int]]) -> list
             # An elif after a branch that raised: ``not a`` only says that check passed.
             raised = atom.negated and isinstance(earlier, ast.If) and _raises(earlier.body) and fi < inner
             role = "survivor" if raised else "deciding"
-        elif (source == "exit" and fi > inner and not asserted) or (atom.kind == "except" and fi == handler):
+        elif (
+            source == "exit" and fi > inner and not asserted and (loop is None or atom.line > loop.lineno)
+        ) or (atom.kind == "except" and fi == handler):
             # An early exit before a bare raise decides it (``if is_cuda(): return``, then
             # ``raise``); before an assert it only selects the path the assert's own test decides.
             role = "deciding"
@@ -451,6 +492,7 @@ def innermost_guard_statement(site: RawSite) -> ast.stmt | None:
 
 __all__ = [
     "MAX_SIBLING_ATOMS",
+    "after_loop",
     "block_of",
     "count_sites",
     "early_exit_atoms",
