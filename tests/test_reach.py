@@ -1076,6 +1076,13 @@ def get_moe_runner_backend() -> MoeRunnerBackend:
 """
 
 
+# The backend with a second value test, ``is_tiled()``.
+TILED_BACKEND = MOE_BACKEND.replace(
+    "    def is_grouped(self):",
+    "    def is_tiled(self):\n        return self == MoeRunnerBackend.TILED\n\n    def is_grouped(self):",
+)
+
+
 def test_a_value_test_of_an_attribute_holding_the_flags_enum_selects_that_value() -> None:
     files = {
         ARGS: SERVER_ARGS,
@@ -1115,13 +1122,9 @@ def test_a_value_test_of_an_attribute_holding_the_flags_enum_selects_that_value(
 
 
 def test_a_factory_returning_a_class_under_an_or_of_value_tests_selects_those_values() -> None:
-    backend = MOE_BACKEND.replace(
-        "    def is_grouped(self):",
-        "    def is_tiled(self):\n        return self == MoeRunnerBackend.TILED\n\n    def is_grouped(self):",
-    )
     files = {
         ARGS: SERVER_ARGS,
-        "python/sglang/srt/layers/moe/backend.py": backend,
+        "python/sglang/srt/layers/moe/backend.py": TILED_BACKEND,
         "python/sglang/srt/layers/moe/impl.py": textwrap.dedent(
             """\
             from sglang.srt.layers.moe.backend import get_moe_runner_backend
@@ -1862,13 +1865,9 @@ class GroupedMethod:
 
 def _grouped_method_files(args: str, method: str = GROUPED_METHOD) -> dict[str, str]:
     """A MoE method class that tests the runner backend for ``grouped`` and ``tiled``."""
-    backend = MOE_BACKEND.replace(
-        "    def is_grouped(self):",
-        "    def is_tiled(self):\n        return self == MoeRunnerBackend.TILED\n\n    def is_grouped(self):",
-    )
     return {
         ARGS: args,
-        "python/sglang/srt/layers/moe/backend.py": backend,
+        "python/sglang/srt/layers/moe/backend.py": TILED_BACKEND,
         "python/sglang/srt/layers/moe/method.py": method,
     }
 
