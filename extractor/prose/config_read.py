@@ -9,12 +9,33 @@ from __future__ import annotations
 import ast
 import re
 
-__all__ = ["config_read"]
+__all__ = ["CONFIG_METHODS", "config_read"]
 
 # The names a model's config object goes by: ``config``, ``hf_config``, ``text_config`` and the
 # like, on their own or as an attribute (``self.config``, ``model_config.hf_config``). sglang's
 # own ``model_config`` mixes launch flags in, so it is not one.
 _CONFIG_NAME_RE = re.compile(r"^(?:hf_|hf_text_|text_|vision_|audio_|llm_|language_|draft_)?config$")
+
+
+# What a config object (``PretrainedConfig``, a dict) does rather than holds: ``hasattr(config,
+# "to_dict")`` asks what kind of object it is, not what the checkpoint declares.
+CONFIG_METHODS = frozenset(
+    {
+        "copy",
+        "from_dict",
+        "from_pretrained",
+        "get",
+        "get_text_config",
+        "items",
+        "keys",
+        "save_pretrained",
+        "to_dict",
+        "to_diff_dict",
+        "to_json_string",
+        "update",
+        "values",
+    }
+)
 
 
 def config_read(node: ast.expr) -> str | None:
@@ -28,7 +49,12 @@ def config_read(node: ast.expr) -> str | None:
             node = ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Load())
         else:
             return None
-    if not isinstance(node, ast.Attribute) or not node.attr.isidentifier() or node.attr.startswith("_"):
+    if (
+        not isinstance(node, ast.Attribute)
+        or not node.attr.isidentifier()
+        or node.attr.startswith("_")
+        or node.attr in CONFIG_METHODS
+    ):
         return None
     recv = node.value
     name = recv.id if isinstance(recv, ast.Name) else recv.attr if isinstance(recv, ast.Attribute) else ""

@@ -17,6 +17,7 @@ from extractor.analysis.walk import last_name
 from extractor.prose.argv import argv_flags
 from extractor.prose.config_fields import config_attributes, config_fields
 from extractor.prose.imports import guarded_imports
+from extractor.prose.sentences import split_sentences
 
 __all__ = [
     "ENV_NAME_RE",
@@ -146,10 +147,7 @@ def _text_of(node: ast.expr | None) -> str:
 
 
 def _first_sentence(text: str) -> str:
-    text = " ".join(text.split())
-    m = re.search(r"(?<=[.!?])\s", text)
-    if m:
-        text = text[: m.start()]
+    text = split_sentences(" ".join(text.split()))[0]
     if len(text) > _HELP_CAP:
         text = text[: _HELP_CAP - 3].rstrip() + "..."
     return text

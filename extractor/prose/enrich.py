@@ -39,6 +39,7 @@ from extractor.prose.passed_on import passed_on_cause
 from extractor.prose.platform_method import platform_of_method, with_platform_method
 from extractor.prose.reads import ReadContext, Reads, merged_reads, read_context, site_reads
 from extractor.prose.scripts import own_flags_named
+from extractor.prose.sentences import split_sentences
 from extractor.prose.solutions import prevention_tips
 from extractor.prose.tags import site_tags, try_catch_pattern, type_guard
 from extractor.prose.wording import documentation_of, kebab
@@ -189,7 +190,7 @@ _RISK_RE = re.compile(
 
 def _risk_words(message: str) -> str:
     """The sentence (or clause) of ``message`` that warns what letting the case through risks."""
-    for part in re.split(r"(?<=[.!?])\s+|;\s*", message):
+    for part in (c for s in split_sentences(message) for c in re.split(r";\s*", s)):
         if _RISK_RE.search(part):
             return " ".join(part.split())
     return ""

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from extractor.prose.constraints import FLIP, Constraint, constraint_of
 from extractor.prose.knowledge import EnvInfo, FlagInfo
 from extractor.prose.reads import ReadContext
+from extractor.prose.sentences import split_sentences
 
 __all__ = [
     "OtherCheck",
@@ -385,7 +386,7 @@ def advice_sentences(message: str) -> list[str]:
     out = []
     # A line is a sentence of its own, and so is each item of a numbered list ("1. set --x").
     items = (" ".join(p.split()) for p in _LIST_ITEM_RE.split(message))
-    for sentence in (x for item in items for x in re.split(r"(?<=[.!?;])\s+", item)):
+    for sentence in (x for item in items for x in split_sentences(item, semicolons=True)):
         s = sentence.strip()
         if len(s) < 8 or ("{" in s and "}" in s and s.count("{") > 2):
             continue

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from extractor.analysis.facts import Param, Site
 from extractor.analysis.walk import key_read, read_path
 from extractor.prose.cause import Cause, Roles, message_text, names_read
+from extractor.prose.config_read import CONFIG_METHODS
 from extractor.prose.constraints import AtomView, unparse
 from extractor.prose.knowledge import is_knowledge_path
 from extractor.prose.platforms import required_packages
@@ -185,7 +186,7 @@ def _getattr_keys(views: Sequence[AtomView]) -> list[str]:
                     and "config" in unparse(node.args[0])
                 ):
                     key = arg.value
-                if key and key not in keys:
+                if key and key not in keys and key not in CONFIG_METHODS:
                     keys.append(key)
     return keys
 

@@ -1,0 +1,64 @@
+"""Sentences of the target's own prose, and what a model config holds rather than does."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+from extractor.prose.config_read import config_read
+from extractor.prose.fixes import advice_sentences
+from extractor.prose.sentences import split_sentences
+from tests.conftest import records_by_message
+
+
+def test_a_sentence_goes_on_after_an_abbreviation() -> None:
+    text = "Use a backend without it (e.g. mooncake, simm). Then retry; or i.e. nothing."
+    assert split_sentences(text) == [
+        "Use a backend without it (e.g. mooncake, simm).",
+        "Then retry; or i.e. nothing.",
+    ]
+    assert split_sentences(text, semicolons=True) == [
+        "Use a backend without it (e.g. mooncake, simm).",
+        "Then retry;",
+        "or i.e. nothing.",
+    ]
+    assert split_sentences("One. Two! Three?") == ["One.", "Two!", "Three?"]
+
+
+def test_the_advice_of_a_message_keeps_its_example() -> None:
+    message = "Flat pages are not supported. Use a backend that does not use them (e.g. mooncake, simm)."
+    assert advice_sentences(message) == ["Use a backend that does not use them (e.g. mooncake, simm)."]
+
+
+def test_a_method_of_the_config_object_is_no_key_of_it() -> None:
+    assert config_read(ast.parse('getattr(config, "head_dim", 64)', mode="eval").body) == "head_dim"
+    assert config_read(ast.parse("hf_config.to_dict", mode="eval").body) is None
+    assert config_read(ast.parse('getattr(config, "to_dict", None)', mode="eval").body) is None
+
+
+def test_a_model_check_that_asks_what_kind_of_object_a_config_is_names_no_method_as_a_key(
+    tmp_path: Path,
+) -> None:
+    files = {
+        "python/sglang/srt/models/wren.py": textwrap.dedent(
+            """\
+            class WrenForCausalLM:
+                def __init__(self, config):
+                    self.audio = self._as_dict(config)
+
+                def _as_dict(self, config):
+                    if config is not None and not isinstance(config, dict) and not hasattr(config, "to_dict"):
+                        raise ValueError(f"audio config must be dict-like, got {type(config)}")
+                    return config
+
+
+            EntryClass = WrenForCausalLM
+            """
+        ),
+    }
+    record = records_by_message(tmp_path, files)["audio config must be dict-like, got {type(config)}"]
+    assert "`to_dict`" not in record.documentation.partition("Cause:")[2].partition(".")[0], (
+        record.documentation
+    )
+    assert not any("sets `to_dict`" in s for s in record.solutions), record.solutions
