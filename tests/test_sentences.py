@@ -1,4 +1,5 @@
-"""Sentences of the target's own prose, and what a model config holds rather than does."""
+"""Sentences of the target's own prose: where one ends, what a message says of its own line, and what a
+model config holds rather than does."""
 
 from __future__ import annotations
 
@@ -62,3 +63,33 @@ def test_a_model_check_that_asks_what_kind_of_object_a_config_is_names_no_method
         record.documentation
     )
     assert not any("sets `to_dict`" in s for s in record.solutions), record.solutions
+
+
+def test_a_message_that_calls_its_line_unreachable_is_an_internal_check(tmp_path: Path) -> None:
+    files = {
+        "python/sglang/srt/server_args.py": textwrap.dedent(
+            """\
+            class ServerArgs:
+                enable_layered_draft: bool = False
+
+                @staticmethod
+                def add_cli_args(parser):
+                    parser.add_argument("--enable-layered-draft", action="store_true", help="Draft in layers.")
+            """
+        ),
+        "python/sglang/srt/speculative/algo.py": textwrap.dedent(
+            """\
+            def create_worker(algo, server_args):
+                if algo == "plain":
+                    return 1
+                elif algo == "layered" and server_args.enable_layered_draft:
+                    return 2
+                else:
+                    raise ValueError("Unreachable code path in create_worker.")
+            """
+        ),
+    }
+    record = records_by_message(tmp_path, files)["Unreachable code path in create_worker."]
+    # The flag in the test chain is not the cause: the message says the branch is never taken.
+    assert "Cause: an internal invariant" in record.documentation, record.documentation
+    assert "<current-value>" not in record.exampleFix

@@ -1012,10 +1012,24 @@ def _driver_error(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] 
     return (found.group(1).upper(),) if found is not None else None
 
 
+# A message that says its own line is never reached ("Unreachable code path", "this should not
+# happen"): whatever the test around it reads, the code's author holds it to be a broken state.
+_UNREACHABLE_RE = re.compile(
+    r"\bunreachable (?:code|path|branch|state|case|line)|\b(?:code path|branch|line|state) "
+    r"(?:is|should be) unreachable|\bshould (?:never|not) (?:be reached|happen)\b",
+    re.I,
+)
+
+
+def _unreachable(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
+    return () if _UNREACHABLE_RE.search(message_text(site)[:400]) else None
+
+
 RULES: tuple[CauseRule, ...] = (
     CauseRule(
         "driver-error", "hardware", "raise NVMLError(ret)  # a return code of the NVML C API", _driver_error
     ),
+    CauseRule("unreachable", "internal", 'else: raise ValueError("Unreachable code path")', _unreachable),
     CauseRule("dependency", "dependency", 'raise ImportError("please install flashinfer>=0.2")', _dependency),
     CauseRule("deciding-flag", "flag", 'if server_args.tp_size > 8: raise ValueError("...")', _flag),
     CauseRule("deciding-env", "env", 'if envs.SGLANG_X.get(): raise ValueError("...")', _env),
