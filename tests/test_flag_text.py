@@ -25,6 +25,7 @@ class ServerArgs:
     model_path: str = ""
     loader_extra_config: str = "{}"
     peer_file: str = ""
+    max_group: int = 8
 
     @staticmethod
     def add_cli_args(parser):
@@ -32,6 +33,7 @@ class ServerArgs:
         parser.add_argument("--model-path", type=str, help="The model weights.")
         parser.add_argument("--loader-extra-config", type=str, default="{}", help="Loader options as JSON.")
         parser.add_argument("--peer-file", type=str, default="", help="Where the peer list is.")
+        parser.add_argument("--max-group", type=int, default=8, help="The largest group.")
 """
 
 ADDRESS = "python/sglang/srt/utils/address.py"
@@ -77,6 +79,15 @@ def parse_unused(text: str):
 LAUNCH = "python/sglang/srt/entrypoints/engine.py"
 LAUNCH_SOURCE = """\
 from sglang.srt.utils.address import _load_peer_file, _load_scratch, load_tiles, parse_host_port, parse_unused
+
+
+def group(server_args, ranks):
+    make_group(ranks, server_args.max_group)
+
+
+def make_group(ranks, max_size):
+    if max_size < len(ranks):
+        raise ValueError(f"max_size ({max_size}) must be >= group size ({len(ranks)})")
 
 
 def start(server_args):
@@ -236,6 +247,16 @@ def test_a_private_loader_handed_a_flag_names_the_flag(tmp_path: Path) -> None:
     # Text the code makes itself stays the code's own.
     scratch = got["scratch must be a .bin file"]
     assert "Cause: an internal invariant" in scratch.documentation
+
+
+def test_a_flag_ordered_against_a_computed_value_is_told_its_bound(tmp_path: Path) -> None:
+    got = _records(tmp_path)
+    group = got["max_size ({max_size}) must be >= group size ({len(ranks)})"]
+    assert "Cause: a launch flag (`--max-group`)" in group.documentation
+    assert (
+        group.solutions[0]
+        == "Give `--max-group` a value at least `len(ranks)`: make_group compares it with that"
+    )
 
 
 def test_a_variable_bound_in_a_test_and_checked_against_a_table_names_its_entries(tmp_path: Path) -> None:

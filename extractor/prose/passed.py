@@ -513,6 +513,8 @@ def with_passed(
     )
     fixed = fixed_settings(deciding, survivors, {})
     sols = [f"The message says: {s}" for s in spec.get("advice", ())]
+    # ``num_hidden_layers < pp_size``: the bound is a value the code has, so it is named as such.
+    sols.extend(_bound_sentence(c, where) for c in deciding if c.op in _BOUND_WORDS and c.values)
     sols.extend(setting_words(opts) for opts in fixed)
     if not fixed:
         sols.append(f"Change {shown} in the launch command so that `{cond}` no longer holds")
@@ -535,6 +537,15 @@ def with_passed(
             f"# before\n{base} {flag} <current-value>\n# after\n{base} {flag} <accepted-value>"
         )
     return _with_kind(out, spec)
+
+
+# What a passed value must be for an ordering against a computed value to pass: ``gt-of`` fails
+# where the value is greater than the other side.
+_BOUND_WORDS = {"gt-of": "at most", "ge-of": "below", "lt-of": "at least", "le-of": "above"}
+
+
+def _bound_sentence(c: Constraint, where: str) -> str:
+    return f"Give `{c.name}` a value {_BOUND_WORDS[c.op]} `{c.values[0]}`: {where} compares it with that"
 
 
 def with_passed_env(
