@@ -10,6 +10,7 @@ error that has already been handled is advice that never fires.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -114,7 +115,12 @@ def sees(outcome: Outcome) -> str:
         value = outcome.then.removeprefix("return").strip()
         return f"its message handed back as a result or response ({_code(value)}), not as an exception"
     if outcome.passed and not outcome.logged:
-        return f"no exception here: the error is kept ({_code(outcome.passed)}) for the code that reports it"
+        later = (
+            ", which may raise it later or name it as the cause of another error"
+            if _keeps_error(outcome)
+            else ""
+        )
+        return f"no exception here: the error is kept ({_code(outcome.passed)}) for the code that reports it{later}"
     later = _later(outcome)
     if outcome.logged:
         article = "an" if outcome.level[:1] in "aeiou" else "a"
@@ -143,6 +149,22 @@ def _later(outcome: Outcome) -> str:
     return (
         f"when no later try gets past it, line {line} raises `{cls}`{said}, "
         f"which carries this error's text ({_code(outcome.passed)})"
+    )
+
+
+def _keeps_error(outcome: Outcome) -> bool:
+    """Whether the handler keeps the caught error itself (``errors.append(e)``, ``last = e``), not
+    text made from it (``reason = f"... {e}"``)."""
+    if not (outcome.passed and outcome.bound):
+        return False
+    try:
+        stmt = ast.parse(outcome.passed).body[0]
+    except (SyntaxError, IndexError, ValueError):
+        return False
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        return any(isinstance(a, ast.Name) and a.id == outcome.bound for a in stmt.value.args)
+    return (
+        isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name) and stmt.value.id == outcome.bound
     )
 
 
@@ -195,7 +217,11 @@ def with_handling(
             # A public function may also be called by code outside the analysed tree (a plugin).
             where += f" (code outside this tree that calls `{name}` itself still meets the error)"
         lead = "It does not reach the user" if swallowed else "It does not reach the user as it is"
-        if swallowed and any(_hands_on(o) for o in outcomes):
+        if swallowed and any(_keeps_error(o) for o in outcomes):
+            # Kept for later (``errors.append(e)``): the code that collects it may raise it again,
+            # or raise another error from it.
+            lead = "It does not reach the user from here"
+        elif swallowed and any(_hands_on(o) for o in outcomes):
             # The text goes on in a value (a failure reason, a response): the user may well read it.
             lead = "It does not reach the user as an exception"
     out["documentation"] = f"{fields['documentation']} {lead}: {where}."
