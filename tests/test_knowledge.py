@@ -304,6 +304,26 @@ class ServerArgs:
     assert flags["cp_mode"].default == "round-robin"
 
 
+def test_a_default_taken_from_a_module_list_of_choices_is_that_entry() -> None:
+    source = b"""\
+from dataclasses import dataclass
+from typing import Annotated as A
+
+TRANSFER_CHOICES = ["zmq", "rdma", "tcp"]
+
+
+@dataclass
+class ServerArgs:
+    transfer: A[str, Arg(help="Transfer backend.", choices=TRANSFER_CHOICES)] = TRANSFER_CHOICES[0]
+    fallback: A[str, Arg(help="Fallback backend.", choices=TRANSFER_CHOICES)] = TRANSFER_CHOICES[-1]
+    broken: A[str, Arg(help="Out of range.", choices=TRANSFER_CHOICES)] = TRANSFER_CHOICES[7]
+"""
+    flags = build_knowledge({"python/sglang/srt/server_args.py": source}).flag_info
+    # The entry is a fixed default, not a value the launch code picks when the flag is left out.
+    assert (flags["transfer"].default, flags["fallback"].default) == ("zmq", "tcp")
+    assert flags["broken"].default == ""
+
+
 def test_a_switch_whose_help_says_it_is_detected_from_the_data_is_marked() -> None:
     source = b"""\
 import argparse

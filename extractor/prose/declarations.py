@@ -349,7 +349,7 @@ def _dataclass_field_flags(
                 aliases=aliases,
                 is_list=is_list,
                 optional=_is_none(stmt.value) and not (resolvable or _is_bool_type(inner) or action_bool),
-                default=_literal_default(stmt.value),
+                default=_literal_default(stmt.value, lists),
                 off_flag=_off_flag(flag, stmt.value) if negatable else "",
                 detected=bool(_DETECTED_RE.search(help_text)),
             )
@@ -380,7 +380,7 @@ def _add_argument_flag(
             replaced_by = _const_str(kw.value) or ""
         if kw.arg == "default":
             optional = _is_none(kw.value)
-            default = _literal_default(kw.value)
+            default = _literal_default(kw.value, lists)
             default_node = kw.value
         if kw.arg == "nargs":
             is_list = _list_nargs(kw.value)
@@ -448,10 +448,20 @@ def _off_flag(flag: str, default: ast.expr | None) -> str:
     return "--no-" + flag.removeprefix("--")
 
 
-def _literal_default(node: ast.expr | None) -> str:
+def _literal_default(node: ast.expr | None, lists: Mapping[str, tuple[str, ...]] | None = None) -> str:
     """A string or number default as written on a command line; empty for anything else."""
     if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "field":
         node = next((k.value for k in node.keywords if k.arg == "default"), None)
+    if (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Name)
+        and isinstance(node.slice, ast.Constant)
+        and type(node.slice.value) is int
+    ):
+        # ``= BACKEND_CHOICES[0]``: an entry of a module-level list of literals.
+        items = (lists or {}).get(node.value.id, ())
+        index = node.slice.value
+        return items[index] if -len(items) <= index < len(items) else ""
     if (
         isinstance(node, ast.Constant)
         and isinstance(node.value, str | int | float)
@@ -513,7 +523,7 @@ def read_flags(path: str, tree: ast.Module) -> _FileFlags:
             for stmt in node.body:
                 if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
                     out.fields.add(stmt.target.id)
-                    if default := _literal_default(stmt.value):
+                    if default := _literal_default(stmt.value, lists):
                         out.field_defaults.setdefault(stmt.target.id, default)
                 elif isinstance(stmt, ast.Assign):
                     out.fields.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
