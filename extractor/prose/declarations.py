@@ -452,16 +452,13 @@ def _literal_default(node: ast.expr | None, lists: Mapping[str, tuple[str, ...]]
     """A string or number default as written on a command line; empty for anything else."""
     if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "field":
         node = next((k.value for k in node.keywords if k.arg == "default"), None)
-    if (
-        isinstance(node, ast.Subscript)
-        and isinstance(node.value, ast.Name)
-        and isinstance(node.slice, ast.Constant)
-        and type(node.slice.value) is int
-    ):
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
         # ``= BACKEND_CHOICES[0]``: an entry of a module-level list of literals.
         items = (lists or {}).get(node.value.id, ())
-        index = node.slice.value
-        return items[index] if -len(items) <= index < len(items) else ""
+        index = _literal_default(node.slice)
+        if index.lstrip("-").isdigit() and -len(items) <= int(index) < len(items):
+            return items[int(index)]
+        return ""
     if (
         isinstance(node, ast.Constant)
         and isinstance(node.value, str | int | float)
