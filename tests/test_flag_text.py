@@ -9,6 +9,7 @@ property.
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 from extractor.records.model import ErrorRecord
@@ -274,3 +275,33 @@ def test_a_value_computed_far_from_a_parameter_is_not_the_callers_text(tmp_path:
     # ``kind`` is three computations away, none of them taking text apart: the code's own layout.
     tiles = got["tile count mismatch"]
     assert "Cause: an internal invariant" in tiles.documentation
+
+
+def test_a_value_its_callers_take_from_the_clients_request_is_the_requests(tmp_path: Path) -> None:
+    files = {
+        ARGS: SERVER_ARGS,
+        "python/sglang/srt/entrypoints/openai/serving_pose.py": textwrap.dedent(
+            """\
+            def _denormalize(values, method):
+                if method == "minmax":
+                    return values
+                elif method == "meanstd":
+                    return values
+                else:
+                    raise ValueError(f"unknown normalization {method!r}")
+
+
+            class ServingPose:
+                def handle(self, request):
+                    return _denormalize(request.values, request.normalization)
+
+                def sample(self, req):
+                    return _denormalize(req.values, getattr(req.sampling_params, "normalization", None))
+            """
+        ),
+    }
+    record = records_by_message(tmp_path, files)["unknown normalization {method!r}"]
+    assert "Cause: the request or call input (`normalization`)" in record.documentation, record.documentation
+    assert "`method` from the request's `normalization`" in record.triggerScenarios
+    assert record.solutions[0].startswith("Send `normalization` so that"), record.solutions
+    assert record.backgroundTag != "internal-invariant"

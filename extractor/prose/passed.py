@@ -48,7 +48,7 @@ from extractor.prose.reads import ReadContext
 from extractor.prose.why import scope_name
 from extractor.prose.wording import or_list
 from extractor.prose.world_size import size_flags
-from extractor.reach.arguments import CONFIG_SOURCE, ENV_SOURCE
+from extractor.reach.arguments import CONFIG_SOURCE, ENV_SOURCE, REQUEST_SOURCE
 
 if TYPE_CHECKING:
     from extractor.reach import SiteReach
@@ -99,12 +99,16 @@ def pending_spec(site: Site, roles: Roles, ctx: ReadContext, cause: Cause) -> di
     if not deciding:
         return None
     kind = classify(site, Cause("flag", (), "passed-flag"))
+    asked = classify(site, Cause("input", (), "passed-request"))
     whole = all(passed_constraints([v], ctx) for v in roles.deciding if v.expr is not None)
     return {
         "whole": whole,
         "c": [_plain(c) for c in deciding],
         "v": [_plain(c) for c in passed_constraints(roles.survivors, ctx)],
         "cond": condition_code(roles.deciding),
+        "avoid": negated_code(roles.deciding),
+        # The kind of the record should the callers fill the value from the client's request.
+        "rkind": [asked.error_type, asked.background, asked.handling],
         "where": scope_name(site),
         "kind": [kind.error_type, kind.background, kind.handling],
         "advice": advice_sentences(site.message.template[:4000]) if site.message else [],
@@ -388,6 +392,11 @@ def passed_table(
                 # Nor the config: an environment variable read where the value is made
                 # (``self.use_swizzle = envs.SGLANG_X.get()``), named by its ``flag``.
                 flags = sites.passed_envs(path, qualname, token)
+            if not flags and not spec.get("data"):
+                # Nor a variable: a field of the client's request (``req.sampling_params.top_k``).
+                flags = tuple(
+                    FlagInfo(name, "", REQUEST_SOURCE) for name in sites.passed_request(path, qualname, token)
+                )
             if flags:
                 out.setdefault(path, {}).setdefault(qualname, {})[token] = [flag_plain(i) for i in flags]
     return out
@@ -475,6 +484,9 @@ def with_passed(
     envs = {t: fs for t, fs in flags.items() if fs and all(f.namespace == ENV_SOURCE for f in fs)}
     if envs and len(envs) == len([t for t, fs in flags.items() if fs]):
         return with_passed_env(partial, spec, envs)
+    fields = {t: fs for t, fs in flags.items() if fs and all(f.namespace == REQUEST_SOURCE for f in fs)}
+    if fields and len(fields) == len([t for t, fs in flags.items() if fs]):
+        return with_passed_request(partial, spec, fields)
     flags = {
         t: fs for t, fs in flags.items() if t not in config and not any(f.namespace == ENV_SOURCE for f in fs)
     }
@@ -537,6 +549,40 @@ def with_passed(
             f"# before\n{base} {flag} <current-value>\n# after\n{base} {flag} <accepted-value>"
         )
     return _with_kind(out, spec)
+
+
+def with_passed_request(
+    partial: Mapping[str, Any], spec: Mapping[str, Any], fields: Mapping[str, Sequence[FlagInfo]]
+) -> dict[str, Any]:
+    """``partial`` with a request cause, when the callers fill every deciding value of ``spec`` from
+    fields of the client's request (``top_k`` from ``req.sampling_params.top_k``); else unchanged."""
+    out = dict(partial)
+    said = internal_sentence(partial.get("documentation"))
+    if said is None or not spec.get("whole"):
+        return out
+    tokens = [t for t in dict.fromkeys(str(r[0]) for r in spec.get("c", ()) if r) if t in fields]
+    if not tokens:
+        return out
+    names = list(dict.fromkeys(f.flag for t in tokens for f in fields[t]))
+    shown = ", ".join(f"`{n}`" for n in names)
+    via = ", ".join(
+        f"`{_name(t)}` from the request's {' or '.join(f'`{f.flag}`' for f in fields[t])}" for t in tokens
+    )
+    where, cond = str(spec.get("where", "")), str(spec.get("cond", ""))
+    avoid = str(spec.get("avoid", "")) or f"not ({cond})"
+    out["documentation"] = str(partial["documentation"]).replace(
+        said, f"Cause: the request or call input ({shown}): the callers pass it into `{where}` ({via})."
+    )
+    out["triggerScenarios"] = f"A request whose {shown} makes `{cond}` hold in {where} ({via})."
+    out["commonSituations"] = f"A client sending {shown} with a value {where} does not handle."
+    sols = [f"The message says: {s}" for s in spec.get("advice", ())]
+    sols.append(f"Send {shown} so that `{avoid}` holds in {where} (this check rejects the request otherwise)")
+    out["solutions"] = in_place_of_the_report(sols, partial)
+    out["exampleFix"] = (
+        f"# before: a request whose {shown} makes `{cond}` hold\n"
+        f"# after: the same request with {shown} changed so that `{avoid}`"
+    )
+    return _with_kind(out, {"kind": spec.get("rkind")})
 
 
 # What a passed value must be for an ordering against a computed value to pass: ``gt-of`` fails

@@ -297,6 +297,10 @@ class SiteReach:
         with the config.json keys it is read from."""
         return self.passed.config_of(module_name(path), qualname, token)
 
+    def passed_request(self, path: str, qualname: str, token: str) -> tuple[str, ...]:
+        """The fields of the client's request the callers fill value ``token`` of ``qualname`` from."""
+        return self.passed.request_of(module_name(path), qualname, token)
+
     def runs_when_built(self, path: str, qualname: str) -> bool:
         """Whether method ``qualname`` is a constructor or one calls it on ``self``."""
         return self.passed.runs_when_built(module_name(path), qualname)

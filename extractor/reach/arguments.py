@@ -11,8 +11,9 @@ A value *source* is ``("f", dest)`` (an attribute of an args object: ``server_ar
 (``self.attr``), ``("o", "recv.attr")`` (an attribute of a settings object named after its class,
 ``model_config.quantization``: what ``ModelConfig`` stores in ``self.quantization``) or ``("w",
 group)`` (the size of a process group, ``get_tp_world_size()``: the flag that sizes it, see
-:mod:`extractor.prose.world_size`). Literals and computed values carry no flag and are not
-recorded.
+:mod:`extractor.prose.world_size`) or ``("r", field)`` (a field of the client's request:
+``req.sampling_params.top_k``, ``request.tools``). Literals and computed values carry no flag and
+are not recorded.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from extractor.reach.target_index import TargetIndex
 __all__ = [
     "CONFIG_SOURCE",
     "ENV_SOURCE",
+    "REQUEST_SOURCE",
     "PassedFlags",
     "bindable_names",
     "literal_locals",
@@ -121,6 +123,38 @@ CONFIG_SOURCE = "config"
 :meth:`PassedFlags.config_of` gives their keys."""
 
 
+REQUEST_SOURCE = "request"
+"""The namespace of the :class:`FlagInfo` a field of the client's request stands for (its ``flag``
+is the field's name): :meth:`PassedFlags.of` leaves those out, and :meth:`PassedFlags.request_of`
+gives their names."""
+
+# What holds the client's own request: its sampling parameters (``req.sampling_params``, a
+# diffusion ``batch.sampling_params``) and an API handler's ``request``. A scheduler's ``req``
+# also holds the server's bookkeeping, so it is not one.
+_REQUEST_HOLDERS = frozenset({"sampling_params", "request"})
+
+
+def _request_field(node: ast.expr) -> str | None:
+    """``sampling_params.top_k``, ``getattr(req.sampling_params, "top_k", None)``,
+    ``request.tools``: the field of the client's request read."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr":
+        if (
+            len(node.args) < 2
+            or not isinstance(node.args[1], ast.Constant)
+            or not isinstance(node.args[1].value, str)
+        ):
+            return None
+        node = ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Load())
+    if not isinstance(node, ast.Attribute) or node.attr.startswith("_") or not node.attr.isidentifier():
+        return None
+    recv = node.value
+    if isinstance(recv, ast.Name) and recv.id in _REQUEST_HOLDERS:
+        return node.attr
+    if isinstance(recv, ast.Attribute) and recv.attr == "sampling_params":
+        return node.attr
+    return None
+
+
 def value_source(node: ast.expr) -> tuple[str, str] | None:
     """What ``node`` carries, when it may be a flag's value unchanged."""
     env = _env_read(node)
@@ -131,6 +165,9 @@ def value_source(node: ast.expr) -> tuple[str, str] | None:
     key = config_read(node)
     if key is not None:
         return ("c", key)
+    field_name = _request_field(node)
+    if field_name is not None:
+        return ("r", field_name)
     group = group_of(node) if isinstance(node, ast.Call | ast.Attribute) else None
     if group is not None:
         return ("w", group)
@@ -330,8 +367,16 @@ class PassedFlags:
         return tuple(
             i
             for i in self._source(module, qualname, kind, name, 0)
-            if i.namespace not in (ENV_SOURCE, CONFIG_SOURCE)
+            if i.namespace not in (ENV_SOURCE, CONFIG_SOURCE, REQUEST_SOURCE)
         )
+
+    def request_of(self, module: str, qualname: str, token: str) -> tuple[str, ...]:
+        """The fields of the client's request behind ``token`` (as :meth:`of` has it)."""
+        kind, _, name = token.partition(":")
+        if kind not in ("n", "s") or not name:
+            return ()
+        found = self._source(module, qualname, kind, name, 0)
+        return tuple(dict.fromkeys(i.flag for i in found if i.namespace == REQUEST_SOURCE))
 
     def config_of(self, module: str, qualname: str, token: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
         """The model config attributes behind ``token`` (as :meth:`of` has it), each with the
@@ -388,6 +433,8 @@ class PassedFlags:
             return (FlagInfo(var, "", ENV_SOURCE, default=default),)
         if kind == "c":
             return (FlagInfo(name, "", CONFIG_SOURCE),)
+        if kind == "r":
+            return (FlagInfo(name, "", REQUEST_SOURCE),)
         if kind == LITERAL:
             return ()
         if kind == "w":
