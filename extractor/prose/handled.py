@@ -152,6 +152,9 @@ def _later(outcome: Outcome) -> str:
     )
 
 
+_KEEPERS = frozenset({"append", "add", "put", "put_nowait", "set_exception", "extend", "insert"})
+
+
 def _keeps_error(outcome: Outcome) -> bool:
     """Whether the handler keeps the caught error itself (``errors.append(e)``, ``last = e``), not
     text made from it (``reason = f"... {e}"``)."""
@@ -162,7 +165,14 @@ def _keeps_error(outcome: Outcome) -> bool:
     except (SyntaxError, IndexError, ValueError):
         return False
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-        return any(isinstance(a, ast.Name) and a.id == outcome.bound for a in stmt.value.args)
+        # Put in a collection or a future someone reads later; a function handed the error (to
+        # log it, to turn a feature off) is no keeper.
+        func = stmt.value.func
+        return (
+            isinstance(func, ast.Attribute)
+            and func.attr in _KEEPERS
+            and any(isinstance(a, ast.Name) and a.id == outcome.bound for a in stmt.value.args)
+        )
     return (
         isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name) and stmt.value.id == outcome.bound
     )
