@@ -107,7 +107,7 @@ def pending_spec(site: Site, roles: Roles, ctx: ReadContext, cause: Cause) -> di
         "v": [_plain(c) for c in passed_constraints(roles.survivors, ctx)],
         "cond": condition_code(roles.deciding),
         "avoid": negated_code(roles.deciding),
-        # The kind of the record should the callers fill the value from the client's request.
+        # The record's kind, should the callers turn out to fill the value from the client's request.
         "rkind": [asked.error_type, asked.background, asked.handling],
         "where": scope_name(site),
         "kind": [kind.error_type, kind.background, kind.handling],
