@@ -1,5 +1,5 @@
 """Sentences of the target's own prose: where one ends, what a message says of its own line, and what a
-model config holds rather than does."""
+model config holds rather than does (also through a local read straight from it)."""
 
 from __future__ import annotations
 
@@ -93,3 +93,31 @@ def test_a_message_that_calls_its_line_unreachable_is_an_internal_check(tmp_path
     # The flag in the test chain is not the cause: the message says the branch is never taken.
     assert "Cause: an internal invariant" in record.documentation, record.documentation
     assert "<current-value>" not in record.exampleFix
+
+
+def test_a_local_read_straight_from_the_model_config_is_the_checkpoints(tmp_path: Path) -> None:
+    files = {
+        "python/sglang/srt/models/finch.py": textwrap.dedent(
+            """\
+            class FinchForCausalLM:
+                def __init__(self, config):
+                    self.config = config
+                    self._extra_layers()
+
+                def _extra_layers(self):
+                    extra = self.config.num_extra_layers
+                    assert extra == 1, "Only 1 extra layer is supported"
+
+
+            EntryClass = FinchForCausalLM
+            """
+        ),
+    }
+    record = records_by_message(tmp_path, files)["Only 1 extra layer is supported"]
+    assert "Cause: the model (its checkpoint or config) (`num_extra_layers`)" in record.documentation, (
+        record.documentation
+    )
+    # The fix names the config key, not the local that holds it.
+    assert record.solutions[0].startswith("Use a model whose `num_extra_layers` is one of 1"), (
+        record.solutions
+    )

@@ -29,6 +29,7 @@ from extractor.prose.cause import (
 )
 from extractor.prose.combinations import combination_of, told_setting, told_unset
 from extractor.prose.commands import VALIDATOR_WRAPPED, call_of, code_fix, launcher
+from extractor.prose.config_read import config_read
 from extractor.prose.constraints import (
     CMP_OPS,
     MIRROR,
@@ -610,6 +611,16 @@ def advise(
             )
             if cause.rule in ("config-entry", "config-attribute") and len(keys) == 1:
                 key = keys[0]  # the local (or attribute) holds that entry of the config
+            # A local read straight from the config (``n = self.config.num_nextn_predict_layers``)
+            # is named by its key.
+            key = next(
+                (
+                    k
+                    for b in site.guard.bindings
+                    if b.name == subject and b.value is not None and (k := config_read(b.value)) is not None
+                ),
+                key,
+            )
 
             if cause.rule == "from-config" and len(cause.names) > 1:
                 # The class is built from these keys of the checkpoint's config (any spelling).

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from extractor.analysis.facts import Site
 from extractor.analysis.walk import key_read, read_path
+from extractor.prose.config_read import config_read
 from extractor.prose.constraints import AtomView, Constraint, simplify, splits_batch_rows, unparse
 from extractor.prose.declarations import subcommand_of
 from extractor.prose.flag_spelling import declared_flag, find_flag
@@ -534,7 +535,11 @@ def _model(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
     about = [
         v
         for v in roles.deciding
-        if (v.model or (given_config and not v.reads.flags and _BARE_CONFIG_RE.search(v.text)))
+        if (
+            v.model
+            or (given_config and not v.reads.flags and _BARE_CONFIG_RE.search(v.text))
+            or (model_code and not v.reads.flags and _bound_to_config(site, v))
+        )
         and not _one_key_twice(v)
     ]
     if not model_code:
@@ -544,6 +549,16 @@ def _model(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
         archs = _ARCH_RE.findall(message_text(site))
         return tuple(dict.fromkeys([*keys, *archs])) or ("checkpoint",)
     return None
+
+
+def _bound_to_config(site: Site, v: AtomView) -> bool:
+    """Whether the atom tests a local read straight from the model's config (``n =
+    self.config.num_nextn_predict_layers``, then ``n != 1``)."""
+    read = names_read([v])
+    return any(
+        b.name in read and b.value is not None and config_read(b.value) is not None
+        for b in site.guard.bindings
+    )
 
 
 # A parameter that holds part of the model's config (``sparse_cfg``, ``rope_config``), not a
