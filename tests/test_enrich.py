@@ -431,6 +431,17 @@ def test_unconditional_not_implemented_has_a_code_fix(knowledge: Knowledge) -> N
     assert "class MyBase(Base)" in prose.exampleFix
     assert prose.solutions and all(prose.solutions)
     assert prose.handlingStrategy == "fallback"
+    # The solutions say what the fix shows: a class of the user's own derived from the base.
+    assert any(
+        s.startswith("If the object is of a class of your own derived from `Base`") for s in prose.solutions
+    )
+    # A private base is sglang's own: no subclass of the user's, the bug report instead.
+    private = make_site(
+        error_class="NotImplementedError", message=None, qualname="_Base.forward", in_class="_Base"
+    )
+    hidden = enrich(private, knowledge)
+    assert "class My" not in hidden.exampleFix and "python3 -m sglang.check_env" in hidden.exampleFix
+    assert not any("derived from" in s for s in hidden.solutions)
 
 
 def test_error_code_only_when_stated(knowledge: Knowledge) -> None:

@@ -28,7 +28,7 @@ from extractor.prose.cause import (
     message_text,
 )
 from extractor.prose.combinations import combination_of, told_setting, told_unset
-from extractor.prose.commands import VALIDATOR_WRAPPED, call_of, code_fix, launcher
+from extractor.prose.commands import VALIDATOR_WRAPPED, call_of, code_fix, launcher, overridable_hook
 from extractor.prose.config_read import config_read
 from extractor.prose.constraints import (
     CMP_OPS,
@@ -951,7 +951,21 @@ def advise(
             f"# before: {call_of(site)} reaches an internal state the code does not expect\n"
             "# after: collect what a bug report needs\npython3 -m sglang.check_env"
         )
-    if kind == "internal" and site.error_class.endswith("NotImplementedError") and not roles.deciding:
+    hook = overridable_hook(site) if kind == "internal" and not roles.deciding else None
+    if hook is not None:
+        fix = code_fix(site, [])
+        base, meth = hook
+        # The fix shows the subclass: the solutions say whose subclass that is.
+        sols.append(
+            f"If the object is of a class of your own derived from `{base}` (a plugin or an extension "
+            f"of sglang), implement `{meth}` in it: `{base}` leaves it to its subclasses"
+        )
+    elif (
+        kind == "internal"
+        and site.error_class.endswith("NotImplementedError")
+        and not roles.deciding
+        and not (site.in_class or "").split(".")[-1].startswith("_")
+    ):
         fix = code_fix(site, [])
     if kind != "internal":
         sols.extend(selectors)

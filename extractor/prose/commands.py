@@ -240,6 +240,18 @@ def _meant_to_override(site: Site) -> bool:
     return not template.strip() or bool(_OVERRIDE_RE.search(template[:400]))
 
 
+def overridable_hook(site: Site) -> tuple[str, str] | None:
+    """``(class, method)`` of a method that always raises ``NotImplementedError`` as a hook for
+    subclasses to fill, in a public class one may derive from; None otherwise (a private base is
+    sglang's own business: no code of the user's derives from it)."""
+    if not (site.error_class.endswith("NotImplementedError") and site.in_class and _meant_to_override(site)):
+        return None
+    base = site.in_class.split(".")[-1]
+    if base.startswith("_"):
+        return None
+    return base, site.qualname.rsplit(".", 1)[-1]
+
+
 def code_fix(site: Site, views: list[AtomView]) -> str:
     call = call_of(site)
     plain = [v for v in views if v.expr is not None and v.atom.kind != "except"]
@@ -254,12 +266,13 @@ def code_fix(site: Site, views: list[AtomView]) -> str:
                 f"    cause = e.__cause__  # the original {h}\n"
                 f"    ...  # fix what `cause` points at (input, file or config), then retry"
             )
-        if site.error_class.endswith("NotImplementedError") and site.in_class and _meant_to_override(site):
-            meth = site.qualname.rsplit(".", 1)[-1]
+        hook = overridable_hook(site)
+        if hook is not None:
+            base, meth = hook
             return (
                 f"# before: {site.qualname} is not implemented here\n{call}\n"
                 f"# after: use a subclass that overrides {meth}\n"
-                f"class My{site.in_class.split('.')[-1]}({site.in_class.split('.')[-1]}):\n"
+                f"class My{base}({base}):\n"
                 f"    def {meth}(self, *args, **kwargs):\n        ..."
             )
         return f"# before: {call} always raises {site.error_class} here\n{call}\n# after: avoid this call path (see solutions)"
