@@ -205,12 +205,9 @@ def dotted_name(node: ast.AST) -> str | None:
     return ".".join(reversed(parts))
 
 
-def read_path(node: ast.AST) -> tuple[str | None, list[str]]:
-    """The root name of a read (None when it is not a plain name) and the attributes it goes
-    through, a ``getattr`` of a literal key counting as one: ``config.text_config.hidden_size`` and
-    ``getattr(config.text_config, "hidden_size", None)`` both give ``("config", ["text_config",
-    "hidden_size"])``."""
-    tail: list[str] = []
+def getattr_read(node: ast.AST) -> ast.Attribute | None:
+    """``getattr(obj, "name", ...)`` of a literal name as the read ``obj.name`` it stands for;
+    None for any other node."""
     if (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)
@@ -219,8 +216,20 @@ def read_path(node: ast.AST) -> tuple[str | None, list[str]]:
         and isinstance(node.args[1], ast.Constant)
         and isinstance(node.args[1].value, str)
     ):
-        tail = [node.args[1].value]
-        node = node.args[0]
+        return ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Load())
+    return None
+
+
+def read_path(node: ast.AST) -> tuple[str | None, list[str]]:
+    """The root name of a read (None when it is not a plain name) and the attributes it goes
+    through, a ``getattr`` of a literal key counting as one: ``config.text_config.hidden_size`` and
+    ``getattr(config.text_config, "hidden_size", None)`` both give ``("config", ["text_config",
+    "hidden_size"])``."""
+    tail: list[str] = []
+    read = getattr_read(node)
+    if read is not None:
+        tail = [read.attr]
+        node = read.value
     chain: list[str] = []
     while isinstance(node, ast.Attribute):
         chain.append(node.attr)

@@ -23,13 +23,20 @@ from extractor.prose.cause import (
     Cause,
     Roles,
     asked_flag,
+    bound_config_key,
     config_keys,
     is_limit,
     message_text,
 )
 from extractor.prose.combinations import combination_of, told_setting, told_unset
-from extractor.prose.commands import VALIDATOR_WRAPPED, call_of, code_fix, launcher, overridable_hook
-from extractor.prose.config_read import config_read
+from extractor.prose.commands import (
+    VALIDATOR_WRAPPED,
+    call_of,
+    code_fix,
+    launcher,
+    overridable_hook,
+    private_owner,
+)
 from extractor.prose.constraints import (
     CMP_OPS,
     MIRROR,
@@ -613,14 +620,7 @@ def advise(
                 key = keys[0]  # the local (or attribute) holds that entry of the config
             # A local read straight from the config (``n = self.config.num_nextn_predict_layers``)
             # is named by its key.
-            key = next(
-                (
-                    k
-                    for b in site.guard.bindings
-                    if b.name == subject and b.value is not None and (k := config_read(b.value)) is not None
-                ),
-                key,
-            )
+            key = bound_config_key(site, subject) or key
 
             if cause.rule == "from-config" and len(cause.names) > 1:
                 # The class is built from these keys of the checkpoint's config (any spelling).
@@ -951,22 +951,21 @@ def advise(
             f"# before: {call_of(site)} reaches an internal state the code does not expect\n"
             "# after: collect what a bug report needs\npython3 -m sglang.check_env"
         )
-    hook = overridable_hook(site) if kind == "internal" and not roles.deciding else None
-    if hook is not None:
-        fix = code_fix(site, [])
-        base, meth = hook
-        # The fix shows the subclass: the solutions say whose subclass that is.
-        sols.append(
-            f"If the object is of a class of your own derived from `{base}` (a plugin or an extension "
-            f"of sglang), implement `{meth}` in it: `{base}` leaves it to its subclasses"
-        )
-    elif (
+    if (
         kind == "internal"
         and site.error_class.endswith("NotImplementedError")
         and not roles.deciding
-        and not (site.in_class or "").split(".")[-1].startswith("_")
+        and not private_owner(site)
     ):
         fix = code_fix(site, [])
+        hook = overridable_hook(site)
+        if hook is not None:
+            base, meth = hook
+            # The fix shows the subclass: the solutions say whose subclass that is.
+            sols.append(
+                f"If the object is of a class of your own derived from `{base}` (a plugin or an "
+                f"extension of sglang), implement `{meth}` in it: `{base}` leaves it to its subclasses"
+            )
     if kind != "internal":
         sols.extend(selectors)
     if not fix:

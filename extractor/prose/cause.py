@@ -34,6 +34,7 @@ __all__ = [
     "RULES",
     "Cause",
     "CauseRule",
+    "bound_config_key",
     "cause_of",
     "is_limit",
     "message_envs",
@@ -551,14 +552,22 @@ def _model(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
     return None
 
 
-def _bound_to_config(site: Site, v: AtomView) -> bool:
-    """Whether the atom tests a local read straight from the model's config (``n =
-    self.config.num_nextn_predict_layers``, then ``n != 1``)."""
-    read = names_read([v])
-    return any(
-        b.name in read and b.value is not None and config_read(b.value) is not None
-        for b in site.guard.bindings
+def bound_config_key(site: Site, name: str) -> str | None:
+    """The model config key local ``name`` is read straight from (``n =
+    self.config.num_nextn_predict_layers``), if it is."""
+    return next(
+        (
+            key
+            for b in site.guard.bindings
+            if b.name == name and b.value is not None and (key := config_read(b.value)) is not None
+        ),
+        None,
     )
+
+
+def _bound_to_config(site: Site, v: AtomView) -> bool:
+    """Whether the atom tests a local read straight from the model's config (``n != 1``)."""
+    return any(bound_config_key(site, n) is not None for n in names_read([v]))
 
 
 # A parameter that holds part of the model's config (``sparse_cfg``, ``rope_config``), not a

@@ -240,16 +240,20 @@ def _meant_to_override(site: Site) -> bool:
     return not template.strip() or bool(_OVERRIDE_RE.search(template[:400]))
 
 
+def private_owner(site: Site) -> bool:
+    """Whether the site is a method of a private class (``_BaseOffloader``): sglang's own business,
+    which no code of the user's derives from."""
+    return (site.in_class or "").split(".")[-1].startswith("_")
+
+
 def overridable_hook(site: Site) -> tuple[str, str] | None:
     """``(class, method)`` of a method that always raises ``NotImplementedError`` as a hook for
-    subclasses to fill, in a public class one may derive from; None otherwise (a private base is
-    sglang's own business: no code of the user's derives from it)."""
+    subclasses to fill, in a public class one may derive from; None otherwise."""
     if not (site.error_class.endswith("NotImplementedError") and site.in_class and _meant_to_override(site)):
         return None
-    base = site.in_class.split(".")[-1]
-    if base.startswith("_"):
+    if private_owner(site):
         return None
-    return base, site.qualname.rsplit(".", 1)[-1]
+    return site.in_class.split(".")[-1], site.qualname.rsplit(".", 1)[-1]
 
 
 def code_fix(site: Site, views: list[AtomView]) -> str:

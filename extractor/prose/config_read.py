@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 import re
 
+from extractor.analysis.walk import getattr_read
+
 __all__ = ["CONFIG_METHODS", "config_read"]
 
 # The names a model's config object goes by: ``config``, ``hf_config``, ``text_config`` and the
@@ -40,15 +42,7 @@ CONFIG_METHODS = frozenset(
 
 def config_read(node: ast.expr) -> str | None:
     """The key of ``config.key`` or ``getattr(config, "key", ...)`` on a model config object."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr":
-        if (
-            len(node.args) >= 2
-            and isinstance(node.args[1], ast.Constant)
-            and isinstance(node.args[1].value, str)
-        ):
-            node = ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Load())
-        else:
-            return None
+    node = getattr_read(node) or node
     if (
         not isinstance(node, ast.Attribute)
         or not node.attr.isidentifier()

@@ -134,20 +134,9 @@ def data_spec(site: Site, roles: Roles, cause: Cause) -> dict[str, Any] | None:
     token = f"n:{given}"
     # Shaped as a pending spec so the run resolves the token with the others; ``with_passed``
     # leaves a record that is not internal as it is.
-    spec: dict[str, Any] = {"whole": False, "c": [[token, "data", []]], "v": [], "data": token}
     if cause.rule == "caller-data":
-        # What :func:`with_flag_text` words the check with, in the keys a pending spec uses,
-        # and the cause sentence it replaces.
-        kind = classify(site, Cause("flag", (), "passed-flag"))
-        spec.update(
-            cond=condition_code(roles.deciding),
-            avoid=negated_code(roles.deciding),
-            where=scope_name(site),
-            kind=[kind.error_type, kind.background, kind.handling],
-            mm="multimodal_gen" in site.path,
-            said=f"Cause: {KIND_WORDS['input']} (`{given}`).",
-        )
-    return spec
+        return {**_text_spec(site, roles, token), "said": f"Cause: {KIND_WORDS['input']} (`{given}`)."}
+    return {"whole": False, "c": [[token, "data", []]], "v": [], "data": token}
 
 
 def _private_data_spec(site: Site, roles: Roles) -> dict[str, Any] | None:
@@ -158,7 +147,14 @@ def _private_data_spec(site: Site, roles: Roles) -> dict[str, Any] | None:
     p = data_param(site, roles.deciding, private=True)
     if p is None:
         return None
-    token = f"n:{p.name}"
+    # The worker's internal cause sentence, whichever it is, is the one replaced.
+    return {**_text_spec(site, roles, f"n:{p.name}"), "internal": True}
+
+
+def _text_spec(site: Site, roles: Roles, token: str) -> dict[str, Any]:
+    """The spec of a check of the text (or data) handed in as ``token``, shaped as a pending spec
+    so the run resolves the token with the others, with what :func:`with_flag_text` words the
+    check with."""
     kind = classify(site, Cause("flag", (), "passed-flag"))
     return {
         "whole": False,
@@ -170,8 +166,6 @@ def _private_data_spec(site: Site, roles: Roles) -> dict[str, Any] | None:
         "where": scope_name(site),
         "kind": [kind.error_type, kind.background, kind.handling],
         "mm": "multimodal_gen" in site.path,
-        # The worker's internal cause sentence, whichever it is, is the one replaced.
-        "internal": True,
     }
 
 
@@ -463,6 +457,19 @@ def _size_says(c: Constraint, whole: bool) -> bool:
     return whole or not group
 
 
+def _sources(
+    tokens: Sequence[str], infos: Mapping[str, Sequence[FlagInfo]], whose: str = ""
+) -> tuple[list[str], str, str]:
+    """The names the values of ``tokens`` come from (flags, variables, request fields), those names
+    as shown, and which value comes from which (a parameter ``pr`` from ``SGLANG_X``)."""
+    names = list(dict.fromkeys(f.flag for t in tokens for f in infos[t]))
+    shown = ", ".join(f"`{n}`" for n in names)
+    via = ", ".join(
+        f"`{_name(t)}` from {whose}{' or '.join(f'`{f.flag}`' for f in infos[t])}" for t in tokens
+    )
+    return names, shown, via
+
+
 def _name(token: str) -> str:
     kind, _, name = token.partition(":")
     return f"self.{name}" if kind == "s" else name
@@ -503,11 +510,9 @@ def with_passed(
     survivors = _as_flags(spec.get("v", ()), resolved)
     # In the order the check reads them: the table's own order depends on where it came from.
     tokens = [t for t in dict.fromkeys(str(r[0]) for r in spec["c"]) if flags.get(t)]
-    names = list(dict.fromkeys(f.flag for t in tokens for f in flags[t]))
-    via = ", ".join(f"`{_name(t)}` from {' or '.join(f'`{f.flag}`' for f in flags[t])}" for t in tokens)
+    _, shown, via = _sources(tokens, flags)
     where = str(spec.get("where", ""))
     cond = str(spec.get("cond", ""))
-    shown = ", ".join(f"`{n}`" for n in names)
     cause = f"Cause: a launch flag ({shown}): the callers pass its value into `{where}` ({via})."
     out["documentation"] = str(partial["documentation"]).replace(said, cause)
     failing = " ".join(failing_launch(deciding))
@@ -563,11 +568,7 @@ def with_passed_request(
     tokens = [t for t in dict.fromkeys(str(r[0]) for r in spec.get("c", ()) if r) if t in fields]
     if not tokens:
         return out
-    names = list(dict.fromkeys(f.flag for t in tokens for f in fields[t]))
-    shown = ", ".join(f"`{n}`" for n in names)
-    via = ", ".join(
-        f"`{_name(t)}` from the request's {' or '.join(f'`{f.flag}`' for f in fields[t])}" for t in tokens
-    )
+    _, shown, via = _sources(tokens, fields, "the request's ")
     where, cond = str(spec.get("where", "")), str(spec.get("cond", ""))
     avoid = str(spec.get("avoid", "")) or f"not ({cond})"
     out["documentation"] = str(partial["documentation"]).replace(
@@ -606,9 +607,7 @@ def with_passed_env(
     if said is None or not rows or not spec.get("whole"):
         return out
     tokens = list(dict.fromkeys(str(r[0]) for r in rows))
-    names = list(dict.fromkeys(f.flag for t in tokens for f in envs[t]))
-    shown = ", ".join(f"`{n}`" for n in names)
-    via = ", ".join(f"`{_name(t)}` from {' or '.join(f'`{f.flag}`' for f in envs[t])}" for t in tokens)
+    names, shown, via = _sources(tokens, envs)
     where, cond = str(spec.get("where", "")), str(spec.get("cond", ""))
     out["documentation"] = str(partial["documentation"]).replace(
         said, f"Cause: an environment variable ({shown}): the callers pass its value into `{where}` ({via})."

@@ -24,7 +24,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from extractor.analysis.walk import called_name, last_name, own_statements
+from extractor.analysis.walk import called_name, getattr_read, last_name, own_statements
 from extractor.prose.config_read import config_read
 from extractor.prose.knowledge import FlagInfo, Knowledge
 from extractor.prose.world_size import flag_for_group, group_of
@@ -137,14 +137,7 @@ _REQUEST_HOLDERS = frozenset({"sampling_params", "request"})
 def _request_field(node: ast.expr) -> str | None:
     """``sampling_params.top_k``, ``getattr(req.sampling_params, "top_k", None)``,
     ``request.tools``: the field of the client's request read."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr":
-        if (
-            len(node.args) < 2
-            or not isinstance(node.args[1], ast.Constant)
-            or not isinstance(node.args[1].value, str)
-        ):
-            return None
-        node = ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Load())
+    node = getattr_read(node) or node
     if not isinstance(node, ast.Attribute) or node.attr.startswith("_") or not node.attr.isidentifier():
         return None
     recv = node.value
@@ -361,33 +354,30 @@ class PassedFlags:
 
     def of(self, module: str, qualname: str, token: str) -> tuple[FlagInfo, ...]:
         """Flags behind ``token`` (``n:name`` or ``s:attr``) as read in ``qualname`` of ``module``."""
-        kind, _, name = token.partition(":")
-        if kind not in ("n", "s") or not name:
-            return ()
         return tuple(
             i
-            for i in self._source(module, qualname, kind, name, 0)
+            for i in self._token_sources(module, qualname, token)
             if i.namespace not in (ENV_SOURCE, CONFIG_SOURCE, REQUEST_SOURCE)
         )
 
     def request_of(self, module: str, qualname: str, token: str) -> tuple[str, ...]:
         """The fields of the client's request behind ``token`` (as :meth:`of` has it)."""
-        kind, _, name = token.partition(":")
-        if kind not in ("n", "s") or not name:
-            return ()
-        found = self._source(module, qualname, kind, name, 0)
+        found = self._token_sources(module, qualname, token)
         return tuple(dict.fromkeys(i.flag for i in found if i.namespace == REQUEST_SOURCE))
 
     def config_of(self, module: str, qualname: str, token: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
         """The model config attributes behind ``token`` (as :meth:`of` has it), each with the
         config.json keys it is read from (:meth:`json_keys`)."""
+        found = self._token_sources(module, qualname, token)
+        attrs = (i.flag for i in found if i.namespace == CONFIG_SOURCE)
+        return tuple((a, self.json_keys(a)) for a in dict.fromkeys(attrs))
+
+    def _token_sources(self, module: str, qualname: str, token: str) -> tuple[FlagInfo, ...]:
+        """Every source behind ``token`` (``n:name`` or ``s:attr``), of any namespace."""
         kind, _, name = token.partition(":")
         if kind not in ("n", "s") or not name:
             return ()
-        attrs = (
-            i.flag for i in self._source(module, qualname, kind, name, 0) if i.namespace == CONFIG_SOURCE
-        )
-        return tuple((a, self.json_keys(a)) for a in dict.fromkeys(attrs))
+        return self._source(module, qualname, kind, name, 0)
 
     def json_keys(self, attr: str) -> tuple[str, ...]:
         """The config.json keys of config attribute ``attr``: a config class of the target that sets
@@ -413,10 +403,7 @@ class PassedFlags:
 
     def env_infos_of(self, module: str, qualname: str, token: str) -> tuple[FlagInfo, ...]:
         """:meth:`env_of` as the variables' infos, each with the default an unset one reads as."""
-        kind, _, name = token.partition(":")
-        if kind not in ("n", "s") or not name:
-            return ()
-        return tuple(i for i in self._source(module, qualname, kind, name, 0) if i.namespace == ENV_SOURCE)
+        return tuple(i for i in self._token_sources(module, qualname, token) if i.namespace == ENV_SOURCE)
 
     def _source(self, module: str, qual: str, kind: str, name: str, depth: int) -> tuple[FlagInfo, ...]:
         f = self.index.files.get(module)

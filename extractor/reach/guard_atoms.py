@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 
-from extractor.analysis.walk import last_name
+from extractor.analysis.walk import getattr_read, last_name
 from extractor.reach.facts import Atom
 from extractor.reach.syntax import class_name
 
@@ -383,22 +383,16 @@ def _literal_values(node: ast.expr) -> list[str] | None:
 
 def _attribute_read(node: ast.expr) -> ast.Attribute | None:
     """``getattr(obj, "name")`` or ``getattr(obj, "name", <false constant>)`` as ``obj.name``."""
-    if not (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id == "getattr"
-        and len(node.args) in (2, 3)
-        and not node.keywords
-    ):
+    if not isinstance(node, ast.Call) or node.keywords or len(node.args) > 3:
         return None
-    obj, name = node.args[0], node.args[1]
-    if not (isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value.isidentifier()):
+    read = getattr_read(node)
+    if read is None or not read.attr.isidentifier():
         return None
     if len(node.args) == 3:
         default = node.args[2]
         if not (isinstance(default, ast.Constant) and not default.value):
             return None
-    return ast.Attribute(value=obj, attr=name.value, ctx=ast.Load())
+    return read
 
 
 def _isinstance_classes(node: ast.expr) -> tuple[str, ...]:
