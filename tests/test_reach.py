@@ -4618,3 +4618,85 @@ def test_a_gate_the_record_already_says_to_drop_is_not_offered_twice() -> None:
         "a.py", partial
     )
     assert got["solutions"] == ["Launch without `--enable-adapters`"]
+
+
+GATHER_FILES = {
+    ARGS: SERVER_ARGS,
+    "python/sglang/srt/utils/layout.py": """\
+        from sglang.srt.utils.platform import is_hip
+
+
+        def needs_gather(server_args):
+            # Every true return sits under the adapters switch; the early exits say nothing true.
+            if server_args.enable_adapters:
+                if server_args.tp_size > 1:
+                    return True
+                elif is_hip():
+                    return True
+                return server_args.quantization is None
+            return False
+
+
+        def gather_after_check(server_args):
+            if not server_args.enable_adapters:
+                return False
+            width = server_args.tp_size
+            return width > 2
+
+
+        def reshape(out):
+            if out.ndim == 3:
+                return out.transpose(0, 1)
+            return out.flatten()
+
+
+        def sometimes(server_args):
+            if server_args.enable_adapters:
+                return True
+            return server_args.tp_size > 4
+        """,
+    "python/sglang/srt/layers/gather.py": """\
+        from sglang.srt.utils.layout import gather_after_check, needs_gather, reshape, sometimes
+
+
+        def gather_rows(x):
+            raise ValueError("rows out of order")
+
+
+        def gather_cols(x):
+            raise ValueError("cols out of order")
+
+
+        def reshaped(x):
+            raise ValueError("bad shape")
+
+
+        def either(x):
+            raise ValueError("either")
+
+
+        def run(server_args, x):
+            if needs_gather(server_args):
+                gather_rows(x)
+            if gather_after_check(server_args):
+                gather_cols(x)
+            if reshape(x):
+                reshaped(x)
+            if sometimes(server_args):
+                either(x)
+        """,
+}
+
+
+def test_a_predicate_whose_every_true_return_sits_under_a_flag_selects_that_flag() -> None:
+    reach = _site_reach({p: _source(p) if p == ARGS else textwrap.dedent(s) for p, s in GATHER_FILES.items()})
+    adapters = ("flag", "--enable-adapters", ())
+    path = "python/sglang/srt/layers/gather.py"
+    # Nested returns under ``if server_args.enable_adapters:``, and a true return after an early
+    # ``return False`` unless the flag is on: both need the flag.
+    assert reach.of(path, "gather_rows") == (frozenset({adapters}),)
+    assert reach.of(path, "gather_cols") == (frozenset({adapters}),)
+    # A function that returns a computed value tests nothing; one with a true return outside the
+    # flag's test does not need the flag.
+    assert reach.of(path, "reshaped") == ()
+    assert reach.of(path, "either") == ()

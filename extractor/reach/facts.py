@@ -38,7 +38,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "LITERAL", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 52
+FACTS_VERSION = 53
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 LITERAL = "l"
@@ -154,7 +154,8 @@ class FileFacts:
     tests: list[tuple[str, ...]] = field(default_factory=list)
     """What a module-level function's value says when it is true (or not None): ``("p", qualname,
     atom indexes...)`` for a predicate that only returns a test (``return args.enable_x``), its
-    atoms; ``("c", qualname, class names...)`` for a function that returns something only when
+    atoms, or whose every return of a true value sits under tests (``if args.enable_x: ... return
+    True``, or after ``if not args.enable_x: return False``), the atoms they share; ``("c", qualname, class names...)`` for a function that returns something only when
     ``isinstance(x, C)`` holds for one of the classes (``None`` otherwise); ``("a", qualname,
     architectures..., .keys...)`` for one that returns whether the checkpoint's architecture is one
     of those (and, for each ``.key``, whether its config sets that key); ``("o", qualname, x...)``

@@ -144,6 +144,44 @@ def _value_tests_either(body: Sequence[ast.stmt]) -> list[str] | None:
     return names
 
 
+def _true_paths(
+    body: Sequence[ast.stmt], held: list[Atom], out: list[list[Atom]], guards: GuardReader
+) -> bool:
+    """Add to ``out`` the atoms that hold at each ``return`` of a true value in ``body``, entered
+    with ``held``; whether ``body`` always leaves (returns or raises) by its end."""
+    for stmt in body:
+        if isinstance(stmt, ast.Return):
+            value = stmt.value
+            if not (value is None or (isinstance(value, ast.Constant) and not value.value)):
+                # What a returned value tests counts, not the calls that merely compute it
+                # (``return out.transpose(0, 1)``).
+                out.append(held + [a for a in guards.atoms_of(value, {}, {}) if a[0] != "t"])
+            return True
+        if isinstance(stmt, ast.Raise):
+            return True
+        if isinstance(stmt, ast.If):
+            yes = held + guards.atoms_of(stmt.test, {}, {})
+            no = held + guards.negated_atoms(stmt.test, {}, {})
+            left = _true_paths(stmt.body, yes, out, guards)
+            right = _true_paths(stmt.orelse, no, out, guards) if stmt.orelse else False
+            if left and right:
+                return True
+            if left:
+                held = no  # ``if not args.enable_x: return False``: what follows has the flag on
+            elif right:
+                held = yes
+        elif isinstance(stmt, ast.For | ast.AsyncFor | ast.While | ast.With | ast.AsyncWith):
+            _true_paths(stmt.body, held, out, guards)
+            _true_paths(getattr(stmt, "orelse", []), held, out, guards)
+        elif isinstance(stmt, ast.Try | ast.TryStar):
+            for part in (stmt.body, *(h.body for h in stmt.handlers), stmt.orelse, stmt.finalbody):
+                _true_paths(part, held, out, guards)
+        elif isinstance(stmt, ast.Match):
+            for case in stmt.cases:
+                _true_paths(case.body, held, out, guards)
+    return False
+
+
 def _config_key_set(node: ast.expr) -> str | None:
     """``k`` of a test that a config sets key ``k``: ``getattr(c, "k", None) is not None``,
     ``hasattr(c, "k")``, ``c.k is not None``, a helper ``_hf_attr(c, "k")`` read the same way."""
@@ -892,6 +930,29 @@ class _Builder:
             dotted = [self.guards.dotted(c) for c in classes]
             if not any(d.startswith("?") for d in dotted):
                 self.facts.tests.append(("c", name, *sorted(set(dotted))))
+            return
+        held = self._true_returns(func, params)
+        if held:
+            self.facts.tests.append(("p", name, *(str(self._atom(a)) for a in held)))
+
+    def _true_returns(self, func: ast.FunctionDef | ast.AsyncFunctionDef, params: set[str]) -> list[Atom]:
+        """The atoms every ``return`` of a true value in ``func`` sits under, of the tests around it
+        and the early exits before it (``if not args.enable_x: return False``): what the function
+        returning something true says. A ``return`` of ``False``, ``None`` or nothing, a ``raise``
+        and falling off the end say nothing true. Names the function binds itself are its own."""
+        paths: list[list[Atom]] = []
+        _true_paths(func.body, [], paths, self.guards)
+        if not paths or not paths[0]:
+            return []
+        common = [a for a in dict.fromkeys(paths[0]) if all(a in p for p in paths[1:])]
+        if not common:
+            return []
+        local = {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        return [
+            a
+            for a in common
+            if not (a[0] in ("a", "v", "i") and a[2] in ("name", "self") and a[1] in params | local)
+        ]
 
     def _local_alias(
         self,
