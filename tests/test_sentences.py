@@ -7,7 +7,7 @@ import ast
 import textwrap
 from pathlib import Path
 
-from extractor.prose.config_read import config_read
+from extractor.analysis.config_read import config_read
 from extractor.prose.fixes import advice_sentences
 from extractor.prose.sentences import split_sentences
 from tests.conftest import records_by_message
@@ -121,3 +121,46 @@ def test_a_local_read_straight_from_the_model_config_is_the_checkpoints(tmp_path
     assert record.solutions[0].startswith("Use a model whose `num_extra_layers` is one of 1"), (
         record.solutions
     )
+
+
+def test_an_attribute_the_model_class_keeps_from_its_config_is_the_checkpoints(tmp_path: Path) -> None:
+    files = {
+        "python/sglang/srt/models/heron.py": textwrap.dedent(
+            """\
+            class HeronForConditionalGeneration:
+                def __init__(self, config):
+                    vision_config = getattr(config, "vision_config", None)
+                    if vision_config is not None:
+                        self.visual = build_tower(vision_config)
+                    else:
+                        self.visual = None
+                    self.experts = build_experts(config) if config.n_experts else None
+                    self.scratch = None
+
+                def image_features(self, items):
+                    if self.visual is None:
+                        raise ValueError("Visual tower not built")
+                    return self.visual(items)
+
+                def expert_parts(self):
+                    # A part of what the config built, checked against another part: internal.
+                    assert same_backend(self.experts.up, self.experts.down), "experts split"
+
+                def scratch_space(self):
+                    if self.scratch is None:
+                        raise RuntimeError("scratch space not allocated")
+
+
+            EntryClass = HeronForConditionalGeneration
+            """
+        ),
+    }
+    records = records_by_message(tmp_path, files)
+    visual = records["Visual tower not built"]
+    assert "Cause: the model (its checkpoint or config) (`vision_config`)" in visual.documentation, (
+        visual.documentation
+    )
+    assert "`vision_config`" in visual.solutions[0], visual.solutions
+    # Kept from no config key (another method or nothing fills it from the config): internal.
+    assert "Cause: an internal invariant" in records["scratch space not allocated"].documentation
+    assert "Cause: an internal invariant" in records["experts split"].documentation

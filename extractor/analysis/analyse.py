@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 from typing import Any
 
 from extractor.analysis.conditions import after_loop, count_sites, guard_of
+from extractor.analysis.config_attrs import config_attributes
 from extractor.analysis.context import window_of
 from extractor.analysis.docstrings import CallIndex, class_doc, function_doc, parameters
 from extractor.analysis.facts import Message, Placeholder, Raised, Site
@@ -122,7 +124,22 @@ def site_of(resolver: Resolver, raw: RawSite, calls: CallIndex | None = None) ->
         validates=_validated_fields(raw.scope),
         library_calls=library_calls(raw, resolver.own_imports()) if passed is not None else (),
         message_constants=_imported_texts(resolver, raised.message),
+        config_attrs=_config_attrs(resolver, raw),
     )
+
+
+def _config_attrs(resolver: Resolver, raw: RawSite) -> tuple[tuple[str, ...], ...]:
+    """The class's attributes kept from the config, for a site in model code that tests one."""
+    cls = raw.class_node
+    if cls is None or not _MODEL_CODE_RE.search(resolver.parsed.path):
+        return ()
+    found = resolver.class_facts.get(id(cls))
+    if found is None:
+        found = resolver.class_facts[id(cls)] = config_attributes(cls)
+    return found
+
+
+_MODEL_CODE_RE = re.compile(r"/(?:models|configs)/")
 
 
 def _imported_texts(resolver: Resolver, message: Message | None) -> tuple[tuple[str, str], ...]:

@@ -224,6 +224,9 @@ class Site:
     """For a site in a pydantic validator (``@field_validator("role")``, ``@model_validator``):
     the fields it validates (empty for a whole-model validator); None elsewhere. What it checks is
     the data the model is built from (a request body, a file), not the server's state."""
+    config_attrs: tuple[tuple[str, ...], ...] = ()
+    """In model code, the attributes of the site's class filled from keys of the checkpoint's
+    config, as ``(attribute, key, ...)`` (:mod:`extractor.analysis.config_attrs`)."""
     library_calls: tuple[str, ...] = ()
     """For a raise that hands on its caught error, the functions of other packages its ``try``
     block calls (``simm.kv.register_mr``): :mod:`extractor.analysis.library_calls`."""

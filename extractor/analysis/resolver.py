@@ -97,6 +97,8 @@ class Resolver:
         self._enclosing: dict[int, frozenset[str]] = {}
         self._index_scopes(parsed.tree.body, frozenset())
         self._contexts: dict[tuple[int, int], MessageContext] = {}
+        self.class_facts: dict[int, tuple[tuple[str, ...], ...]] = {}
+        """Per class node: what :func:`extractor.analysis.config_attrs.config_attributes` found."""
         self.module_ctx = MessageContext(parsed, self._module_lookup)
 
     # -- scopes and names ------------------------------------------------------------------

@@ -20,9 +20,9 @@ from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
+from extractor.analysis.config_read import config_read
 from extractor.analysis.facts import Site
 from extractor.analysis.walk import key_read, read_path
-from extractor.prose.config_read import config_read
 from extractor.prose.constraints import AtomView, Constraint, simplify, splits_batch_rows, unparse
 from extractor.prose.declarations import subcommand_of
 from extractor.prose.flag_spelling import declared_flag, find_flag
@@ -326,7 +326,7 @@ def _bound_config_keys(site: Site, views: list[AtomView]) -> list[str]:
     """Config keys a local name the atoms test was read from: ``x = getattr(config.text_config,
     "hidden_size", None)`` gives ``text_config.hidden_size``."""
     read = names_read(views)
-    out: list[str] = []
+    out: list[str] = _config_attrs_read(site, views)
     for b in site.guard.bindings:
         if b.name not in read or b.value is None:
             continue
@@ -554,7 +554,11 @@ def _model(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
 
 def bound_config_key(site: Site, name: str) -> str | None:
     """The model config key local ``name`` is read straight from (``n =
-    self.config.num_nextn_predict_layers``), if it is."""
+    self.config.num_nextn_predict_layers``), or attribute ``self.x`` of a model class is kept
+    from (:attr:`Site.config_attrs`), if it is."""
+    if name.startswith("self.") and site.config_attrs:
+        keys = _kept(site).get(name[5:])
+        return keys[0] if keys else None
     return next(
         (
             key
@@ -566,8 +570,52 @@ def bound_config_key(site: Site, name: str) -> str | None:
 
 
 def _bound_to_config(site: Site, v: AtomView) -> bool:
-    """Whether the atom tests a local read straight from the model's config (``n != 1``)."""
-    return any(bound_config_key(site, n) is not None for n in names_read([v]))
+    """Whether the atom tests a local read straight from the model's config (``n != 1``), or an
+    attribute its class keeps from the config (``self.visual is None``)."""
+    return bool(_config_attrs_read(site, [v])) or any(
+        bound_config_key(site, n) is not None for n in names_read([v])
+    )
+
+
+def _config_attrs_read(site: Site, views: list[AtomView]) -> list[str]:
+    """The config keys of the class attributes the atoms read (:attr:`Site.config_attrs`)."""
+    if not site.config_attrs:
+        return []
+    kept = _kept(site)
+    out: list[str] = []
+    for v in views:
+        if v.expr is None:
+            continue
+        nodes = list(ast.walk(v.expr))
+        if any(isinstance(n, ast.Attribute) and n.attr in _TENSOR_PROPERTIES for n in nodes):
+            continue  # a tensor the code built, measured against the config: not the config alone
+        called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
+        if any(
+            isinstance(n, ast.Name)
+            and n.id not in ("self", *_BUILTINS)
+            and id(n) not in called
+            and bound_config_key(site, n.id) is None
+            for n in nodes
+        ):
+            continue  # compared with what the caller handed in: not the checkpoint alone
+        # ``self.shared_experts.gate_up_proj``: a part of what the config built, not its value.
+        within = {id(n.value) for n in nodes if isinstance(n, ast.Attribute)}
+        for n in nodes:
+            if (
+                isinstance(n, ast.Attribute)
+                and isinstance(n.value, ast.Name)
+                and n.value.id == "self"
+                and id(n) not in within
+            ):
+                out.extend(kept.get(n.attr, ()))
+    return list(dict.fromkeys(out))
+
+
+def _kept(site: Site) -> dict[str, tuple[str, ...]]:
+    return {attr: tuple(keys) for attr, *keys in site.config_attrs}
+
+
+_TENSOR_PROPERTIES = frozenset({"shape", "dtype", "device", "size", "stride", "ndim", "numel", "dim"})
 
 
 # A parameter that holds part of the model's config (``sparse_cfg``, ``rope_config``), not a

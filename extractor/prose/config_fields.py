@@ -18,8 +18,8 @@ import ast
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from extractor.analysis.config_read import config_read
 from extractor.analysis.walk import key_read
-from extractor.prose.config_read import config_read
 
 if TYPE_CHECKING:  # the declarations module imports this one; these are only annotations
     from extractor.analysis.facts import Site

@@ -15,10 +15,10 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from extractor.analysis.config_read import CONFIG_METHODS
 from extractor.analysis.facts import Param, Site
 from extractor.analysis.walk import key_read, read_path
 from extractor.prose.cause import Cause, Roles, message_text, names_read
-from extractor.prose.config_read import CONFIG_METHODS
 from extractor.prose.constraints import AtomView, unparse
 from extractor.prose.knowledge import is_knowledge_path
 from extractor.prose.platforms import required_packages

@@ -27,8 +27,8 @@ import re
 from collections.abc import Mapping, Sequence
 
 from extractor.analysis.conditions import split_and
+from extractor.analysis.config_read import config_read
 from extractor.analysis.walk import called_name, last_name
-from extractor.prose.config_read import config_read
 from extractor.prose.constraints import MIRROR, AtomView, Constraint, divisor_test, literal, simplify, unparse
 from extractor.prose.flag_spelling import find_flag
 from extractor.prose.knowledge import FlagInfo

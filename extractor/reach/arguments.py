@@ -24,8 +24,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from extractor.analysis.config_read import config_read
 from extractor.analysis.walk import called_name, getattr_read, last_name, own_statements
-from extractor.prose.config_read import config_read
 from extractor.prose.knowledge import FlagInfo, Knowledge
 from extractor.prose.world_size import flag_for_group, group_of
 from extractor.reach.facts import LITERAL, Call, FileFacts
