@@ -4,11 +4,14 @@ as if it were a command-line argument."""
 from __future__ import annotations
 
 import shlex
+import textwrap
+from pathlib import Path
 
 from extractor.analysis.analyse import analyse
 from extractor.analysis.parse import ParsedFile, parse_source
 from extractor.prose.enrich import enrich
 from extractor.prose.knowledge import build_knowledge, module_constants
+from tests.conftest import records_by_message
 
 SOURCE = b"""import os
 
@@ -139,3 +142,42 @@ def test_a_switch_the_path_needs_given_is_left_out_not_given_a_value() -> None:
     # ``--enable-radix-reuse <value>`` is no command line: a switch is given or left out.
     assert "value>" not in fix
     assert "--enable-radix-reuse" in before and "--enable-radix-reuse" not in after
+
+
+def test_a_variable_that_must_be_set_is_said_to_be_left_unset_and_set_in_the_scripts_own_run(
+    tmp_path: Path,
+) -> None:
+    files = {
+        "python/sglang/benchmark/replay_bench.py": textwrap.dedent(
+            """\
+            import argparse
+            import os
+
+
+            def replay_once(profile):
+                if profile:
+                    assert "SGLANG_REPLAY_TRACE_DIR" in os.environ, "Please set SGLANG_REPLAY_TRACE_DIR."
+
+
+            def main():
+                parser = argparse.ArgumentParser()
+                parser.add_argument("--profile", action="store_true")
+                args = parser.parse_args()
+                replay_once(args.profile)
+
+
+            if __name__ == "__main__":
+                main()
+            """
+        ),
+    }
+    record = records_by_message(tmp_path, files)["Please set SGLANG_REPLAY_TRACE_DIR."]
+    assert "`SGLANG_REPLAY_TRACE_DIR` is left unset" in record.documentation, record.documentation
+    # Any value passes: no value is wrong, and no fix asks for "an accepted" one.
+    assert "leaves out `SGLANG_REPLAY_TRACE_DIR`" in record.commonSituations, record.commonSituations
+    assert any("only asks that it is set" in s for s in record.solutions), record.solutions
+    assert "<current-value>" not in record.exampleFix
+    # The benchmark runs itself: the fix sets the variable for that run, not for a server launch.
+    before, after = record.exampleFix.split("# after")
+    assert "python -m sglang.benchmark.replay_bench" in before and "launch_server" not in record.exampleFix
+    assert "SGLANG_REPLAY_TRACE_DIR=" in after and "SGLANG_REPLAY_TRACE_DIR" not in before

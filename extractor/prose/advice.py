@@ -293,11 +293,23 @@ def _no_change(fix: str) -> bool:
     return len(parts) != 4 or parts[1] == parts[3]
 
 
+RUNS_ITSELF = "<runs itself>"
+"""Put among the ``own`` flags of a site in a tool script's own code: every fix runs the script."""
+_SERVER_CODE_RE = re.compile(r"/srt/|/multimodal_gen/runtime/")
+
+
 def _command(
     site: Site, knowledge: Knowledge, before: list[str], after: list[str], own: frozenset[str] = frozenset()
 ) -> str:
-    # ``own``: flags the site's file declares for itself; a fix on one runs that script.
-    base = launcher(site, knowledge, any(w in own for w in [*before, *after]))
+    # ``own``: flags the site's file declares for itself; a fix on one runs that script, and so
+    # does a fix of a tool script's own code that changes no flag (:data:`RUNS_ITSELF`): the
+    # server's flags it names are those of the server the tool talks to.
+    words = [*before, *after]
+    base = launcher(
+        site,
+        knowledge,
+        any(w in own for w in words) or (RUNS_ITSELF in own and not any(w.startswith("-") for w in words)),
+    )
     if "--model-path" in before or "--model-path" in after:
         base = base.replace(" --model-path <model>", "")
     env_b = [w for w in before if "=" in w and not w.startswith("-")]
@@ -435,6 +447,9 @@ def advise(
     own = frozenset(
         f.flag for v in [*roles.deciding, *roles.gates] for f in v.reads.flags if f.namespace == site.path
     ) | frozenset(n for n in cause.names if n in script_flags)
+    if script_flags and not _SERVER_CODE_RE.search(site.path):
+        # A benchmark or tool with a parser of its own: the user runs it, not the server.
+        own |= {RUNS_ITSELF}
     if kind in ("flag", "env"):
         sols.extend(setting_words(opts) for opts in fixed)
         if fixed:

@@ -189,6 +189,15 @@ def _constraint(expr: ast.expr, negated: bool, ctx: ReadContext, passed: bool = 
             values = (str(divisor.value),)
         else:
             return None
+    elif (
+        isinstance(expr, ast.Compare)
+        and len(expr.ops) == 1
+        and isinstance(expr.ops[0], ast.In | ast.NotIn)
+        and isinstance(expr.left, ast.Constant)
+        and (env := env_of_node(expr, ctx)) is not None
+    ):
+        # ``"SGLANG_X" not in os.environ``: whether the variable is set at all, whatever its value.
+        subj, op = ("env", env, None), "not-none" if isinstance(expr.ops[0], ast.In) else "is-none"
     elif isinstance(expr, ast.Compare) and len(expr.ops) == 1:
         raw = CMP_OPS.get(type(expr.ops[0]))
         left, right = expr.left, expr.comparators[0]

@@ -232,6 +232,10 @@ def passing_default(cs: Sequence[Constraint], env: EnvInfo | None, keep: Sequenc
     survivors true."""
     if env is None or env.kind.startswith("bool") or any(c.kind != "env" for c in cs):
         return None
+    if any(c.op in ("is-none", "not-none") for c in cs):
+        # Whether the variable is set at all (``"X" not in os.environ``): a default the registry
+        # gives its own readers never makes it set.
+        return None
     default = env.default.strip().strip("'\"")
     if not default or default == "None":
         return None
@@ -371,6 +375,9 @@ def setting_words(options: Sequence[Setting]) -> str:
     if values == [None]:
         return f"Unset the environment variable {name}"
     shown = [str(v) for v in values if isinstance(v, str)]
+    if c.op == "is-none" and shown == ["<value>"]:
+        # ``"SGLANG_X" not in os.environ``: set at all is what the check asks, whatever the value.
+        return f"Set the environment variable {name}: the check only asks that it is set (e.g. `{c.name}=<value>`)"
     if len(shown) == 1:
         return f"Set the environment variable `{c.name}={shown[0]}`"
     return f"Set the environment variable {name} to one of {', '.join(shown)} (for example `{c.name}={shown[0]}`)"

@@ -100,7 +100,11 @@ def _left_out(roles: Roles) -> str:
     parts = sum(len(split_and(simplify(v.expr))) for v in roles.deciding if v.expr is not None)
     if not cs or len(cs) != parts:
         return ""
-    if not all(c.kind == "flag" and c.op in ("falsy", "is-none") and not c.values for c in cs):
+    if not all(
+        ((c.kind == "flag" and c.op in ("falsy", "is-none")) or (c.kind == "env" and c.op == "is-none"))
+        and not c.values
+        for c in cs
+    ):
         return ""
     return " and ".join(f"`{n}`" for n in dict.fromkeys(c.name for c in cs))
 
