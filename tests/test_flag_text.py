@@ -305,3 +305,40 @@ def test_a_value_its_callers_take_from_the_clients_request_is_the_requests(tmp_p
     assert "`method` from the request's `normalization`" in record.triggerScenarios
     assert record.solutions[0].startswith("Send `normalization` so that"), record.solutions
     assert record.backgroundTag != "internal-invariant"
+
+
+def test_a_value_the_scheduler_takes_from_a_received_request_is_the_requests(tmp_path: Path) -> None:
+    files = {
+        ARGS: SERVER_ARGS,
+        "python/sglang/srt/managers/tracing_manager.py": textwrap.dedent(
+            """\
+            class TracingManager:
+                def handle_trace_req(self, recv_req):
+                    return self._start(recv_req.trace_dir, recv_req.first_step)
+
+                def _start(self, trace_dir, first_step):
+                    assert trace_dir != "", "trace directory cannot be empty"
+                    return trace_dir
+            """
+        ),
+        "python/sglang/srt/managers/tracing_store.py": textwrap.dedent(
+            """\
+            def open_store(path, store=None):
+                if store is not None and path == "":
+                    raise ValueError("store needs a path")
+
+
+            class StoreUser:
+                def handle(self, recv_req):
+                    # Never passes ``store``: the check is only reached by a direct call.
+                    return open_store(recv_req.trace_dir)
+            """
+        ),
+    }
+    got = records_by_message(tmp_path, files)
+    record = got["trace directory cannot be empty"]
+    assert "Cause: the request or call input (`trace_dir`)" in record.documentation, record.documentation
+    assert record.solutions[0].startswith("Send `trace_dir` so that"), record.solutions
+    # No caller passes what the raise needs: the request's values never get there.
+    store = got["store needs a path"]
+    assert not any(s.startswith("Send ") for s in store.solutions), store.solutions

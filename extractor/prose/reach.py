@@ -876,10 +876,15 @@ class RunReach:
     def apply(self, path: str, partial: Mapping[str, Any]) -> dict[str, Any]:
         """``partial`` (a worker's record, its ``id`` still the site key) with its reach stated."""
         qualname = _qualname(partial)
+        by_key = self.table.get(path, {})
+        key = str(partial.get("id", ""))
+        reach = by_key[key] if key in by_key else by_key.get(qualname, ())
+        # Only a direct call of the user's own gets here: what sglang's callers pass never does.
+        needed = direct_arguments(reach)
         spec = partial.get(PASSED_KEY)
         if spec is not None:
             partial = {k: v for k, v in partial.items() if k != PASSED_KEY}
-            found = self.passed.get(path, {}).get(qualname)
+            found = self.passed.get(path, {}).get(qualname) if needed is None else None
             if found:
                 flags = {
                     t: [i for i in map(flag_from_plain, rows) if i is not None] for t, rows in found.items()
@@ -899,15 +904,11 @@ class RunReach:
                         partial = with_flag_text(partial, spec, param, flag)
                     else:
                         partial = with_data_flag(partial, param, flag)
-        by_key = self.table.get(path, {})
-        key = str(partial.get("id", ""))
-        reach = by_key[key] if key in by_key else by_key.get(qualname, ())
         if self.model_sets and path not in self.override_paths:
             partial = with_model_set(partial, reach, self.model_sets, self.forced, self.drafts) or partial
         # The launch code's own checks may run before its rewrites.
         if self.rewritten and not is_knowledge_path(path):
             partial = with_rewritten(partial, self.rewritten) or partial
-        needed = direct_arguments(reach)
         if needed is not None:
             partial = with_direct(partial, qualname, needed)
         device = partial.get(DEVICE_KEY)

@@ -131,7 +131,9 @@ gives their names."""
 # What holds the client's own request: its sampling parameters (``req.sampling_params``, a
 # diffusion ``batch.sampling_params``) and an API handler's ``request``. A scheduler's ``req``
 # also holds the server's bookkeeping, so it is not one.
-_REQUEST_HOLDERS = frozenset({"sampling_params", "request"})
+# ``recv_req``: what the scheduler received from the API (a weight update, a profile start),
+# filled from the client's request; a bare ``req`` is the scheduler's own bookkeeping.
+_REQUEST_HOLDERS = frozenset({"sampling_params", "request", "recv_req"})
 
 
 def _request_field(node: ast.expr) -> str | None:
