@@ -144,26 +144,34 @@ def _value_tests_either(body: Sequence[ast.stmt]) -> list[str] | None:
     return names
 
 
-def _true_paths(
-    body: Sequence[ast.stmt], held: list[Atom], out: list[list[Atom]], guards: GuardReader
-) -> bool:
-    """Add to ``out`` the atoms that hold at each ``return`` of a true value in ``body``, entered
-    with ``held``; whether ``body`` always leaves (returns or raises) by its end."""
+_Step = tuple[str, ast.expr]
+"""One thing that holds on the way to a ``return``: ``("yes", test)``, ``("no", test)`` (the test
+failed) or ``("value", returned)``; read as atoms only once every way has some (most have none)."""
+
+
+class _NoTruth(Exception):
+    """A true value is returned with nothing held: the function's truth says nothing."""
+
+
+def _true_paths(body: Sequence[ast.stmt], held: list[_Step], out: list[list[_Step]]) -> bool:
+    """Add to ``out`` what holds at each ``return`` of a true value in ``body``, entered with
+    ``held``; whether ``body`` always leaves (returns or raises) by its end."""
     for stmt in body:
         if isinstance(stmt, ast.Return):
             value = stmt.value
             if not (value is None or (isinstance(value, ast.Constant) and not value.value)):
-                # What a returned value tests counts, not the calls that merely compute it
-                # (``return out.transpose(0, 1)``).
-                out.append(held + [a for a in guards.atoms_of(value, {}, {}) if a[0] != "t"])
+                way = held if isinstance(value, ast.Constant) else [*held, ("value", value)]
+                if not way:
+                    raise _NoTruth
+                out.append(way)
             return True
         if isinstance(stmt, ast.Raise):
             return True
         if isinstance(stmt, ast.If):
-            yes = held + guards.atoms_of(stmt.test, {}, {})
-            no = held + guards.negated_atoms(stmt.test, {}, {})
-            left = _true_paths(stmt.body, yes, out, guards)
-            right = _true_paths(stmt.orelse, no, out, guards) if stmt.orelse else False
+            yes: list[_Step] = [*held, ("yes", stmt.test)]
+            no: list[_Step] = [*held, ("no", stmt.test)]
+            left = _true_paths(stmt.body, yes, out)
+            right = _true_paths(stmt.orelse, no, out) if stmt.orelse else False
             if left and right:
                 return True
             if left:
@@ -171,15 +179,50 @@ def _true_paths(
             elif right:
                 held = yes
         elif isinstance(stmt, ast.For | ast.AsyncFor | ast.While | ast.With | ast.AsyncWith):
-            _true_paths(stmt.body, held, out, guards)
-            _true_paths(getattr(stmt, "orelse", []), held, out, guards)
+            _true_paths(stmt.body, held, out)
+            _true_paths(getattr(stmt, "orelse", []), held, out)
         elif isinstance(stmt, ast.Try | ast.TryStar):
             for part in (stmt.body, *(h.body for h in stmt.handlers), stmt.orelse, stmt.finalbody):
-                _true_paths(part, held, out, guards)
+                _true_paths(part, held, out)
         elif isinstance(stmt, ast.Match):
             for case in stmt.cases:
-                _true_paths(case.body, held, out, guards)
+                _true_paths(case.body, held, out)
     return False
+
+
+def _bound_names(body: Sequence[ast.stmt]) -> set[str]:
+    """The names the statements bind (assignments, loop and ``with`` targets, handlers, imports),
+    read statement by statement: cheaper than walking every expression."""
+    out: set[str] = set()
+    for stmt in body:
+        targets: list[ast.expr] = []
+        if isinstance(stmt, ast.Assign):
+            targets = stmt.targets
+        elif isinstance(stmt, ast.AnnAssign | ast.AugAssign | ast.For | ast.AsyncFor):
+            targets = [stmt.target]
+        elif isinstance(stmt, ast.With | ast.AsyncWith):
+            targets = [i.optional_vars for i in stmt.items if i.optional_vars is not None]
+        elif isinstance(stmt, ast.Import | ast.ImportFrom):
+            out.update((a.asname or a.name).partition(".")[0] for a in stmt.names)
+        elif isinstance(stmt, ast.Try | ast.TryStar):
+            out.update(h.name for h in stmt.handlers if h.name)
+        for target in targets:
+            out.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+        if not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            for block in child_blocks(stmt):
+                out |= _bound_names(block)
+    return out
+
+
+def _step_atoms(step: _Step, guards: GuardReader) -> list[Atom]:
+    kind, node = step
+    if kind == "yes":
+        return guards.atoms_of(node, {}, {})
+    if kind == "no":
+        return guards.negated_atoms(node, {}, {})
+    # What a returned value tests counts, not the calls that merely compute it
+    # (``return out.transpose(0, 1)``).
+    return [a for a in guards.atoms_of(node, {}, {}) if a[0] != "t"]
 
 
 def _config_key_set(node: ast.expr) -> str | None:
@@ -940,19 +983,37 @@ class _Builder:
         and the early exits before it (``if not args.enable_x: return False``): what the function
         returning something true says. A ``return`` of ``False``, ``None`` or nothing, a ``raise``
         and falling off the end say nothing true. Names the function binds itself are its own."""
-        paths: list[list[Atom]] = []
-        _true_paths(func.body, [], paths, self.guards)
-        if not paths or not paths[0]:
+        ways: list[list[_Step]] = []
+        try:
+            _true_paths(func.body, [], ways)
+        except _NoTruth:
             return []
-        common = [a for a in dict.fromkeys(paths[0]) if all(a in p for p in paths[1:])]
+        if not ways:
+            return []
+        atoms: dict[tuple[str, int], list[Atom]] = {}
+
+        def held(way: list[_Step]) -> list[Atom]:
+            out: list[Atom] = []
+            for step in way:
+                key = (step[0], id(step[1]))
+                if key not in atoms:
+                    atoms[key] = _step_atoms(step, self.guards)
+                out.extend(atoms[key])
+            return out
+
+        common = list(dict.fromkeys(held(ways[0])))
+        for way in ways[1:]:
+            if not common:
+                break
+            these = set(held(way))
+            common = [a for a in common if a in these]
         if not common:
             return []
-        local = {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-        return [
-            a
-            for a in common
-            if not (a[0] in ("a", "v", "i") and a[2] in ("name", "self") and a[1] in params | local)
-        ]
+        named = [a for a in common if a[0] in ("a", "v", "i") and a[2] in ("name", "self")]
+        if not named:
+            return common
+        local = params | _bound_names(func.body)
+        return [a for a in common if not (a in named and a[1] in local)]
 
     def _local_alias(
         self,
