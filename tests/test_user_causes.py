@@ -1081,3 +1081,16 @@ def pick_sampler(request):
     assert any(
         "in SAMPLING_MODES` (`SAMPLING_MODES` holds `greedy`, `top_k`, `top_p`)" in s for s in prose.solutions
     ), prose.solutions
+
+
+def test_a_check_of_the_gpus_compute_capability_against_a_minimum_asks_for_a_newer_gpu() -> None:
+    got = _prose("capability_checks.py", "python/sglang/srt/layers/quantization/packed.py")
+    for scope in ("PackedConfig.pick_scheme", "tiled_kernel"):
+        prose = got[scope]
+        assert "Cause: the hardware or platform (`GPU compute capability`)" in prose.documentation, scope
+        assert prose.solutions[0].startswith("Run on a newer GPU"), prose.solutions
+        assert "on a newer GPU" in _after(prose)
+    # The scheme's own minimum is named; a bare ``major < 9`` names none.
+    assert "(`PackedW4Scheme.get_min_capability()`)" in got["PackedConfig.pick_scheme"].solutions[0]
+    # Above the range fails too: no newer GPU is promised.
+    assert not any("newer GPU" in s for s in got["windowed_kernel"].solutions)

@@ -18,12 +18,14 @@ from extractor.analysis.conditions import split_and
 from extractor.analysis.facts import Site, and_join
 from extractor.prose import passed_on
 from extractor.prose.cause import (
+    CAPABILITY,
     CHECKPOINT_THING_RE,
     FORMAT_RE,
     Cause,
     Roles,
     asked_flag,
     bound_config_key,
+    capability_minimum,
     config_keys,
     is_limit,
     message_text,
@@ -711,6 +713,17 @@ def advise(
             f"# before: {lib} fails in {where}\n{launcher(site, knowledge)}\n"
             "# after: check the GPUs and the driver first\nnvidia-smi"
         )
+    elif kind == "hardware" and cause.names == (CAPABILITY,):
+        minimum = capability_minimum(site, roles)
+        least = f" (`{minimum}`)" if minimum else ""
+        sols[:0] = [
+            *advice,
+            f"Run on a newer GPU: {where} needs a compute capability at least the minimum it checks for"
+            f"{least}, and this GPU's is below it",
+            *workaround,
+        ]
+        base = launcher(site, knowledge)
+        fix = f"# before: on a GPU below that compute capability\n{base}\n# after: the same launch on a newer GPU\n{base}"
     elif kind == "hardware":
         hw = ", ".join(cause.names)
         fails_on = [v for v in roles.deciding if v.hardware and not wants_hardware(v)]
@@ -1285,6 +1298,8 @@ def _trigger(
         return f"Loading a model for which `{cond}` holds in {where} (it reads {reads})."
     if cause.rule == "driver-error":
         return f"The {cause.names[0]} library answering {where} with an error code (its message says which)."
+    if cause.kind == "hardware" and cause.names == (CAPABILITY,):
+        return f"Running on a GPU whose compute capability is below the minimum {where} checks for (`{cond or 'the device check'}` holds)."
     if cause.kind == "hardware" and fails_on_hardware(roles.deciding):
         return f"Running on {', '.join(cause.names)}, where `{cond or 'the device check'}` holds in {where}."
     if cause.kind == "hardware":

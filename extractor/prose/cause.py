@@ -494,7 +494,61 @@ def _hardware(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | No
     if any(v.hardware for v in roles.deciding):
         words = hardware_words(" ".join(v.text for v in roles.deciding))
         return tuple(words or ["GPU"])
+    # ``ok = self._check_scheme_supported(Scheme.get_min_capability(), error=False)``, then ``if
+    # not ok: raise``: a local that holds the GPU's compute capability measured against a minimum.
+    if capability_minimum(site, roles) is not None:
+        return (CAPABILITY,)
     return None
+
+
+def capability_minimum(site: Site, roles: Roles) -> str | None:
+    """The minimum a local the deciding atoms read measures the GPU's compute capability against
+    (``PackedScheme.get_min_capability()``), or ``""`` when the call names none; None when no
+    such local is read."""
+    read = names_read(roles.deciding)
+    measured: set[str] = set()
+    for b in site.guard.bindings:
+        if b.name not in read or b.value is None:
+            continue
+        value = b.source.partition("=")[2]
+        if _CAPABILITY_CALL_RE.search(value):
+            call = b.value
+            return unparse(call.args[0]) if isinstance(call, ast.Call) and call.args else ""
+        if "get_device_capability" in value:
+            measured.add(b.name)
+    # ``major, minor = torch.cuda.get_device_capability()``, then ``if major < 10: raise``: only
+    # a test that the capability is below a bound (none that it is above one, which a newer GPU
+    # would fail) asks for a newer GPU.
+    if measured and all(_below(v.expr, measured) for v in roles.deciding if v.expr is not None):
+        return ""
+    return None
+
+
+def _below(expr: ast.expr, names: set[str]) -> bool:
+    """Whether every comparison of ``names`` in ``expr`` is that they are below a bound (and one is)."""
+    found = False
+    for node in ast.walk(expr):
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return False
+        if not isinstance(node, ast.Compare):
+            continue
+        if len(node.ops) != 1:
+            return False
+        left = any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node.left))
+        right = any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node.comparators[0]))
+        op = node.ops[0]
+        below = isinstance(op, ast.Lt | ast.LtE) if left else isinstance(op, ast.Gt | ast.GtE)
+        if left != right and below:
+            found = True
+        elif left or right:
+            return False
+    return found
+
+
+CAPABILITY = "GPU compute capability"
+"""The hardware a check of the GPU's compute capability against a minimum names."""
+# Calls that answer whether the GPU reaches a minimum capability (true or false).
+_CAPABILITY_CALL_RE = re.compile(r"\b(?:get_min_capability|has_device_capability|_check_scheme_supported)\b")
 
 
 # What makes an atom about the checkpoint wherever it sits; a bare ``head_dim`` or ``hidden_size``

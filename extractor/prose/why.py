@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from extractor.analysis.conditions import split_and
 from extractor.analysis.facts import Site, and_join
-from extractor.prose.cause import Cause, Roles, asked_flag, is_limit, message_text
+from extractor.prose.cause import CAPABILITY, Cause, Roles, asked_flag, is_limit, message_text
 from extractor.prose.constraints import AtomView, fails_on_hardware, simplify
 from extractor.reach.forced import ARCH_NAME
 
@@ -144,6 +144,8 @@ def situations(site: Site, roles: Roles, cause: Cause, cond: str) -> str:
             f"A machine whose GPU driver and {cause.names[0]} library disagree, or whose GPU is lost or "
             f"does not support what {where} asks of it."
         )
+    elif kind == "hardware" and cause.names == (CAPABILITY,):
+        lead = f"Running {where} on a GPU older than the compute capability it checks for{ctx}."
     elif kind == "hardware" and fails_on_hardware(roles.deciding):
         lead = f"Running {where} on {', '.join(cause.names)}{ctx}."
     elif kind == "hardware":
