@@ -456,6 +456,8 @@ def test_a_built_layer_check_on_a_parallel_size_or_a_tensor_or_outside_model_fil
     # The same layer in a kernel folder is no model's.
     layer = _by_message("built_layers.py", "python/sglang/srt/layers/owl.py")
     assert INTERNAL in layer["the group size must divide the number of heads"].documentation
+    # A layer's index is the model's own numbering.
+    assert INTERNAL in got["the layer index must not be negative"].documentation
 
 
 def test_a_config_class_check_on_what_from_config_reads_is_about_the_checkpoints_keys() -> None:

@@ -817,6 +817,8 @@ def _built_from_config(site: Site, roles: Roles, cs: Constraints) -> tuple[str, 
             )
             if _PARALLEL_SIZE_RE.search(name):
                 return None  # the launch's parallel sizes meet the config here: not the config alone
+            if _LAYER_INDEX_RE.match(name):
+                return None  # the model numbers its own layers as it builds them: not the config
             if (
                 name
                 and name.islower()
@@ -830,6 +832,9 @@ def _built_from_config(site: Site, roles: Roles, cs: Constraints) -> tuple[str, 
 
 
 _PARALLEL_SIZE_RE = re.compile(r"(?:^|_)(?:tp|pp|ep|dp|cp)_(?:size|rank)$|world_size")
+# ``layer_id`` of ``for layer_id in range(config.num_hidden_layers)``: the index the model's own
+# construction gives each layer.
+_LAYER_INDEX_RE = re.compile(r"^(?:layer_(?:id|idx|index|no|number|num)|idx)$")
 
 
 _BUILTINS = frozenset(
