@@ -4675,6 +4675,15 @@ GATHER_FILES = {
             raise ValueError("either")
 
 
+        def boxed(x):
+            raise ValueError("boxed")
+
+
+        def assemble(server_args, x):
+            build = bool(server_args.enable_adapters)
+            return boxed(x) if build else None
+
+
         def run(server_args, x):
             if needs_gather(server_args):
                 gather_rows(x)
@@ -4700,3 +4709,5 @@ def test_a_predicate_whose_every_true_return_sits_under_a_flag_selects_that_flag
     # flag's test does not need the flag.
     assert reach.of(path, "reshaped") == ()
     assert reach.of(path, "either") == ()
+    # ``bool(x)`` is true where ``x`` is, through a local too.
+    assert reach.of(path, "boxed") == (frozenset({adapters}),)

@@ -154,6 +154,15 @@ class GuardReader:
         self, node: ast.expr, local: dict[str, tuple[str, str]], aliases: dict[str, list[Atom]]
     ) -> list[Atom]:
         """The atoms every way through ``node`` being true implies (its ``and`` conjuncts)."""
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "bool"
+            and len(node.args) == 1
+            and not node.keywords
+        ):
+            # ``bool(server_args.enable_multimodal)`` is true where its argument is.
+            node = node.args[0]
         if isinstance(node, ast.BoolOp):
             if isinstance(node.op, ast.And):
                 return [a for v in node.values for a in self.atoms_of(v, local, aliases)]
