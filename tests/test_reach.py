@@ -4679,6 +4679,32 @@ GATHER_FILES = {
             raise ValueError("boxed")
 
 
+        def fast_path(x):
+            raise ValueError("fast path")
+
+
+        def merged_path(x):
+            raise ValueError("merged path")
+
+
+        def staged(server_args, x):
+            use_fast = False
+            if server_args.enable_adapters and server_args.tp_size > 1:
+                use_fast = True
+            if use_fast:
+                fast_path(x)
+
+
+        def merged(server_args, x):
+            fused = False
+            if server_args.enable_adapters:
+                fused = True
+            if server_args.tp_size > 4:
+                fused = True
+            if fused:
+                merged_path(x)
+
+
         def assemble(server_args, x):
             build = bool(server_args.enable_adapters)
             return boxed(x) if build else None
@@ -4709,5 +4735,9 @@ def test_a_predicate_whose_every_true_return_sits_under_a_flag_selects_that_flag
     # flag's test does not need the flag.
     assert reach.of(path, "reshaped") == ()
     assert reach.of(path, "either") == ()
+    # A local set true only under the flag's test; one also set true under another test says
+    # nothing sure.
+    assert reach.of(path, "fast_path") == (frozenset({adapters}),)
+    assert reach.of(path, "merged_path") == ()
     # ``bool(x)`` is true where ``x`` is, through a local too.
     assert reach.of(path, "boxed") == (frozenset({adapters}),)

@@ -443,6 +443,9 @@ class _Builder:
         self.is_package = path.endswith("__init__.py")
         self._atom_ids: dict[Atom, int] = {}
         self._self_tests: list[tuple[str, ...]] = []
+        self._true_locals: dict[tuple[str, str], tuple[list[Atom] | None, tuple[int, ...]]] = {}
+        """Per (function, local): the atoms every store of a true value in it sits under (None once
+        nothing is sure), and the guards of its first store."""
         self._calls: list[Call] = []
         self.guards = GuardReader(self.facts.imports)
         self._types: dict[str, Types] = {}
@@ -914,7 +917,7 @@ class _Builder:
                     self._block(case.body, qual, prefix, owner, guards, catches, local, aliases)
             else:
                 if qual != "<module>" and isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-                    self._local_alias(stmt.targets[0], stmt.value, local, aliases)
+                    self._local_alias(stmt.targets[0], stmt.value, local, aliases, guards, qual)
                 if isinstance(stmt, ast.Assign):
                     self._subscript_registry(stmt)
                 if qual != "<module>":
@@ -1021,15 +1024,51 @@ class _Builder:
         value: ast.expr,
         local: dict[str, tuple[str, str]],
         aliases: dict[str, list[Atom]],
+        guards: Sequence[int] = (),
+        qual: str = "",
     ) -> None:
         if not isinstance(target, ast.Name):
+            return
+        key = (qual, target.id)
+        if isinstance(value, ast.Constant) and type(value.value) is bool:
+            # ``use_x = False`` ... ``if envs.SGLANG_X.get() and is_sm90(): use_x = True``: the
+            # local is true only where the tests around its true stores all hold.
+            if value.value:
+                local.pop(target.id, None)  # no longer only the value of what it was read from
+                self._local_truth(key, [self.facts.atoms[i] for i in guards], guards, aliases)
+            elif key in self._true_locals and tuple(guards) == self._true_locals[key][1]:
+                self._true_locals.pop(key)  # false again, on every path: what came before is gone
+                aliases.pop(target.id, None)
             return
         subject = self.guards.subject(value, local) if isinstance(value, ast.Attribute | ast.Call) else None
         if subject is not None and subject[1] != "other":
             local[target.id] = subject
         atoms = self.guards.atoms_of(value, local, aliases)
-        if atoms:
+        if key in self._true_locals:
+            # Whatever the value, the store is reached only where its guards hold.
+            self._local_truth(key, [*atoms, *(self.facts.atoms[i] for i in guards)], guards, aliases)
+        elif atoms:
             aliases[target.id] = atoms
+            self._true_locals[key] = ([*atoms, *(self.facts.atoms[i] for i in guards)], tuple(guards))
+
+    def _local_truth(
+        self, key: tuple[str, str], here: list[Atom], guards: Sequence[int], aliases: dict[str, list[Atom]]
+    ) -> None:
+        """A store that makes local ``key`` true only where ``here`` holds: on the path of the
+        first store it replaces what came before; inside a branch of its own, the local is true
+        where either is, so only what both say is kept."""
+        found = self._true_locals.get(key)
+        if found is None or tuple(guards) == found[1]:
+            held: list[Atom] | None = here
+            base = tuple(guards) if found is None else found[1]
+        else:
+            held = [a for a in found[0] if a in here] if found[0] is not None else None
+            base = found[1]
+        self._true_locals[key] = (held, base)
+        if held:
+            aliases[key[1]] = held
+        else:
+            aliases.pop(key[1], None)
 
     def _subscript_registry(self, stmt: ast.Assign) -> None:
         target = stmt.targets[0]
