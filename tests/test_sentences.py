@@ -164,3 +164,41 @@ def test_an_attribute_the_model_class_keeps_from_its_config_is_the_checkpoints(t
     # Kept from no config key (another method or nothing fills it from the config): internal.
     assert "Cause: an internal invariant" in records["scratch space not allocated"].documentation
     assert "Cause: an internal invariant" in records["experts split"].documentation
+
+
+def test_a_config_key_the_check_finds_missing_is_fixed_by_adding_it(tmp_path: Path) -> None:
+    files = {
+        "python/sglang/srt/models/wren.py": textwrap.dedent(
+            """\
+            def get_head_dim(config):
+                if hasattr(config, "head_dim"):
+                    return int(config.head_dim)
+                if hasattr(config, "attention_head_dim"):
+                    return int(config.attention_head_dim)
+                raise ValueError("head dim missing from config")
+
+
+            class WrenForCausalLM:
+                def __init__(self, config):
+                    self.head_dim = get_head_dim(config)
+                    if getattr(config.text_config, "num_layers", None) is None:
+                        raise ValueError("text layers missing")
+
+
+            EntryClass = WrenForCausalLM
+            """
+        ),
+    }
+    records = records_by_message(tmp_path, files)
+    head = records["head dim missing from config"]
+    assert "config.json leaves out `head_dim` and `attention_head_dim`" in head.commonSituations, (
+        head.commonSituations
+    )
+    # Either key passes the check.
+    assert head.solutions[0].startswith(
+        "Add `head_dim` (or `attention_head_dim`) to the checkpoint's config.json"
+    )
+    layers = records["text layers missing"]
+    assert layers.solutions[0].startswith("Add `text_config.num_layers` to the checkpoint's config.json"), (
+        layers.solutions
+    )

@@ -29,6 +29,7 @@ from extractor.prose.cause import (
     config_keys,
     is_limit,
     message_text,
+    missing_keys,
 )
 from extractor.prose.combinations import combination_of, told_setting, told_unset
 from extractor.prose.commands import (
@@ -660,6 +661,14 @@ def advise(
                 f"Use a checkpoint whose config builds this layer with other values: the check reads {read}, "
                 f"which `{site.in_class or where}` sets from the config it is given"
                 + (f", so that `{avoid}`" if avoid else "")
+            )
+        elif keys and (absent := missing_keys(roles)):
+            # ``not hasattr(config, "head_dim") and not hasattr(config, "attention_head_dim")``: any
+            # one of them set passes.
+            either = " (or ".join(f"`{k}`" for k in absent) + ")" * (len(absent) - 1)
+            sols.append(
+                f"Add {either} to the checkpoint's config.json with the model's real value: {where} "
+                "needs it and the config leaves it out (or use a checkpoint whose config sets it)"
             )
         elif keys:
             sols.append(

@@ -39,6 +39,7 @@ __all__ = [
     "is_limit",
     "message_envs",
     "message_flags",
+    "missing_keys",
     "names_read",
     "split_roles",
 ]
@@ -498,6 +499,55 @@ def _hardware(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | No
     # not ok: raise``: a local that holds the GPU's compute capability measured against a minimum.
     if capability_minimum(site, roles) is not None:
         return (CAPABILITY,)
+    return None
+
+
+def missing_keys(roles: Roles) -> list[str]:
+    """The config keys the deciding atoms find absent, when each atom is such a test
+    (``not hasattr(config, "head_dim")``, ``getattr(config, "k", None) is None``, ``config.k is
+    None``): the raise is that the checkpoint's config leaves them all out. Empty otherwise."""
+    out: list[str] = []
+    for v in roles.deciding:
+        key = _absent_key(v.expr) if v.expr is not None else None
+        if key is None:
+            return []
+        out.append(key)
+    return list(dict.fromkeys(out))
+
+
+def _absent_key(expr: ast.expr) -> str | None:
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+        call = expr.operand
+        if (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Name)
+            and call.func.id == "hasattr"
+            and len(call.args) == 2
+            and isinstance(call.args[1], ast.Constant)
+            and isinstance(call.args[1].value, str)
+        ):
+            root, parts = read_path(call.args[0])
+            return _below_config([root, *parts, call.args[1].value]) if root is not None else None
+        return None
+    if (
+        isinstance(expr, ast.Compare)
+        and len(expr.ops) == 1
+        and isinstance(expr.ops[0], ast.Is)
+        and isinstance(expr.comparators[0], ast.Constant)
+        and expr.comparators[0].value is None
+    ):
+        root, parts = read_path(expr.left)
+        if root is not None and parts:
+            return _below_config([root, *parts])
+    return None
+
+
+def _below_config(names: list[str]) -> str | None:
+    """``llm_config.num_attention_heads`` of ``config.llm_config.num_attention_heads``: the key
+    path below the first config object, if one is read."""
+    for i, name in enumerate(names[:-1]):
+        if name.endswith("config"):
+            return ".".join(names[i + 1 :])
     return None
 
 

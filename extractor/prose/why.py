@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from extractor.analysis.conditions import split_and
 from extractor.analysis.facts import Site, and_join
-from extractor.prose.cause import CAPABILITY, Cause, Roles, asked_flag, is_limit, message_text
+from extractor.prose.cause import CAPABILITY, Cause, Roles, asked_flag, is_limit, message_text, missing_keys
 from extractor.prose.constraints import AtomView, fails_on_hardware, simplify
 from extractor.reach.forced import ARCH_NAME
 
@@ -134,8 +134,12 @@ def situations(site: Site, roles: Roles, cause: Cause, cond: str) -> str:
         # Only config keys fill the slot: not "checkpoint", nor an architecture the message names.
         keys = [n for n in cause.names if n not in ("checkpoint", "config.json") and not ARCH_NAME.match(n)]
         given = ", ".join(f"`{k}`" for k in keys[:3])
+        absent = missing_keys(roles)
         lead = (
-            f"Loading a checkpoint whose config gives {given} a value {where} does not handle ({test}){ctx}."
+            f"Loading a checkpoint whose config.json leaves out {' and '.join(f'`{k}`' for k in absent)}, "
+            f"which {where} needs{ctx}."
+            if absent
+            else f"Loading a checkpoint whose config gives {given} a value {where} does not handle ({test}){ctx}."
             if keys
             else f"Loading a checkpoint {where} does not handle ({test}){ctx}."
         )
