@@ -4741,3 +4741,52 @@ def test_a_predicate_whose_every_true_return_sits_under_a_flag_selects_that_flag
     assert reach.of(path, "merged_path") == ()
     # ``bool(x)`` is true where ``x`` is, through a local too.
     assert reach.of(path, "boxed") == (frozenset({adapters}),)
+
+
+TABLE_FILES = {
+    ARGS: SERVER_ARGS,
+    "python/sglang/srt/mem_cache/parts.py": """\
+        import enum
+
+
+        class PartKind(enum.Enum):
+            FULL = 1
+            STATE = 2
+
+
+        class StatePart:
+            def evict(self):
+                raise ValueError("state part out of sync")
+
+
+        class FullPart:
+            pass
+
+
+        PART_TABLE: dict = {
+            PartKind.FULL: FullPart,
+            PartKind.STATE: StatePart,
+        }
+        """,
+    "python/sglang/srt/mem_cache/adapter_parts.py": """\
+        from sglang.srt.mem_cache.parts import StatePart
+
+
+        class AdapterStatePart(StatePart):
+            pass
+
+
+        def make_part(server_args):
+            if server_args.enable_adapters:
+                return AdapterStatePart()
+            return None
+        """,
+}
+
+
+def test_a_class_in_a_table_keyed_by_enum_members_is_not_narrowed_to_its_subclasses_ways() -> None:
+    reach = _site_reach({p: _source(p) if p == ARGS else textwrap.dedent(s) for p, s in TABLE_FILES.items()})
+    # The table builds ``StatePart`` for whoever reads it: the subclass's flag is no condition of
+    # the base's own code.
+    assert reach.of("python/sglang/srt/mem_cache/parts.py", "StatePart.evict") == ()
+    assert reach.of("python/sglang/srt/mem_cache/adapter_parts.py", "make_part") == ()

@@ -920,6 +920,12 @@ class _Builder:
                     self._local_alias(stmt.targets[0], stmt.value, local, aliases, guards, qual)
                 if isinstance(stmt, ast.Assign):
                     self._subscript_registry(stmt)
+                if (
+                    qual == "<module>"
+                    and isinstance(stmt, ast.Assign | ast.AnnAssign)
+                    and isinstance(stmt.value, ast.Dict)
+                ):
+                    self._member_table(stmt.value, guards)
                 if qual != "<module>":
                     self.facts.attrs.extend((qual, *kept) for kept in self_assignments(stmt))
                 if qual != "<module>" and isinstance(stmt, ast.Assign | ast.AnnAssign):
@@ -1069,6 +1075,19 @@ class _Builder:
             aliases[key[1]] = held
         else:
             aliases.pop(key[1], None)
+
+    def _member_table(self, table: ast.Dict, guards: list[int]) -> None:
+        """``{ComponentType.MAMBA: MambaComponent, ...}`` at module level: a table keyed by enum
+        members, which no flag's string picks from, builds its classes for whoever reads it. Each
+        class is taken as run by the module (no registration says more of it), so that only its
+        subclasses' ways in do not make it look narrower than it is."""
+        if not table.keys or not all(isinstance(k, ast.Attribute) for k in table.keys):
+            return
+        for value in table.values:
+            if isinstance(value, ast.Name) and is_class_name(value.id) and isinstance(value.ctx, ast.Load):
+                self._calls.append(
+                    Call("<module>", value.id, value.lineno, list(guards), None, recv="", ref=True)
+                )
 
     def _subscript_registry(self, stmt: ast.Assign) -> None:
         target = stmt.targets[0]
