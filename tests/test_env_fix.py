@@ -175,7 +175,7 @@ def test_a_variable_that_must_be_set_is_said_to_be_left_unset_and_set_in_the_scr
     assert "`SGLANG_REPLAY_TRACE_DIR` is left unset" in record.documentation, record.documentation
     # Any value passes: no value is wrong, and no fix asks for "an accepted" one.
     assert "leaves out `SGLANG_REPLAY_TRACE_DIR`" in record.commonSituations, record.commonSituations
-    assert any("only asks that it is set" in s for s in record.solutions), record.solutions
+    assert any("this check fails because it is unset" in s for s in record.solutions), record.solutions
     assert "<current-value>" not in record.exampleFix
     # The benchmark runs itself: the fix sets the variable for that run, not for a server launch.
     before, after = record.exampleFix.split("# after")

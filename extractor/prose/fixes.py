@@ -377,7 +377,11 @@ def setting_words(options: Sequence[Setting]) -> str:
     shown = [str(v) for v in values if isinstance(v, str)]
     if c.op == "is-none" and shown == ["<value>"]:
         # ``"SGLANG_X" not in os.environ``: set at all is what the check asks, whatever the value.
-        return f"Set the environment variable {name}: the check only asks that it is set (e.g. `{c.name}=<value>`)"
+        # What value the code then reads it as is its own business (a path it opens, a number).
+        return (
+            f"Set the environment variable {name} to the value the code should use: this check fails "
+            f"because it is unset (e.g. `{c.name}=<value>`)"
+        )
     if len(shown) == 1:
         return f"Set the environment variable `{c.name}={shown[0]}`"
     return f"Set the environment variable {name} to one of {', '.join(shown)} (for example `{c.name}={shown[0]}`)"
