@@ -733,6 +733,8 @@ def test_a_local_read_from_the_request_makes_its_check_the_requests() -> None:
     # The scheduler's own request object, and an assert on the server's state, stay internal.
     assert INTERNAL in got["release"].documentation
     assert INTERNAL in got["check_batch"].documentation
+    # A payload another rank scattered is sglang's own.
+    assert INTERNAL in got["PeerSync.receive"].documentation
 
 
 def test_a_check_on_the_devices_major_capability_is_the_hardwares_and_names_the_generation() -> None:

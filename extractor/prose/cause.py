@@ -949,7 +949,7 @@ _REQUEST_TYPE_RE = re.compile(r"(?:ReqInput|Request)\b")
 
 
 def _input(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
-    asks = [v for v in roles.deciding if v.request]
+    asks = [v for v in roles.deciding if v.request and not _from_peer(site, v)]
     # An assert guards the server's own state: a local read from the request does not make it the user's.
     bound = _request_bindings(site, roles.deciding) if site.kind != "assert" else []
     if site.kind == "assert":
@@ -969,6 +969,28 @@ def _input(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
     if (site.http_status is not None and 400 <= site.http_status < 500) or asks or bound:
         return tuple(dict.fromkeys([*request_fields(roles.deciding), *bound])) or ("request",)
     return None
+
+
+def _from_peer(site: Site, v: AtomView) -> bool:
+    """Whether every name the atom reads that sounds like a request (``payload``) holds what
+    another rank sent (``payload = self._sync_ctx.scatter_pp(None)``): sglang's own protocol
+    between its processes, not the client's request."""
+    read = names_read([v])
+    peers = {
+        b.name
+        for b in site.guard.bindings
+        if b.name in read and _COLLECTIVE_RE.search(b.source.partition("=")[2])
+    }
+    return bool(peers) and not any(
+        m.group(1) not in peers
+        for m in re.finditer(r"\b(request|req|sampling_params|body|payload|messages|prompt)\b", v.text)
+    )
+
+
+# Calls that hand data between sglang's own ranks or processes.
+_COLLECTIVE_RE = re.compile(
+    r"\b(?:\w*scatter\w*|\w*broadcast\w*|all_gather\w*|gather_object|all_reduce|recv_object\w*)\s*\("
+)
 
 
 def _resource(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
