@@ -376,8 +376,8 @@ def setting_words(options: Sequence[Setting]) -> str:
         return f"Unset the environment variable {name}"
     shown = [str(v) for v in values if isinstance(v, str)]
     if c.op == "is-none" and shown == ["<value>"]:
-        # ``"SGLANG_X" not in os.environ``: set at all is what the check asks, whatever the value.
-        # What value the code then reads it as is its own business (a path it opens, a number).
+        # ``"SGLANG_X" not in os.environ``: the check asks only that it is set; what the code then
+        # does with the value (a path it opens, a number) asks for the right one.
         return (
             f"Set the environment variable {name} to the value the code should use: this check fails "
             f"because it is unset (e.g. `{c.name}=<value>`)"
