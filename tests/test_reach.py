@@ -4790,3 +4790,37 @@ def test_a_class_in_a_table_keyed_by_enum_members_is_not_narrowed_to_its_subclas
     # the base's own code.
     assert reach.of("python/sglang/srt/mem_cache/parts.py", "StatePart.evict") == ()
     assert reach.of("python/sglang/srt/mem_cache/adapter_parts.py", "make_part") == ()
+
+
+def test_a_choice_turned_into_its_enum_member_still_names_the_flag_value() -> None:
+    files = {
+        ARGS: SERVER_ARGS,
+        "python/sglang/srt/layers/layout.py": textwrap.dedent(
+            """\
+            import enum
+
+
+            class LayoutKind(enum.Enum):
+                PAGED = "paged"
+                SPARSE = "sparse"
+
+                @classmethod
+                def from_string(cls, name):
+                    return cls[name.upper()]
+
+
+            class SparseLayout:
+                def plan(self):
+                    raise NotImplementedError("sparse layout planning will land later")
+
+
+            def init_layout(server_args):
+                kind = LayoutKind.from_string(server_args.attention_backend)
+                if kind == LayoutKind.SPARSE:
+                    SparseLayout().plan()
+            """
+        ),
+    }
+    reach = _site_reach(files)
+    got = reach.of("python/sglang/srt/layers/layout.py", "SparseLayout.plan")
+    assert got == (frozenset({("flag", "--attention-backend", ("sparse",))}),), got

@@ -166,6 +166,15 @@ def value_source(node: ast.expr) -> tuple[str, str] | None:
     group = group_of(node) if isinstance(node, ast.Call | ast.Attribute) else None
     if group is not None:
         return ("w", group)
+    if (
+        isinstance(node, ast.Call)
+        and len(node.args) == 1
+        and not node.keywords
+        and _ENUM_OF.match(called_name(node))
+        and (last_name(node.func.value) if isinstance(node.func, ast.Attribute) else "")[:1].isupper()
+    ):
+        # ``Kind.from_string(server_args.cp_strategy)``: the flag's choice as a member of its enum.
+        return value_source(node.args[0])
     if isinstance(node, ast.Call) and not node.args and not node.keywords:
         # ``get_linear_attn_decode_backend()``: the accessor of the value the flag set.
         m = ACCESSOR.match(called_name(node))
@@ -185,6 +194,8 @@ def value_source(node: ast.expr) -> tuple[str, str] | None:
     return None
 
 
+# Class methods that turn a choice's string into a member of its enum.
+_ENUM_OF = re.compile(r"^(?:from_str(?:ing)?|from_name|parse|of)$")
 # Receivers named after one settings object: ``model_config``, ``self.load_config``.
 _OBJECT_RE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*_config$")
 
