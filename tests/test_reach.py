@@ -4824,3 +4824,24 @@ def test_a_choice_turned_into_its_enum_member_still_names_the_flag_value() -> No
     reach = _site_reach(files)
     got = reach.of("python/sglang/srt/layers/layout.py", "SparseLayout.plan")
     assert got == (frozenset({("flag", "--attention-backend", ("sparse",))}),), got
+
+
+def test_a_runtime_platform_test_is_a_platform_gate() -> None:
+    source = textwrap.dedent(
+        """\
+        from sglang.jit_kernel.utils import is_hip_runtime
+
+        _is_hip = is_hip_runtime()
+
+
+        def route(x):
+            if is_hip_runtime():
+                rocm_kernel(x)
+            if _is_hip:
+                rocm_other(x)
+        """
+    )
+    facts = file_facts("python/sglang/jit_kernel/route.py", ast.parse(source))
+    for callee in ("rocm_kernel", "rocm_other"):
+        (call,) = facts.calls[callee]
+        assert [facts.atoms[int(i)] for i in call.guards] == [("p", "hip")], callee

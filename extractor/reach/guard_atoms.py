@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 # ``is_hip()``, ``_is_npu``, ``_use_xpu``: the platform word is the suffix.
-_PLATFORM_NAME = re.compile(r"^_?(?:is|use|on)_(hip|rocm|npu|xpu|cpu|cuda|musa|mps|hpu|mlu)$")
+_PLATFORM_NAME = re.compile(r"^_?(?:is|use|on)_(hip|rocm|npu|xpu|cpu|cuda|musa|mps|hpu|mlu)(?:_runtime)?$")
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 ENV_READERS = frozenset({"getenv", "get_bool_env_var", "get_int_env_var", "get_env_var", "environ.get"})
 """Functions that read the environment variable their first argument names."""
