@@ -136,3 +136,49 @@ def test_a_ruled_out_check_says_it_cannot_fail_and_blames_no_setting(sites: list
     assert "cannot fail as the code stands" in prose.documentation
     assert "`self.n > 0` (line 5)" in prose.triggerScenarios
     assert prose.commonSituations.startswith("None: this is a dead check.")
+
+
+CALLERS = textwrap.dedent(
+    """\
+    class World:
+        def __init__(self, config):
+            self.embedder = make(config) if config.use_embedder else None
+            self.cache = None
+
+        def forward(self, x):
+            needs = self.use_extra and self.embedder is not None
+            if needs:
+                x = self._embed(x)
+            if self.embedder:
+                x = self._embed(x)
+            if self.cache is not None:
+                x = self._cached(x)
+            return self._cached(x) if self.ready else x
+
+        def _embed(self, x):
+            if self.embedder is None:
+                raise ValueError("embedder not built")
+            return self.embedder(x)
+
+        def _cached(self, x):
+            assert self.cache is not None, "no cache"
+            return x
+
+        def public(self, x):
+            if self.embedder is None:
+                raise ValueError("public embedder not built")
+            return x
+    """
+)
+
+
+def test_a_private_method_every_caller_guards_is_ruled_out_by_its_callers() -> None:
+    parsed = parse_source("python/sglang/srt/models/world.py", CALLERS.encode())
+    assert isinstance(parsed, ParsedFile), parsed
+    by_name = {s.qualname: s for s in analyse(parsed)}
+    dead = by_name["World._embed"].guard.ruled_out
+    assert dead is not None and dead[1].text == "self.use_extra and self.embedder is not None", dead
+    # One call of ``_cached`` is unguarded: the check may fail.
+    assert by_name["World._cached"].guard.ruled_out is None
+    # A public method may be called from anywhere.
+    assert by_name["World.public"].guard.ruled_out is None

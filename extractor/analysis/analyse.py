@@ -13,6 +13,7 @@ import dataclasses
 import re
 from typing import Any
 
+from extractor.analysis.caller_ruled_out import callers_rule_out
 from extractor.analysis.conditions import after_loop, count_sites, guard_of
 from extractor.analysis.config_attrs import config_attributes
 from extractor.analysis.context import window_of
@@ -82,7 +83,7 @@ def site_of(resolver: Resolver, raw: RawSite, calls: CallIndex | None = None) ->
     ctx = resolver.context_at(raw.scope, raw.frames)
     node = raw.node
     guard = guard_of(raw)
-    dead = ruled_out(raw, list(guard.atoms))
+    dead = ruled_out(raw, list(guard.atoms)) or callers_rule_out(raw, guard.atoms)
     guard = dataclasses.replace(guard, ruled_out=dead, asserted=tuple(asserted_before(raw)))
     response = error_response_call(node) if isinstance(node, ast.Return | ast.Expr) else None
     if isinstance(node, ast.Assert):
