@@ -4705,6 +4705,18 @@ GATHER_FILES = {
                 merged_path(x)
 
 
+        def flagged_path(x):
+            raise ValueError("flagged path")
+
+
+        def flagged(server_args, x):
+            fused = server_args.enable_adapters
+            if server_args.tp_size > 4:
+                fused = True
+            if fused:
+                flagged_path(x)
+
+
         def assemble(server_args, x):
             build = bool(server_args.enable_adapters)
             return boxed(x) if build else None
@@ -4739,6 +4751,8 @@ def test_a_predicate_whose_every_true_return_sits_under_a_flag_selects_that_flag
     # nothing sure.
     assert reach.of(path, "fast_path") == (frozenset({adapters}),)
     assert reach.of(path, "merged_path") == ()
+    # A local read from the flag and set true elsewhere holds no flag's value alone.
+    assert reach.of(path, "flagged_path") == ()
     # ``bool(x)`` is true where ``x`` is, through a local too.
     assert reach.of(path, "boxed") == (frozenset({adapters}),)
 

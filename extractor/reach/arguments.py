@@ -194,6 +194,8 @@ def value_source(node: ast.expr) -> tuple[str, str] | None:
     return None
 
 
+TRUE_STORE = "T"
+"""The kind of a binding of a name to ``True``: the name then holds no flag's value alone."""
 # Class methods that turn a choice's string into a member of its enum.
 _ENUM_OF = re.compile(r"^(?:from_str(?:ing)?|from_name|parse|of)$")
 # Receivers named after one settings object: ``model_config``, ``self.load_config``.
@@ -342,7 +344,11 @@ def name_bindings(stmt: ast.stmt, bindable: dict[str, str] | None) -> list[tuple
         (f"{bindable[name]}:{name}", *src)
         for name, value in pairs
         if name in bindable
-        for src in value_sources(value)
+        for src in (
+            [(TRUE_STORE, "True")]
+            if isinstance(value, ast.Constant) and value.value is True
+            else value_sources(value)
+        )
         if src != ("n", name)
     ]
 
@@ -484,7 +490,8 @@ class PassedFlags:
         node = f"{f.module}:{qual}"
         d = self.index.defs.get(node)
         # A new value given in the function (``if x is None: x = _ENABLE_X``) carries its flags too.
-        out = self._bound(f, qual, f"n:{name}", depth)
+        local = d is None or d.kind != "f" or name not in d.params
+        out = self._bound(f, qual, f"n:{name}", depth, local)
         if d is None or d.kind != "f" or name not in d.params:
             if out:
                 return out
@@ -521,10 +528,18 @@ class PassedFlags:
                     out.extend(self._source(cf.module, call.caller, kind, value, depth + 1))
         return out
 
-    def _bound(self, f: FileFacts, qual: str | None, token: str, depth: int) -> list[FlagInfo]:
+    def _bound(
+        self, f: FileFacts, qual: str | None, token: str, depth: int, local: bool = False
+    ) -> list[FlagInfo]:
         out: list[FlagInfo] = []
         for where, bound, kind, value in f.binds:
             if bound == token and (qual is None or where == qual):
+                if kind == TRUE_STORE:
+                    if local:
+                        # ``x = args.enable_y`` and elsewhere ``x = True``: no flag's value alone
+                        # (a parameter given ``True`` when left out still carries its callers').
+                        return []
+                    continue
                 out.extend(self._source(f.module, where, kind, value, depth + 1))
         return out
 
