@@ -4859,3 +4859,27 @@ def test_a_runtime_platform_test_is_a_platform_gate() -> None:
     for callee in ("rocm_kernel", "rocm_other"):
         (call,) = facts.calls[callee]
         assert [facts.atoms[int(i)] for i in call.guards] == [("p", "hip")], callee
+
+
+def test_a_value_test_of_a_flag_no_registry_lists_offers_another_declared_choice(tmp_path: Path) -> None:
+    files = {
+        ARGS: SERVER_ARGS,
+        "python/sglang/srt/layers/moe/tiled.py": textwrap.dedent(
+            """\
+            class TiledRunner:
+                def run(self):
+                    raise ValueError("tiled runner lost its tiles")
+
+
+            def make_runner(server_args):
+                if server_args.moe_runner_backend == "tiled":
+                    return TiledRunner().run()
+                return None
+            """
+        ),
+    }
+    record = records_by_message(tmp_path, files)["tiled runner lost its tiles"]
+    # The flag declares three choices and nothing registers them: another declared one is the way out.
+    assert any("use another one, e.g. `--moe-runner-backend auto`" in s for s in record.solutions), (
+        record.solutions
+    )

@@ -323,6 +323,11 @@ def _forced_archs(name: str, values: Sequence[str], forced: Forced) -> list[str]
 _MAX_HANDLED = 4
 
 
+_MAX_DECLARED = 3
+"""A flag declaring more choices than this is offered no other value from its declaration alone:
+which of many works for this model is what a registry (or the code's own tests) says."""
+
+
 def _other_values(
     reach: Reach, choices: Mapping[str, Sequence[str]], forced: Forced | None = None
 ) -> list[tuple[str, tuple[str, ...], list[str]]]:
@@ -734,9 +739,13 @@ def with_reach(
         out["exampleFix"] = _with_args(partial["exampleFix"], args)
     valued = said.valued
     if valued:
-        # The first workaround is the first valued flag's: the case that flag value leaves out.
-        flag, values, others = valued[0]
-        out = with_unsupported(out, flag, values, others[0], workarounds[0], flag in agreed)
+        # The case a flag value leaves out: the value whose folder holds the code (``nixl`` of
+        # ``disaggregation/nixl/conn.py``) before a broader one that also leads here, else the first.
+        folders = set(str(partial.get("filePath", "")).split("/")[:-1])
+        pick = next((i for i, (_, values, _) in enumerate(valued) if folders & set(values)), 0)
+        flag, values, others = valued[pick]
+        way = next((w for w in workarounds if f"`{flag} " in w), workarounds[0])
+        out = with_unsupported(out, flag, values, others[0], way, flag in agreed)
     return out
 
 
@@ -925,6 +934,19 @@ class RunReach:
         )
         if handled:
             choices = {**choices, **dict(handled)}
+        # Nor any value this file tests for: the choices the flag declares (``choices=("zigzag",
+        # "interleave")``), so the way out is another of them, not leaving the flag out.
+        own = self.declared.get(ns or "", {})
+        selecting = {s[1]: set(s[2]) for conj in reach for s in conj if s[0] == "flag" and s[2]}
+        declared = {
+            flag: tuple(own[flag])
+            for flag in sorted(named)
+            if set(choices.get(flag, ())) <= selecting.get(flag, set())
+            and own.get(flag)
+            and len(own[flag]) <= _MAX_DECLARED
+        }
+        if declared:
+            choices = {**choices, **declared}
         # The sites of a scope share its reach: its wording is made once per run (and package, and
         # phase of the run).
         phase = phase_of(path, qualname)
@@ -945,7 +967,7 @@ class RunReach:
                 self._phased_for(ns, reach, phase),
                 self.negated,
                 self._refused(reach),
-                frozenset(flag for flag, _ in handled),
+                frozenset(flag for flag, _ in handled if flag not in declared),
             )
             if self.validations and wording.workarounds:
                 wording = wording._replace(
