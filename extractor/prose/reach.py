@@ -944,6 +944,8 @@ class RunReach:
             if set(choices.get(flag, ())) <= selecting.get(flag, set())
             and own.get(flag)
             and len(own[flag]) <= _MAX_DECLARED
+            # A value the package does not declare was read in another package's code.
+            and selecting.get(flag, set()) <= set(own[flag])
         }
         if declared:
             choices = {**choices, **declared}
