@@ -34,13 +34,17 @@ def callers_rule_out(raw: RawSite, atoms: Sequence[GuardAtom]) -> tuple[GuardAto
     if failing is None or attr is None:
         return None
     # Every mention of the method is a call we read: no callback, no call from a nested function.
-    mentions = [
-        n for n in ast.walk(cls) if isinstance(n, ast.Attribute) and n.attr == name and _self_attr(n) == name
-    ]
+    mentions = _self_mentions(cls).get(name, [])
+    outside = [line for line in mentions if not scope.lineno <= line <= (scope.end_lineno or scope.lineno)]
+    if not outside:
+        return None
     found: GuardAtom | None = None
     calls = 0
     for method in cls.body:
         if not isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef) or method is scope:
+            continue
+        end = method.end_lineno or method.lineno
+        if not any(method.lineno <= line <= end for line in outside):
             continue
         bound = _bound_once(method)
         for call, tests in _calls_of(method.body, name, []):
@@ -53,10 +57,26 @@ def callers_rule_out(raw: RawSite, atoms: Sequence[GuardAtom]) -> tuple[GuardAto
             found = found or GuardAtom(
                 ast.unparse(held), "if", held, False, getattr(held, "lineno", call.lineno)
             )
-    inside = sum(1 for n in ast.walk(scope) if isinstance(n, ast.Attribute) and _self_attr(n) == name)
-    if calls + inside != len(mentions):
+    if calls != len(outside):
         return None
     return (failing, found) if calls and found is not None else None
+
+
+# The class's ``self.<name>`` mentions by name, kept on the class node: every site of the class
+# asks for them.
+_MENTIONS = "_sge_self_mentions"
+
+
+def _self_mentions(cls: ast.ClassDef) -> dict[str, list[int]]:
+    """name -> the lines of each ``self.<name>`` in the class (nested functions included)."""
+    found: dict[str, list[int]] | None = getattr(cls, _MENTIONS, None)
+    if found is None:
+        found = {}
+        for n in ast.walk(cls):
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self":
+                found.setdefault(n.attr, []).append(n.lineno)
+        setattr(cls, _MENTIONS, found)
+    return found
 
 
 def _missing_attribute(atom: GuardAtom) -> str | None:
