@@ -42,21 +42,19 @@ import orjson
 from extractor.config import Scope
 from extractor.engine.commit_files import commit_files
 from extractor.engine.dataset_store import DatasetStore
-from extractor.engine.handled_store import handling_store
 from extractor.engine.knowledge_store import knowledge_cache, load_knowledge
 from extractor.engine.payloads import analyse_file, check_outcome, commit_fields, record_fields, why_invalid
-from extractor.engine.reach_store import run_reach, site_scopes
 from extractor.engine.reads import ReadsCheck, split_entry
 from extractor.engine.side import in_child
 from extractor.engine.workers import MIN_PARALLEL, Workers, analyse_all, feed, file_key
 from extractor.prose.knowledge import Knowledge
-from extractor.reach.handled import RunHandling
 from extractor.reasons import Reason
 from extractor.records.model import ErrorRecord, trusted_record
 from extractor.timefmt import build_time, iso_millis
 from extractor.types import ExtractResult, ExtractStats, FileFailure, Parsed, RunOptions, outcome_from_plain
 
 if TYPE_CHECKING:
+    from extractor.reach.handled import RunHandling
     from extractor.source.git import TargetFile
 
 __all__ = [
@@ -207,6 +205,11 @@ def assemble(
     """
     from pydantic import ValidationError
 
+    # The reach and the callers' handling are only read here: a rerun that reads back its last
+    # records (the warm path) never imports them.
+    from extractor.engine.handled_store import handling_store
+    from extractor.engine.reach_store import run_reach, site_scopes
+
     records: list[ErrorRecord] = []
     probe = True
     outcomes = [(f, outcome_from_plain(orjson.loads(payloads[file_key(f)]))) for f in files]
@@ -267,6 +270,8 @@ def assemble(
 
 
 def _handling_from(raw: bytes | None) -> RunHandling | None:
+    from extractor.reach.handled import RunHandling
+
     if raw is None:
         return None
     try:
