@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from extractor.analysis.conditions import split_and
 from extractor.analysis.facts import GuardAtom
 from extractor.analysis.sites import RawSite
+from extractor.analysis.walk import NEW_SCOPE, child_blocks, heads
 
 __all__ = ["callers_rule_out"]
 
@@ -145,27 +146,18 @@ def _calls_of(
     (a test only for its own branch; an ``else`` adds none)."""
     out: list[tuple[ast.Call, list[ast.expr]]] = []
     for stmt in body:
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        if isinstance(stmt, NEW_SCOPE):
             continue
         if isinstance(stmt, ast.If):
             out.extend((c, tests) for c in _self_calls(stmt.test, name))
             out.extend(_calls_of(stmt.body, name, [*tests, stmt.test]))
             out.extend(_calls_of(stmt.orelse, name, tests))
             continue
-        nested = [getattr(stmt, f, None) for f in ("body", "orelse", "finalbody", "handlers", "cases")]
-        blocks = [b for b in nested if isinstance(b, list) and b and isinstance(b[0], ast.stmt)]
-        handlers = [h for b in nested if isinstance(b, list) for h in b if isinstance(h, ast.ExceptHandler)]
-        cases = [c for b in nested if isinstance(b, list) for c in b if isinstance(c, ast.match_case)]
-        if blocks or handlers or cases:
-            heads = [
-                getattr(stmt, f)
-                for f in ("test", "iter", "subject")
-                if isinstance(getattr(stmt, f, None), ast.expr)
-            ]
-            heads += [i.context_expr for i in getattr(stmt, "items", [])]
-            for head in heads:
+        blocks = list(child_blocks(stmt))
+        if blocks:
+            for head in heads(stmt):
                 out.extend((c, tests) for c in _self_calls(head, name))
-            for block in [*blocks, *(h.body for h in handlers), *(c.body for c in cases)]:
+            for block in blocks:
                 out.extend(_calls_of(block, name, tests))
             continue
         for call in _self_calls(stmt, name):

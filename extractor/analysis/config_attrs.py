@@ -13,7 +13,7 @@ import ast
 from collections.abc import Sequence
 
 from extractor.analysis.config_read import config_read
-from extractor.analysis.walk import read_path
+from extractor.analysis.walk import NEW_SCOPE, child_blocks, read_path
 
 __all__ = ["config_attributes"]
 
@@ -79,14 +79,12 @@ class _Method:
             elif isinstance(stmt, ast.If):
                 self.visit(stmt.body, [*tests, stmt.test])
                 self.visit(stmt.orelse, [*tests, stmt.test])
-            elif isinstance(stmt, ast.For | ast.AsyncFor | ast.While | ast.With | ast.AsyncWith):
-                self.visit(stmt.body, tests)
-                self.visit(getattr(stmt, "orelse", []), tests)
-            elif isinstance(stmt, ast.Try | ast.TryStar):
-                for part in (stmt.body, *(h.body for h in stmt.handlers), stmt.orelse, stmt.finalbody):
-                    self.visit(part, tests)
             elif isinstance(stmt, ast.AugAssign):
                 self.store(stmt.target, None, tests)
+            elif not isinstance(stmt, NEW_SCOPE):
+                # A loop, ``with``, ``try`` or ``match``: its stores sit under the same tests.
+                for block in child_blocks(stmt):
+                    self.visit(block, tests)
 
     def store(self, target: ast.expr, value: ast.expr | None, tests: list[ast.expr]) -> None:
         if isinstance(target, ast.Tuple | ast.List):

@@ -50,6 +50,21 @@ def branches(stmt: ast.stmt) -> Iterator[tuple[str, list[ast.stmt]]]:
             yield f"case:{k}", case.body
 
 
+def heads(stmt: ast.stmt) -> list[ast.expr]:
+    """The expressions a compound statement evaluates outside its blocks: a loop's iterable or
+    test, the context managers of a ``with``, the subject of a ``match`` (an ``if`` test is a
+    test, left to each walk)."""
+    if isinstance(stmt, ast.For | ast.AsyncFor):
+        return [stmt.iter]
+    if isinstance(stmt, ast.While):
+        return [stmt.test]
+    if isinstance(stmt, ast.With | ast.AsyncWith):
+        return [item.context_expr for item in stmt.items]
+    if isinstance(stmt, ast.Match):
+        return [stmt.subject]
+    return []
+
+
 def child_blocks(stmt: ast.stmt) -> Iterator[list[ast.stmt]]:
     """The blocks of a compound statement, without their names."""
     for _, block in branches(stmt):

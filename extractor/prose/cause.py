@@ -23,7 +23,14 @@ from dataclasses import dataclass, field
 from extractor.analysis.config_read import config_read
 from extractor.analysis.facts import Site
 from extractor.analysis.walk import key_read, read_path
-from extractor.prose.constraints import AtomView, Constraint, simplify, splits_batch_rows, unparse
+from extractor.prose.constraints import (
+    REQUEST_WORD_RE,
+    AtomView,
+    Constraint,
+    simplify,
+    splits_batch_rows,
+    unparse,
+)
 from extractor.prose.declarations import subcommand_of
 from extractor.prose.flag_spelling import declared_flag, find_flag
 from extractor.prose.knowledge import FlagInfo
@@ -981,10 +988,7 @@ def _from_peer(site: Site, v: AtomView) -> bool:
         for b in site.guard.bindings
         if b.name in read and _COLLECTIVE_RE.search(b.source.partition("=")[2])
     }
-    return bool(peers) and not any(
-        m.group(1) not in peers
-        for m in re.finditer(r"\b(request|req|sampling_params|body|payload|messages|prompt)\b", v.text)
-    )
+    return bool(peers) and not any(m.group(1) not in peers for m in REQUEST_WORD_RE.finditer(v.text))
 
 
 # Calls that hand data between sglang's own ranks or processes.

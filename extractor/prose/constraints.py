@@ -397,7 +397,8 @@ def _has(text: str, hints: tuple[str, ...], rx: re.Pattern[str]) -> bool:
     return any(h in text for h in hints) and rx.search(text) is not None
 
 
-_REQUEST_RE = re.compile(r"\b(request|req|sampling_params|body|payload|messages|prompt)\b")
+REQUEST_WORD_RE = re.compile(r"\b(request|req|sampling_params|body|payload|messages|prompt)\b")
+"""The words that make an atom read the request (:attr:`AtomView.request`)."""
 
 
 def _is_instance_atom(expr: ast.expr) -> tuple[str, list[str], bool] | None:
@@ -468,7 +469,7 @@ def atom_view(atom: GuardAtom, reads: Reads, ctx: ReadContext) -> AtomView:
         simple=simple,
         model=_has(text, _MODEL_HINTS, _MODEL_RE),
         hardware=_has(text, _HW_HINTS, _HW_RE),
-        request=_has(text, _REQUEST_HINTS, _REQUEST_RE),
+        request=_has(text, _REQUEST_HINTS, REQUEST_WORD_RE),
         isinstance_=_is_instance_atom(expr) if expr is not None else None,
     )
 

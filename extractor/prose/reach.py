@@ -937,7 +937,11 @@ class RunReach:
         # Nor any value this file tests for: the choices the flag declares (``choices=("zigzag",
         # "interleave")``), so the way out is another of them, not leaving the flag out.
         own = self.declared.get(ns or "", {})
-        selecting = {s[1]: set(s[2]) for conj in reach for s in conj if s[0] == "flag" and s[2]}
+        selecting: dict[str, set[str]] = {}
+        for conj in reach:
+            for kind, flag, values in conj:
+                if kind == "flag" and values:
+                    selecting.setdefault(flag, set()).update(values)
         declared = {
             flag: tuple(own[flag])
             for flag in sorted(named)

@@ -155,7 +155,8 @@ class FileFacts:
     """What a module-level function's value says when it is true (or not None): ``("p", qualname,
     atom indexes...)`` for a predicate that only returns a test (``return args.enable_x``), its
     atoms, or whose every return of a true value sits under tests (``if args.enable_x: ... return
-    True``, or after ``if not args.enable_x: return False``), the atoms they share; ``("c", qualname, class names...)`` for a function that returns something only when
+    True``, or after ``if not args.enable_x: return False``), the atoms they share; ``("c",
+    qualname, class names...)`` for a function that returns something only when
     ``isinstance(x, C)`` holds for one of the classes (``None`` otherwise); ``("a", qualname,
     architectures..., .keys...)`` for one that returns whether the checkpoint's architecture is one
     of those (and, for each ``.key``, whether its config sets that key); ``("o", qualname, x...)``

@@ -15,7 +15,8 @@ import dataclasses
 import re
 from collections.abc import Iterable, Sequence
 
-from extractor.analysis.walk import NEW_SCOPE, called_name, child_blocks, last_name
+from extractor.analysis.flow import direct_binds
+from extractor.analysis.walk import NEW_SCOPE, called_name, child_blocks, heads, last_name, own_statements
 from extractor.prose.knowledge import is_knowledge_path
 from extractor.reach.agreement import agreed_attribute
 from extractor.reach.arguments import (
@@ -50,7 +51,6 @@ from extractor.reach.syntax import (
     flat,
     gated,
     handler_names,
-    heads,
     is_class_name,
     node_fields,
     spelled_names,
@@ -178,40 +178,11 @@ def _true_paths(body: Sequence[ast.stmt], held: list[_Step], out: list[list[_Ste
                 held = no  # ``if not args.enable_x: return False``: what follows has the flag on
             elif right:
                 held = yes
-        elif isinstance(stmt, ast.For | ast.AsyncFor | ast.While | ast.With | ast.AsyncWith):
-            _true_paths(stmt.body, held, out)
-            _true_paths(getattr(stmt, "orelse", []), held, out)
-        elif isinstance(stmt, ast.Try | ast.TryStar):
-            for part in (stmt.body, *(h.body for h in stmt.handlers), stmt.orelse, stmt.finalbody):
-                _true_paths(part, held, out)
-        elif isinstance(stmt, ast.Match):
-            for case in stmt.cases:
-                _true_paths(case.body, held, out)
-    return False
-
-
-def _bound_names(body: Sequence[ast.stmt]) -> set[str]:
-    """The names the statements bind (assignments, loop and ``with`` targets, handlers, imports),
-    read statement by statement: cheaper than walking every expression."""
-    out: set[str] = set()
-    for stmt in body:
-        targets: list[ast.expr] = []
-        if isinstance(stmt, ast.Assign):
-            targets = stmt.targets
-        elif isinstance(stmt, ast.AnnAssign | ast.AugAssign | ast.For | ast.AsyncFor):
-            targets = [stmt.target]
-        elif isinstance(stmt, ast.With | ast.AsyncWith):
-            targets = [i.optional_vars for i in stmt.items if i.optional_vars is not None]
-        elif isinstance(stmt, ast.Import | ast.ImportFrom):
-            out.update((a.asname or a.name).partition(".")[0] for a in stmt.names)
-        elif isinstance(stmt, ast.Try | ast.TryStar):
-            out.update(h.name for h in stmt.handlers if h.name)
-        for target in targets:
-            out.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
-        if not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        else:
+            # A loop, ``with``, ``try`` or ``match``: each block is entered with what holds here.
             for block in child_blocks(stmt):
-                out |= _bound_names(block)
-    return out
+                _true_paths(block, held, out)
+    return False
 
 
 def _step_atoms(step: _Step, guards: GuardReader) -> list[Atom]:
@@ -1021,7 +992,7 @@ class _Builder:
         named = [a for a in common if a[0] in ("a", "v", "i") and a[2] in ("name", "self")]
         if not named:
             return common
-        local = params | _bound_names(func.body)
+        local = params | {n for stmt in own_statements(func.body) for n in direct_binds(stmt)}
         return [a for a in common if not (a in named and a[1] in local)]
 
     def _local_alias(
@@ -1066,7 +1037,7 @@ class _Builder:
         found = self._true_locals.get(key)
         if found is None or tuple(guards) == found[1]:
             held: list[Atom] | None = here
-            base = tuple(guards) if found is None else found[1]
+            base = tuple(guards)
         else:
             held = [a for a in found[0] if a in here] if found[0] is not None else None
             base = found[1]
@@ -1079,8 +1050,8 @@ class _Builder:
     def _member_table(self, table: ast.Dict, guards: list[int]) -> None:
         """``{ComponentType.MAMBA: MambaComponent, ...}`` at module level: a table keyed by enum
         members, which no flag's string picks from, builds its classes for whoever reads it. Each
-        class is taken as run by the module (no registration says more of it), so that only its
-        subclasses' ways in do not make it look narrower than it is."""
+        class is taken as run by the module (no registration says more of it), so that its
+        subclasses' ways in alone do not make it look narrower than it is."""
         if not table.keys or not all(isinstance(k, ast.Attribute) for k in table.keys):
             return
         for value in table.values:

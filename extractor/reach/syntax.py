@@ -18,7 +18,6 @@ __all__ = [
     "flat",
     "gated",
     "handler_names",
-    "heads",
     "is_class_name",
     "node_fields",
     "spelled_names",
@@ -100,16 +99,6 @@ def gated(
                 yield from gated(handler.body, platform_of, platform)
         else:
             yield stmt, platform
-
-
-def heads(stmt: ast.stmt) -> list[ast.expr]:
-    if isinstance(stmt, ast.For | ast.AsyncFor):
-        return [stmt.iter]
-    if isinstance(stmt, ast.While):
-        return [stmt.test]
-    if isinstance(stmt, ast.With | ast.AsyncWith):
-        return [item.context_expr for item in stmt.items]
-    return []
 
 
 def handler_names(node: ast.expr | None) -> list[str]:
