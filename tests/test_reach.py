@@ -1932,9 +1932,17 @@ def test_a_value_the_callers_read_from_a_variable_selects_that_variables_value(
                         raise ValueError("the paged layout needs a 4-D input")
 
 
+            def bind_entry(x):
+                cores = os.environ.get("SGLANG_BIND_CORES", "all")
+                if cores == "all":
+                    if x.ndim != 2:
+                        raise ValueError("binding every core needs a 2-D input")
+
+
             def run(x):
                 decode_entry(x, impl=envs.SGLANG_DECODE_IMPL.get())
                 page_entry(x, os.getenv("SGLANG_PAGE_LAYOUT", "flat"))
+                bind_entry(x)
             """
         ).encode(),
     }
@@ -1944,6 +1952,10 @@ def test_a_value_the_callers_read_from_a_variable_selects_that_variables_value(
     assert "This code runs only with `SGLANG_DECODE_IMPL=torch`" in torch.documentation
     paged = records["the paged layout needs a 4-D input"]
     assert "This code runs only with `SGLANG_PAGE_LAYOUT=paged`" in paged.documentation
+    # An unset variable reads as ``all``: the path needs no setting, and unsetting it is no way out.
+    bound = records["binding every core needs a 2-D input"]
+    assert "SGLANG_BIND_CORES=all" not in bound.documentation + bound.triggerScenarios
+    assert not any("unset `SGLANG_BIND_CORES`" in s for s in bound.solutions), bound.solutions
 
 
 def test_the_sites_own_guard_on_an_attribute_filled_from_a_flag_selects_that_flag() -> None:

@@ -420,11 +420,14 @@ class ReachFinder:
         found = self.passed.of(module, qual, token)
         if not found and atom[0] in ("a", "v"):
             # ``backend == "torch"`` on a value the callers read from one environment variable.
-            envs = self.passed.env_of(module, qual, token)
+            envs = self.passed.env_infos_of(module, qual, token)
+            wanted = atom[3:] if atom[0] == "v" else ()
+            if len(envs) == 1 and envs[0].default.strip().strip("'\"") in wanted:
+                # ``os.environ.get("X", "all") == "all"``: an unset variable reads as the tested
+                # value, so the path is taken without the user setting anything.
+                return None
             if len(envs) == 1:
-                return atom_selector(
-                    ("e", envs[0], *(atom[3:] if atom[0] == "v" else ())), flags, self.knowledge
-                )
+                return atom_selector(("e", envs[0].flag, *wanted), flags, self.knowledge)
         if len(found) != 1 or flags.get(found[0].dest) is not found[0]:
             return None  # several flags (or one of another namespace) say nothing sure
         return atom_selector((atom[0], found[0].dest, "args", *atom[3:]), flags, self.knowledge)
