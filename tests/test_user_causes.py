@@ -52,6 +52,10 @@ def test_a_group_size_is_the_flag_that_sizes_the_group() -> None:
     assert any("--tp-size" in s for s in heads.solutions) and "--tp-size" in _after(heads)
     stage = got["StageModel.__init__"]
     assert "`--pp-size`" in stage.documentation and "--pp-size 1" in _after(stage)
+    # A model that must hold every stage itself refuses a pipeline split: no config key, the flag.
+    whole = got["WholeModel.__init__"]
+    assert "Cause: a launch flag (`--pp-size`)" in whole.documentation, whole.documentation
+    assert "--pp-size 1" in _after(whole) and "checkpoint" not in " ".join(whole.solutions)
     # The attention part of the tensor-parallel group, by its group or a size named after it.
     for qualname in ("attn_split", "KVSplit.__init__"):
         assert "`--tp-size`" in got[qualname].documentation, qualname

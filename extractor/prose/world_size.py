@@ -179,6 +179,17 @@ def _rank_gate(expr: ast.expr | None, ctx: ReadContext) -> FlagInfo | None:
     return info if info is not None and not info.is_bool else None
 
 
+def _split_ranks(expr: ast.expr, ctx: ReadContext) -> FlagInfo | None:
+    """The size flag of the one group every disjunct of ``expr`` finds split: ``not g.is_first_rank
+    or not g.is_last_rank`` holds only on a launch that sets that size above 1."""
+    expr = simplify(expr)
+    parts = expr.values if isinstance(expr, ast.BoolOp) and isinstance(expr.op, ast.Or) else [expr]
+    found = {_rank_gate(p, ctx) for p in parts}
+    if len(found) != 1:
+        return None
+    return found.pop()
+
+
 def _size_flag(node: ast.expr, ctx: ReadContext) -> FlagInfo | None:
     found = size_flags(node, ctx)
     return found[0] if found else None
@@ -272,6 +283,11 @@ def with_world_sizes(views: Sequence[AtomView], ctx: ReadContext) -> list[AtomVi
             found[id(v)] = _world_reads(v.expr, ctx)
         except RecursionError:
             continue
+        split = _split_ranks(v.expr, ctx) if not any(found[id(v)][:2]) else None
+        if split is not None:
+            # ``assert pp_group.is_first_rank and pp_group.is_last_rank``: the model refuses to be
+            # split in stages, which only a size above 1 does.
+            found[id(v)] = ([], [split], [Constraint("flag", split.flag, "gt", ("1",), split)], False)
     all_sizes = bool(deciding) and all(
         (r := found.get(id(v))) is not None and (r[0] or r[1]) for v in deciding
     )
