@@ -65,6 +65,28 @@ SOURCE = textwrap.dedent(
             assert r.poll() == 0
             assert r.poll() == 0, "polled twice"
 
+        def pick_pool(self, mla, sparse, hybrid):
+            if sparse and not mla:
+                return None
+            elif mla and sparse:
+                return "sparse"
+            elif mla and not hybrid:
+                assert not sparse
+                return "dense"
+            elif hybrid:
+                if mla and sparse:
+                    raise ValueError("hybrid sparse pools are not supported")
+            return None
+
+        def typed(self, x):
+            if TYPE_CHECKING:
+                assert isinstance(x, Layer)
+            if typing.TYPE_CHECKING:
+                raise TypeError("only for the checker")
+            if not TYPE_CHECKING:
+                assert x is not None, "x is needed"
+            return x
+
         def reset(self, args):
             if args.k != 1:
                 raise ValueError("k must be 1")
@@ -128,6 +150,28 @@ def test_an_assert_already_made_on_the_way_rules_out_the_same_test_again(sites: 
     # Other code runs at a ``yield``; a call may answer otherwise the second time.
     assert _dead(sites, "Layer.steps", 1) is None
     assert _dead(sites, "Layer.steps", 3) is None
+
+
+def test_a_case_an_earlier_elif_took_is_ruled_out(sites: list[Site]) -> None:
+    # ``elif mla and sparse:`` took every sparse case with ``mla``; the later ``elif mla`` cannot
+    # meet ``sparse``, asserted or tested.
+    for nth in (0, 1):
+        found = _site(sites, "Layer.pick_pool", nth).guard.ruled_out
+        assert found is not None and found[1].text == "not (mla and sparse)", found
+    # The first branch (``if sparse and not mla``) says nothing here: ``not mla`` is not on the path.
+    prose = enrich(_site(sites, "Layer.pick_pool", 0), build_knowledge({}))
+    assert "which rules out `sparse`" in prose.documentation, prose.documentation
+
+
+def test_a_check_under_type_checking_never_runs(sites: list[Site]) -> None:
+    for nth in (0, 1):
+        found = _site(sites, "Layer.typed", nth).guard.ruled_out
+        assert found is not None and found[1].text.endswith("TYPE_CHECKING"), found
+    prose = enrich(_site(sites, "Layer.typed", 0), build_knowledge({}))
+    assert "This check never runs: it sits under `if TYPE_CHECKING:` (line" in prose.documentation
+    assert prose.triggerScenarios.startswith("None:") and prose.backgroundTag == "internal-invariant"
+    # Its ``else`` (``if not TYPE_CHECKING``) runs.
+    assert _site(sites, "Layer.typed", 2).guard.ruled_out is None
 
 
 def test_a_ruled_out_check_says_it_cannot_fail_and_blames_no_setting(sites: list[Site]) -> None:

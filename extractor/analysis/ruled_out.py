@@ -56,6 +56,13 @@ def _requires(stmt: ast.Assert) -> tuple[GuardAtom, ...]:
 def ruled_out(site: RawSite, atoms: list[GuardAtom]) -> tuple[GuardAtom, GuardAtom] | None:
     """``(failing, path)``: a deciding atom and the path atom that rules it out, or None."""
     plain = [a for a in atoms if a.test is not None and a.kind != "except"]
+    typing_only = next(
+        (a for a in plain if not a.negated and a.test is not None and _type_checking(a.test)), None
+    )
+    if typing_only is not None:
+        # ``if TYPE_CHECKING:`` is false when the program runs: only a type checker reads the block.
+        failing = next((a for a in plain if a.role == "deciding"), typing_only)
+        return failing, typing_only
     if not any(a.role == "deciding" for a in plain):
         return None
     plain += asserted_before(site)
@@ -70,9 +77,7 @@ def ruled_out(site: RawSite, atoms: list[GuardAtom]) -> tuple[GuardAtom, GuardAt
         against: list[GuardAtom] = []
         if d.negated:
             # ``not (a and b)`` cannot hold where the path already requires ``a`` and ``b``.
-            if not any(t in d.text for t in holds):
-                continue
-            parts = split_and(d.test)
+            parts = split_and(d.test) if any(t in d.text for t in holds) else []
             found = [holds.get(unparse(p)) for p in parts] if len(parts) <= 4 else []
             if found and all(g is not None and g is not d for g in found):
                 against = [g for g in found if g is not None]
@@ -86,14 +91,64 @@ def ruled_out(site: RawSite, atoms: list[GuardAtom]) -> tuple[GuardAtom, GuardAt
                 if g is not None and (g.test is None or unparse(g.test) != d.text):
                     g = None
             against = [g] if g is not None and g is not d else []
+        failing = _failing_text(d)
+        named = None
+        if not against and failing is not None:
+            against = next(
+                (
+                    found
+                    for n in plain
+                    if n.negated and n is not d and (found := _other_parts_hold(n, d, failing, holds))
+                ),
+                [],
+            )
+            # The branch not taken is what the reader should look at.
+            named = against[0] if against else None
         if (
             against
             and all(g.line <= d.line for g in against)
             and not _calls(d.test)
             and _unchanged(site, d, against)
         ):
-            return d, max(against, key=lambda g: g.line)
+            return d, named or max(against, key=lambda g: g.line)
     return None
+
+
+def _failing_text(d: GuardAtom) -> str | None:
+    """What holds where the deciding atom ``d`` fails, as printed: ``x`` for ``if x: raise`` and
+    for ``assert not x``; None for anything else."""
+    if d.test is None:
+        return None
+    if d.negated:
+        return (
+            unparse(d.test.operand)
+            if isinstance(d.test, ast.UnaryOp) and isinstance(d.test.op, ast.Not)
+            else None
+        )
+    return None if _is_not(d.test) else d.text
+
+
+def _other_parts_hold(
+    taken: GuardAtom, d: GuardAtom, failing: str, holds: dict[str, GuardAtom]
+) -> list[GuardAtom]:
+    """``elif a and b: ... elif a: assert not b``: the branch not taken requires ``not (a and b)``;
+    where the path (or the failing test) also requires ``a``, ``b`` cannot hold. The atoms that
+    say so, or none."""
+    if taken.test is None or not isinstance(taken.test, ast.BoolOp):
+        return []
+    parts = split_and(taken.test)
+    if len(parts) > 4 or not any(unparse(p) == failing for p in parts):
+        return []
+    others = [holds.get(unparse(p)) for p in parts if unparse(p) != failing]
+    if not others or any(g is None or g is d for g in others):
+        return []
+    return [taken, *(g for g in others if g is not None)]
+
+
+def _type_checking(test: ast.expr) -> bool:
+    """``TYPE_CHECKING`` or ``typing.TYPE_CHECKING``: the constant a type checker alone reads as true."""
+    name = test.attr if isinstance(test, ast.Attribute) else test.id if isinstance(test, ast.Name) else ""
+    return name == "TYPE_CHECKING"
 
 
 # Calls whose result for the same arguments is the same each time they are made.

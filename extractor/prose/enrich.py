@@ -285,7 +285,20 @@ _REPORT_RE = re.compile(rf"^{re.escape(INTERNAL_CHECK)}`[^`]*`: {re.escape(NOT_E
 def _ruled_out(prose: Prose, site: Site, dead: tuple[GuardAtom, GuardAtom]) -> Prose:
     """A check its own path rules out: say so, and that what a user meets is an earlier check."""
     failing, path = dead
+    if path.text.rpartition(".")[2] == "TYPE_CHECKING":
+        return dataclasses.replace(
+            prose,
+            documentation=f"{prose.documentation} This check never runs: it sits under `if "
+            f"{path.text}:` (line {path.line}), which is false when the program runs (only a type "
+            "checker reads that block). An error with this message comes from other code than this "
+            "version.",
+            triggerScenarios=f"None: line {site.line} sits under `if {path.text}:`, which never runs.",
+            commonSituations=f"None: this check is for type checkers; under `if {path.text}:` it never runs.",
+            passed=None,
+        )
     where = f"`{path.text}` (line {path.line})"
+    # ``assert not x`` fails where ``x`` holds: say that, not ``not not x``.
+    failing = dataclasses.replace(failing, text=failing.text.removeprefix("not not "))
     return dataclasses.replace(
         prose,
         documentation=f"{prose.documentation} This check cannot fail as the code stands: the path "
