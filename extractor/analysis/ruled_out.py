@@ -91,14 +91,14 @@ def ruled_out(site: RawSite, atoms: list[GuardAtom]) -> tuple[GuardAtom, GuardAt
                 if g is not None and (g.test is None or unparse(g.test) != d.text):
                     g = None
             against = [g] if g is not None and g is not d else []
-        failing = _failing_text(d)
+        fail_text = _failing_text(d)
         named = None
-        if not against and failing is not None:
+        if not against and fail_text is not None:
             against = next(
                 (
-                    found
+                    ruling
                     for n in plain
-                    if n.negated and n is not d and (found := _other_parts_hold(n, d, failing, holds))
+                    if n.negated and n is not d and (ruling := _other_parts_hold(n, d, fail_text, holds))
                 ),
                 [],
             )
