@@ -512,3 +512,50 @@ def test_a_real_extraction_states_the_reach_and_is_the_same_cold_warm_and_parall
     assert "--enable-host-cache" in host.documentation
     assert lines(_run(repo, sha, tmp_path / "cache", jobs=2)) == lines(cold)
     assert lines(_run(repo, sha, tmp_path / "other", jobs=2)) == lines(cold)
+
+
+def test_a_class_built_by_cls_in_its_class_method_is_a_way_into_the_base_method() -> None:
+    # ``PlainBuffers.create()`` builds its class through ``cls(...)`` on every launch; the probe's
+    # buffers only under ``--enable-probe``. The shared base method runs on any launch.
+    files = {
+        ARGS: SERVER_ARGS,
+        f"{PKG}/buffers.py": textwrap.dedent(
+            """\
+            class Buffers:
+                def share(self):
+                    if not self.ready:
+                        raise RuntimeError("buffers are not ready")
+
+
+            class PlainBuffers(Buffers):
+                @classmethod
+                def create(cls, size):
+                    return cls(size)
+
+
+            class ProbeBuffers(Buffers):
+                pass
+            """
+        ),
+        f"{PKG}/graph.py": textwrap.dedent(
+            """\
+            from sglang.srt.engine.buffers import PlainBuffers, ProbeBuffers
+
+
+            class Graph:
+                def __init__(self, server_args):
+                    self.buffers: PlainBuffers = PlainBuffers.create(8)
+                    self.buffers.share()
+                    if server_args.enable_probe:
+                        probe = ProbeBuffers()
+                        probe.share()
+
+
+            def main(server_args):
+                return Graph(server_args)
+            """
+        ),
+    }
+    reach = _site_reach(files)
+    assert reach.of(f"{PKG}/buffers.py", "Buffers.share") == ()
+    assert reach.of(f"{PKG}/buffers.py", "PlainBuffers") == ()

@@ -854,7 +854,15 @@ class ReachFinder:
     def _class_alternatives(self, node: str, depth: int, method: str = "") -> list[Conj] | None:
         """The ways the class is built, and those of its subclasses (only the ones that do not
         override ``method``, when given: theirs run their own)."""
-        made = self._via_edges(self._callers(node), depth, node=node)
+        edges = self._callers(node)
+        factories = [e for e in edges if self._own_factory(e, node)]
+        made = self._via_edges([e for e in edges if e not in factories], depth, node=node)
+        for edge in factories:
+            ways = self._factory_ways(edge, depth)
+            if ways is None:
+                ways = self._via_edges([edge], depth, node=node)
+            if ways is not None:
+                made = [*(made or []), *ways]
         subs: list[Conj] = []
         any_sub = False
         for sub in sorted(self.index.subclasses.get(node, [])):
@@ -890,6 +898,23 @@ class ReachFinder:
         """The way in that registration ``sel`` of ``node`` is, with the platform it is made on."""
         platform = self._registered_on.get((node, sel))
         return frozenset({sel, ("platform", platform, ())}) if platform else frozenset({sel})
+
+    def _own_factory(self, edge: Edge, cls: str) -> bool:
+        """Whether ``edge`` is ``cls(...)`` in a class method of ``cls`` itself (``create``)."""
+        d = self.index.defs.get(edge.caller)
+        module, _, qual = edge.caller.partition(":")
+        return d is not None and d.params[:1] == ("cls",) and self.index.owner_class(module, qual) == cls
+
+    def _factory_ways(self, edge: Edge, depth: int) -> list[Conj] | None:
+        """The ways a class method builds its class: the calls that name the class
+        (``Buffers.create(...)``), under the method's own tests; None when no call names it (the
+        method's own ways in then hold, as for any call)."""
+        calls = [e for e in self.index.callers(edge.caller) if e.on_class]
+        up = self._via(calls, depth) if calls else None
+        if up is None:
+            return None
+        here = self.guard_selectors(edge.guards, edge.path, edge.caller)
+        return [c | here for c in up]
 
     def _made_somehow(self, cls: str) -> bool:
         return bool(self.index.callers(cls) or self._registered.get(cls) or self.index.subclasses.get(cls))

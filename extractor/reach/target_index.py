@@ -193,6 +193,9 @@ class TargetIndex:
         short = node.rpartition(":")[2].rpartition(".")[2]
         # ``Fn.apply(...)`` of a ``torch.autograd.Function`` runs its ``forward``.
         also = ("apply",) if short == "forward" else ()
+        d = self.defs.get(node)
+        if d is not None and d.kind == "c":
+            also = ("cls",)  # ``return cls(...)`` in a class method builds the class
         todo = [short, *also, *self.op_names.get(node, ())]
         while todo:
             name = todo.pop(0)
@@ -497,6 +500,14 @@ class TargetIndex:
                     out = sorted({target for target, _ in self._stored_refs(cls, parts[1])})
                 return out + self.overrides(cls, parts[1]), True
             return [], True
+        if parts == ["cls"]:
+            # ``return cls(...)`` in a class method (``Buffers.create(...)``) builds its class; a
+            # local named ``cls`` (``cls = table.get(name)``) in any other scope is not it.
+            d = self.defs.get(f"{module}:{call.caller}")
+            built = (
+                self.owner_class(module, call.caller) if d is not None and d.params[:1] == ("cls",) else None
+            )
+            return ([built] if built is not None and not call.ref else []), True
         if head == "super()" and len(parts) == 2:
             cls = self.owner_class(module, call.caller)
             for base in self.bases.get(cls or "", []):
