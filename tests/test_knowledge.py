@@ -229,9 +229,24 @@ class ServerArgs:
     page_size: A[int, Arg(help="Page size.")] = 1
     enable_trace: A[bool, Arg(help="Trace.")] = False
 
+    graph_config: A[Optional[str], Arg(help="Graph config.")] = None
+    mesh_config: A[Optional[str], Arg(help="Mesh config.")] = None
+
     def _fill(self):
         if self.draft_steps is None:
             self.draft_steps = 3
+
+    def _resolve_graph_config(self):
+        raw = self.graph_config
+        config = parse_graph(raw) if raw is not None else default_graph()
+        self.graph_config = config
+
+    def _resolve_mesh_config(self):
+        raw = self.mesh_config
+        if raw is None:
+            return
+        config = parse_mesh(raw)
+        self.mesh_config = config
 
 
 def add_legacy(parser):
@@ -242,7 +257,9 @@ def add_legacy(parser):
     optional = {d for d, i in flags.items() if i.optional}
     # None means "off" for these; a resolvable flag's None means "pick one", a filled one is set
     # anyway, and a switch or a flag with a real default is never "left out".
-    assert optional == {"draft_algorithm", "legacy_path"}
+    # ``graph_config`` is replaced by what the launch builds on every launch; ``mesh_config`` only
+    # when given.
+    assert optional == {"draft_algorithm", "legacy_path", "mesh_config"}
 
 
 def test_a_negatable_switch_that_leaving_out_does_not_turn_off_is_turned_off_by_its_no_form() -> None:

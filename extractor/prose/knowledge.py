@@ -303,9 +303,12 @@ def _parse(data: bytes) -> ast.Module | None:
 
 
 def filled_when_unset(tree: ast.Module) -> set[str]:
-    """Attributes the module sets when they are unset: ``if x.dest is None: x.dest = ...``."""
+    """Attributes the module sets when they are unset: ``if x.dest is None: x.dest = ...``, and
+    those a method resolves in place on every launch (:func:`_resolved_in_place`)."""
     out: set[str] = set()
     for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef):
+            out |= _resolved_in_place(node)
         if not isinstance(node, ast.If):
             continue
         subject = _unset_attribute(node.test)
@@ -316,6 +319,36 @@ def filled_when_unset(tree: ast.Module) -> set[str]:
                 isinstance(t, ast.Attribute) and t.attr == subject.attr for t in stmt.targets
             ):
                 out.add(subject.attr)
+    return out
+
+
+def _resolved_in_place(func: ast.FunctionDef) -> set[str]:
+    """``raw = self.dest`` ... ``self.dest = config`` in one method, with no return before the
+    store: the launch always replaces what was given (or not) with the value it built, so the
+    attribute is set whether or not the user gave the flag."""
+    out: set[str] = set()
+    read: set[str] = set()
+    for stmt in func.body:
+        if any(isinstance(n, ast.Return) for n in ast.walk(stmt)):
+            break
+        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
+        if (
+            isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and target.value.id == "self"
+            and isinstance(stmt, ast.Assign)
+            and isinstance(stmt.value, ast.Name)
+            and target.attr in read
+        ):
+            out.add(target.attr)
+        read.update(
+            n.attr
+            for n in ast.walk(stmt)
+            if isinstance(n, ast.Attribute)
+            and isinstance(n.ctx, ast.Load)
+            and isinstance(n.value, ast.Name)
+            and n.value.id == "self"
+        )
     return out
 
 
