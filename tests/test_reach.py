@@ -410,6 +410,9 @@ def test_the_wording_states_reach_in_each_field_and_offers_another_value(reach: 
     before, after = out["exampleFix"].split("# after")
     assert "--attention-backend flex" in before and "--attention-backend" not in after
     assert with_reach(partial, (), reach.choices) == partial
+    # A dead check (its record says nothing triggers it) states no way in and no way around.
+    dead = {**partial, "triggerScenarios": "None: line 9 sits under `if TYPE_CHECKING:`, which never runs."}
+    assert with_reach(dead, got, reach.choices) == dead
 
 
 def test_a_fix_that_changes_another_setting_keeps_the_selector_in_both_launches(reach: SiteReach) -> None:

@@ -714,6 +714,9 @@ def with_reach(
     ``wording`` is ``_wording(reach, choices, switches, agreed, optional)`` when the caller already
     has it; ``declared`` the choices the server args declare for each flag, which a flag that only
     has to be given is written with when no registry lists its values."""
+    if str(partial["triggerScenarios"]).startswith("None"):
+        # A dead check (its path rules it out, or it never runs): no way in leads to it.
+        return dict(partial)
     said = wording if wording is not None else _wording(reach, choices, switches, agreed, optional, forced)
     phrase = said.phrase
     if not phrase:

@@ -857,7 +857,10 @@ class ReachFinder:
         edges = self._callers(node)
         factories = [e for e in edges if self._own_factory(e, node)]
         made = self._via_edges([e for e in edges if e not in factories], depth, node=node)
-        for edge in factories:
+        # A class a flag's registry holds (a quantization config) is picked by its key: another
+        # config that builds it through its factory for some layers (``X.from_config(...)`` in a
+        # wrapper's ``get_quant_method``) is no way in of its own that the code shows for whom.
+        for edge in factories if not self._registered.get(node) else []:
             ways = self._factory_ways(edge, depth)
             if ways is None:
                 ways = self._via_edges([edge], depth, node=node)
