@@ -180,6 +180,11 @@ def test_a_ruled_out_check_says_it_cannot_fail_and_blames_no_setting(sites: list
     assert "cannot fail as the code stands" in prose.documentation
     assert "`self.n > 0` (line 5)" in prose.triggerScenarios
     assert prose.commonSituations.startswith("None: this is a dead check.")
+    # No "reaching it is a bug" beside "cannot fail": a traceback ending here ran other code.
+    assert "reaching it is a bug" not in prose.documentation
+    assert "Cause: nothing in this version" in prose.documentation
+    assert len(prose.solutions) == 1 and "compare its file and line" in prose.solutions[0]
+    assert prose.exampleFix.endswith("python3 -m sglang.check_env")
 
 
 CALLERS = textwrap.dedent(

@@ -24,7 +24,7 @@ from extractor.prose.advice import INTERNAL_CHECK, NOT_EXPECTED, advise, conditi
 from extractor.prose.argv import argv_flag
 from extractor.prose.cause import Cause, Roles, cause_of, message_text, split_roles
 from extractor.prose.classify import classify
-from extractor.prose.commands import launcher
+from extractor.prose.commands import call_of, launcher
 from extractor.prose.config_fields import attribute_keys, config_keys, config_word
 from extractor.prose.constraints import AtomView, atom_view, bound_collection, simplify
 from extractor.prose.device import DEVICE_RULE, PLATFORM_RULE, device_spec, gate_platforms, tensor_platforms
@@ -34,7 +34,7 @@ from extractor.prose.from_config import config_entries
 from extractor.prose.imports import guard_package, names_distribution, own_distribution
 from extractor.prose.knowledge import FlagInfo, Knowledge
 from extractor.prose.origins import constant_values, refine
-from extractor.prose.passed import data_spec, internal_sentence, pending_spec, split_spec
+from extractor.prose.passed import INTERNAL_CAUSE, data_spec, internal_sentence, pending_spec, split_spec
 from extractor.prose.passed_on import passed_on_cause
 from extractor.prose.platform_method import platform_of_method, with_platform_method
 from extractor.prose.reads import ReadContext, Reads, merged_reads, read_context, site_reads
@@ -286,29 +286,51 @@ def _ruled_out(prose: Prose, site: Site, dead: tuple[GuardAtom, GuardAtom]) -> P
     """A check its own path rules out: say so, and that what a user meets is an earlier check."""
     failing, path = dead
     if path.text.rpartition(".")[2] == "TYPE_CHECKING":
-        return dataclasses.replace(
+        return _dead(
             prose,
-            documentation=f"{prose.documentation} This check never runs: it sits under `if "
-            f"{path.text}:` (line {path.line}), which is false when the program runs (only a type "
-            "checker reads that block). An error with this message comes from other code than this "
-            "version.",
+            site,
+            f"This check never runs: it sits under `if {path.text}:` (line {path.line}), which is "
+            "false when the program runs (only a type checker reads that block). An error with this "
+            "message comes from other code than this version.",
             triggerScenarios=f"None: line {site.line} sits under `if {path.text}:`, which never runs.",
             commonSituations=f"None: this check is for type checkers; under `if {path.text}:` it never runs.",
-            passed=None,
         )
     where = f"`{path.text}` (line {path.line})"
     # ``assert not x`` fails where ``x`` holds: say that, not ``not not x``.
     failing = dataclasses.replace(failing, text=failing.text.removeprefix("not not "))
-    return dataclasses.replace(
+    return _dead(
         prose,
-        documentation=f"{prose.documentation} This check cannot fail as the code stands: the path "
-        f"to it already requires {where}, which rules out `{failing.text}`. An error with this "
-        "message comes from an earlier check that the test at that line decides, or from other "
-        "code than this version.",
+        site,
+        f"This check cannot fail as the code stands: the path to it already requires {where}, which "
+        f"rules out `{failing.text}`. An error with this message comes from an earlier check that the "
+        "test at that line decides, or from other code than this version.",
         triggerScenarios=f"None as the code stands: the path to line {site.line} already requires "
         f"{where}, so `{failing.text}` cannot hold there.",
         commonSituations=f"None: this is a dead check. The path to it requires {where}; an earlier "
         "check decides the case, and its own record says what trips it.",
+    )
+
+
+# What a dead check's record says in place of an internal invariant's "reaching it is a bug".
+_DEAD_CAUSE = "Cause: nothing in this version: the check cannot fail where it stands (below)."
+
+
+def _dead(prose: Prose, site: Site, why: str, *, triggerScenarios: str, commonSituations: str) -> Prose:
+    """A dead check's record: why it cannot fail, and that a traceback ending here ran other code."""
+    call = call_of(site)
+    return dataclasses.replace(
+        prose,
+        documentation=f"{prose.documentation.replace(INTERNAL_CAUSE, _DEAD_CAUSE)} {why}",
+        triggerScenarios=triggerScenarios,
+        commonSituations=commonSituations,
+        solutions=[
+            "This check cannot fail in this version of sglang, so a traceback that ends here ran other "
+            "code: compare its file and line with the installed sglang (`python3 -m sglang.check_env` "
+            "prints the version) and look the message up in the dataset of that version. If they "
+            "match, report it to sglang with the full message and traceback",
+        ],
+        exampleFix=f"# before: {call} fails a check this version rules out\n"
+        "# after: find out which sglang version runs\npython3 -m sglang.check_env",
         # Nothing a caller passes can trip it either: no restatement through the callers.
         passed=None,
     )
