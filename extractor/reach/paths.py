@@ -855,7 +855,7 @@ class ReachFinder:
         """The ways the class is built, and those of its subclasses (only the ones that do not
         override ``method``, when given: theirs run their own)."""
         edges = self._callers(node)
-        factories = [e for e in edges if self._own_factory(e, node)]
+        factories = [e for e in edges if (e.caller, node) in self.index.built_by_cls]
         made = self._via_edges([e for e in edges if e not in factories], depth, node=node)
         # A class a flag's registry holds (a quantization config) is picked by its key: another
         # config that builds it through its factory for some layers (``X.from_config(...)`` in a
@@ -901,12 +901,6 @@ class ReachFinder:
         """The way in that registration ``sel`` of ``node`` is, with the platform it is made on."""
         platform = self._registered_on.get((node, sel))
         return frozenset({sel, ("platform", platform, ())}) if platform else frozenset({sel})
-
-    def _own_factory(self, edge: Edge, cls: str) -> bool:
-        """Whether ``edge`` is ``cls(...)`` in a class method of ``cls`` itself (``create``)."""
-        d = self.index.defs.get(edge.caller)
-        module, _, qual = edge.caller.partition(":")
-        return d is not None and d.params[:1] == ("cls",) and self.index.owner_class(module, qual) == cls
 
     def _factory_ways(self, edge: Edge, depth: int) -> list[Conj] | None:
         """The ways a class method builds its class: the calls that name the class

@@ -91,6 +91,8 @@ class TargetIndex:
     """Attribute names some file looks up by string (``getattr(x, "name")``), outside tests."""
     _callers: dict[str, list[Edge]] = field(default_factory=dict)
     _resolved: set[str] = field(default_factory=set)
+    built_by_cls: set[tuple[str, str]] = field(default_factory=set)
+    """``(class method, class)`` of each ``cls(...)`` call: a class method building its own class."""
     _locals: dict[str, dict[str, dict[str, tuple[str, ...]]]] = field(default_factory=dict)
     _receivers: ReceiverTypes | None = None
     _families: dict[str, list[str]] = field(default_factory=dict)
@@ -691,6 +693,8 @@ class TargetIndex:
             and len(parts) >= 2
             and (parts[0] == "cls" if len(parts) == 2 else parts[-2][:1].isupper())
         )
+        if parts == ["cls"]:
+            self.built_by_cls.update((caller, target) for target in targets)
         for target in targets:
             down = cls is not None and target != inherited
             passed, forwards, words = self._passes(f, target, call, parts)
