@@ -855,7 +855,7 @@ class ReachFinder:
         """The ways the class is built, and those of its subclasses (only the ones that do not
         override ``method``, when given: theirs run their own)."""
         edges = self._callers(node)
-        factories = [e for e in edges if (e.caller, node) in self.index.built_by_cls]
+        factories = [e for e in edges if self.index.built_by_cls(e.caller, node)]
         made = self._via_edges([e for e in edges if e not in factories], depth, node=node)
         # A class a flag's registry holds (a quantization config) is picked by its key: another
         # config that builds it through its factory for some layers (``X.from_config(...)`` in a

@@ -91,8 +91,7 @@ class TargetIndex:
     """Attribute names some file looks up by string (``getattr(x, "name")``), outside tests."""
     _callers: dict[str, list[Edge]] = field(default_factory=dict)
     _resolved: set[str] = field(default_factory=set)
-    built_by_cls: set[tuple[str, str]] = field(default_factory=set)
-    """``(class method, class)`` of each ``cls(...)`` call: a class method building its own class."""
+    _built_by_cls: set[tuple[str, str]] = field(default_factory=set)
     _locals: dict[str, dict[str, dict[str, tuple[str, ...]]]] = field(default_factory=dict)
     _receivers: ReceiverTypes | None = None
     _families: dict[str, list[str]] = field(default_factory=dict)
@@ -197,7 +196,7 @@ class TargetIndex:
         also = ("apply",) if short == "forward" else ()
         d = self.defs.get(node)
         if d is not None and d.kind == "c":
-            also = ("cls",)  # ``return cls(...)`` in a class method builds the class
+            also = (*also, "cls")  # ``return cls(...)`` in a class method builds the class
         todo = [short, *also, *self.op_names.get(node, ())]
         while todo:
             name = todo.pop(0)
@@ -213,6 +212,15 @@ class TargetIndex:
                         # ``self.x = f``: the calls of ``self.x(...)`` call it too.
                         todo.append(call.stored)
         return self._callers.get(node, [])
+
+    def built_by_cls(self, method: str, cls: str) -> bool:
+        """Whether class method ``method`` builds ``cls`` through ``cls(...)``."""
+        if "cls" not in self._resolved:
+            self._resolved.add("cls")
+            for f, calls in self._calls_by_name.get("cls", ()):
+                for raw in calls:
+                    self._add_call(f.module, f, Call._make(raw))
+        return (method, cls) in self._built_by_cls
 
     def calls_named(self, name: str) -> list[tuple[FileFacts, list[Any]]]:
         """Every file's calls filed under ``name`` (plain lists: ``Call._make`` reads one)."""
@@ -694,7 +702,7 @@ class TargetIndex:
             and (parts[0] == "cls" if len(parts) == 2 else parts[-2][:1].isupper())
         )
         if parts == ["cls"]:
-            self.built_by_cls.update((caller, target) for target in targets)
+            self._built_by_cls.update((caller, target) for target in targets)
         for target in targets:
             down = cls is not None and target != inherited
             passed, forwards, words = self._passes(f, target, call, parts)
