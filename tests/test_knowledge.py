@@ -232,6 +232,18 @@ class ServerArgs:
     graph_config: A[Optional[str], Arg(help="Graph config.")] = None
     mesh_config: A[Optional[str], Arg(help="Mesh config.")] = None
 
+    def __post_init__(self):
+        self._fill()
+        self._resolve_graph_config()
+        self._resolve_mesh_config()
+        if self.legacy_path is not None:
+            self._resolve_legacy_path()
+
+    def _resolve_legacy_path(self):
+        raw = self.legacy_path
+        path = normalize(raw)
+        self.legacy_path = path
+
     def _fill(self):
         if self.draft_steps is None:
             self.draft_steps = 3
@@ -258,7 +270,7 @@ def add_legacy(parser):
     # None means "off" for these; a resolvable flag's None means "pick one", a filled one is set
     # anyway, and a switch or a flag with a real default is never "left out".
     # ``graph_config`` is replaced by what the launch builds on every launch; ``mesh_config`` only
-    # when given.
+    # when given, and ``legacy_path`` only by a method called when it is given.
     assert optional == {"draft_algorithm", "legacy_path", "mesh_config"}
 
 

@@ -306,8 +306,21 @@ def filled_when_unset(tree: ast.Module) -> set[str]:
     """Attributes the module sets when they are unset: ``if x.dest is None: x.dest = ...``, and
     those a method resolves in place on every launch (:func:`_resolved_in_place`)."""
     out: set[str] = set()
+    # A method every run of its caller runs: called as a whole statement of a method's body, not
+    # under a test of its own (``if self.x is not None: self._resolve_x()`` fills only when given).
+    always = {
+        stmt.value.func.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef)
+        for stmt in node.body
+        if isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Call)
+        and isinstance(stmt.value.func, ast.Attribute)
+        and isinstance(stmt.value.func.value, ast.Name)
+        and stmt.value.func.value.id == "self"
+    }
     for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef):
+        if isinstance(node, ast.FunctionDef) and node.name in always:
             out |= _resolved_in_place(node)
         if not isinstance(node, ast.If):
             continue
