@@ -56,10 +56,15 @@ def test_a_group_size_is_the_flag_that_sizes_the_group() -> None:
     whole = got["WholeModel.__init__"]
     assert "Cause: a launch flag (`--pp-size`)" in whole.documentation, whole.documentation
     assert "--pp-size 1" in _after(whole) and "checkpoint" not in " ".join(whole.solutions)
-    # The attention part of the tensor-parallel group, by its group or a size named after it.
-    for qualname in ("attn_split", "KVSplit.__init__"):
+    # The attention part of the tensor-parallel group, by its group or a size named after it, also
+    # where a literal fallback stands in when no group is set up.
+    for qualname in ("attn_split", "KVSplit.__init__", "StreamConfig.cache_params"):
         assert "`--tp-size`" in got[qualname].documentation, qualname
         assert got[qualname].errorType == "configuration"
+    # Under a switch, another size is a way out beside leaving the switch off.
+    batch = got["StreamConfig.batch_params"]
+    assert batch.solutions[0].startswith("Change `--tp-size`"), batch.solutions
+    assert any(s.startswith("Or launch without `--enable-batch-encode`") for s in batch.solutions)
 
 
 def test_a_share_of_a_layer_split_over_the_ranks_is_fixed_by_fewer_ranks() -> None:

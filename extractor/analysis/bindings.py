@@ -103,6 +103,32 @@ def _exclusive_statements(site: RawSite) -> set[int]:
     return out
 
 
+# Where each statement of a scope's ``except`` handlers sits: its ``try`` statement, kept on the
+# scope node (every name a guard reads asks).
+_HANDLED = "_sge_handled"
+
+
+def _tried_first(scope: ScopeNode, stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """``try: x = get_size()`` / ``except E: x = 1``: when the last assignment is a handler's
+    fallback, the one in the ``try`` body (the value when nothing failed) can reach the read too."""
+    handled: dict[int, ast.Try | ast.TryStar] | None = getattr(scope, _HANDLED, None)
+    if handled is None:
+        handled = {
+            id(s): node
+            for node in walk_nodes(scope)
+            if isinstance(node, ast.Try | ast.TryStar)
+            for h in node.handlers
+            for t in h.body
+            for s in statements_in(t)
+        }
+        setattr(scope, _HANDLED, handled)
+    found = handled.get(id(stmts[-1]))
+    if found is None:
+        return []
+    tried = {id(s) for t in found.body for s in statements_in(t)}
+    return [s for s in stmts[-2::-1] if id(s) in tried][:1]
+
+
 def local_bindings(site: RawSite, atoms: list[GuardAtom]) -> list[LocalBinding]:
     """For each local name the guard reads, the last assignment that can run before it is read.
 
@@ -131,6 +157,7 @@ def local_bindings(site: RawSite, atoms: list[GuardAtom]) -> list[LocalBinding]:
             run = [stmts[-1]]
             while isinstance(run[-1], ast.AugAssign) and len(run) < len(stmts):
                 run.append(stmts[-1 - len(run)])
+            run.extend(_tried_first(site.scope, stmts))
             for stmt in run:
                 if id(stmt) in chosen:
                     continue

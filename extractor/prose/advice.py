@@ -504,8 +504,13 @@ def advise(
                 and _is_switch(knowledge, site, named[0])
                 and _speaks_against(msg, named[0])
             )
+            # A model dimension split over the ranks (``hidden_size % tp_size``): another size is a
+            # way out as good as dropping the feature that splits it.
+            divided = named[0].startswith("--") and any(
+                "%" in v.simple and any(f.flag == named[0] for f in v.reads.flags) for v in roles.deciding
+            )
             if cause.rule not in ("argv-flag", "model-dtype") and not (
-                advice or workaround or unset or against
+                advice or (workaround and not divided) or unset or against
             ):
                 split = _attention_split(named, site, knowledge)
                 # A parallel size set against the model's config (``tp_size > n_routed_experts``):

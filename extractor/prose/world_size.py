@@ -81,8 +81,11 @@ def group_of(node: ast.expr, ctx: ReadContext | None = None, depth: int = 0) -> 
         return None
     if isinstance(node, ast.Name) and ctx is not None and depth < BINDING_DEPTH:
         values = ctx.bindings.get(node.id, ())
-        if len(values) == 1:
-            return group_of(values[0], ctx, depth + 1)
+        # ``try: tp = get_parallel().attn_tp_size`` / ``except ...: tp = 1``: a literal fallback
+        # is no split of its own; the size is the group's wherever one is read.
+        read = [v for v in values if not _number(v)]
+        if len(read) == 1:
+            return group_of(read[0], ctx, depth + 1)
         if values:
             return None
     if ctx is None:
@@ -92,6 +95,14 @@ def group_of(node: ast.expr, ctx: ReadContext | None = None, depth: int = 0) -> 
     name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
     m = _SIZE_NAME_RE.match(name)
     return m.group(1) if m else None
+
+
+def _number(node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, int | float)
+        and not isinstance(node.value, bool)
+    )
 
 
 def flag_for_group(group: str, flags: Mapping[str, FlagInfo]) -> FlagInfo | None:
