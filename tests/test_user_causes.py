@@ -1098,7 +1098,7 @@ def pick_sampler(request):
 
 def test_a_check_of_the_gpus_compute_capability_against_a_minimum_asks_for_a_newer_gpu() -> None:
     got = _prose("capability_checks.py", "python/sglang/srt/layers/quantization/packed.py")
-    for scope in ("PackedConfig.pick_scheme", "tiled_kernel"):
+    for scope in ("PackedConfig.pick_scheme", "tiled_kernel", "legacy_fallback"):
         prose = got[scope]
         assert "Cause: the hardware or platform (`GPU compute capability`)" in prose.documentation, scope
         assert prose.solutions[0].startswith("Run on a newer GPU"), prose.solutions

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from extractor.analysis.config_read import config_read
 from extractor.analysis.facts import Site
-from extractor.analysis.walk import key_read, read_path
+from extractor.analysis.walk import called_name, key_read, read_path
 from extractor.prose.constraints import (
     REQUEST_WORD_RE,
     AtomView,
@@ -499,7 +499,7 @@ _DEST_WORD_RE = re.compile(
 
 
 def _hardware(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | None:
-    if any(v.hardware for v in roles.deciding):
+    if any(v.hardware for v in roles.deciding) and capability_minimum(site, roles) is None:
         words = hardware_words(" ".join(v.text for v in roles.deciding))
         return tuple(words or ["GPU"])
     # ``ok = self._check_scheme_supported(Scheme.get_min_capability(), error=False)``, then ``if
@@ -576,9 +576,18 @@ def capability_minimum(site: Site, roles: Roles) -> str | None:
     # ``major, minor = torch.cuda.get_device_capability()``, then ``if major < 10: raise``: only
     # a test that the capability is below a bound (none that it is above one, which a newer GPU
     # would fail) asks for a newer GPU.
-    if measured and all(_below(v.expr, measured) for v in roles.deciding if v.expr is not None):
+    # ``torch.cuda.get_device_capability()[0] < 8`` in the test itself measures it too.
+    inline = any(_measures(n, set()) for v in roles.deciding if v.expr is not None for n in ast.walk(v.expr))
+    if (measured or inline) and all(_below(v.expr, measured) for v in roles.deciding if v.expr is not None):
         return ""
     return None
+
+
+def _measures(node: ast.AST, names: set[str]) -> bool:
+    """A local holding the GPU's compute capability, or a call that reads it."""
+    if isinstance(node, ast.Name):
+        return node.id in names
+    return isinstance(node, ast.Call) and called_name(node) == "get_device_capability"
 
 
 def _below(expr: ast.expr, names: set[str]) -> bool:
@@ -591,8 +600,8 @@ def _below(expr: ast.expr, names: set[str]) -> bool:
             continue
         if len(node.ops) != 1:
             return False
-        left = any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node.left))
-        right = any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node.comparators[0]))
+        left = any(_measures(n, names) for n in ast.walk(node.left))
+        right = any(_measures(n, names) for n in ast.walk(node.comparators[0]))
         op = node.ops[0]
         below = isinstance(op, ast.Lt | ast.LtE) if left else isinstance(op, ast.Gt | ast.GtE)
         if left != right and below:
