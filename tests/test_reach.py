@@ -1921,6 +1921,7 @@ def test_a_value_the_callers_read_from_a_variable_selects_that_variables_value(
             import os
 
             from sglang.srt.environ import envs
+            from sglang.srt.utils import get_bool_env_var
 
 
             def decode_entry(x, impl):
@@ -1942,10 +1943,24 @@ def test_a_value_the_callers_read_from_a_variable_selects_that_variables_value(
                         raise ValueError("binding every core needs a 2-D input")
 
 
+            def layerwise_entry(x):
+                if os.environ.get("KVSTORE_ENABLE_LAYERWISE", "0") == "1":
+                    if x.ndim != 5:
+                        raise ValueError("the layerwise transfer needs a 5-D input")
+
+
+            def fused_entry(x):
+                if get_bool_env_var("KVSTORE_USE_FUSED_NORM", "true"):
+                    if x.ndim != 6:
+                        raise ValueError("the fused norm needs a 6-D input")
+
+
             def run(x):
                 decode_entry(x, impl=envs.SGLANG_DECODE_IMPL.get())
                 page_entry(x, os.getenv("SGLANG_PAGE_LAYOUT", "flat"))
                 bind_entry(x)
+                layerwise_entry(x)
+                fused_entry(x)
             """
         ).encode(),
     }
@@ -1959,6 +1974,12 @@ def test_a_value_the_callers_read_from_a_variable_selects_that_variables_value(
     bound = records["binding every core needs a 2-D input"]
     assert "SGLANG_BIND_CORES=all" not in bound.documentation + bound.triggerScenarios
     assert not any("unset `SGLANG_BIND_CORES`" in s for s in bound.solutions), bound.solutions
+    # Another package's variable named as a feature switch is the user's too.
+    layerwise = records["the layerwise transfer needs a 5-D input"]
+    assert "This code runs only with `KVSTORE_ENABLE_LAYERWISE=1`" in layerwise.documentation
+    # On unless turned off: the path needs no setting.
+    fused = records["the fused norm needs a 6-D input"]
+    assert "KVSTORE_USE_FUSED_NORM" not in fused.triggerScenarios, fused.triggerScenarios
 
 
 def test_the_sites_own_guard_on_an_attribute_filled_from_a_flag_selects_that_flag() -> None:

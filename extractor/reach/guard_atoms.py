@@ -178,7 +178,10 @@ class GuardReader:
             return self.atoms_of(node.value, local, aliases)
         env = self.env(node)
         if env is not None:
-            return [("e", env)]
+            # ``get_bool_env_var("TRTLLM_ENABLE_PDL", "1")``: true with the variable unset, so no
+            # setting is needed. (sglang's own variables are read against its registry's defaults.)
+            on = not env.startswith("SGL") and _reader_default(node).lower() in _TRUE_WORDS
+            return [] if on else [("e", env)]
         platform = self.platform(node)
         if platform is not None:
             return [("p", platform)]
@@ -316,6 +319,9 @@ class GuardReader:
             # ``envs.SGLANG_X.get() == "triton"``: the variable set to one of those values.
             items = right.elts if isinstance(right, ast.Tuple | ast.List | ast.Set) else [right]
             strings = [i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)]
+            if _reader_default(left) in strings:
+                # ``os.environ.get("X", "all") == "all"``: an unset variable already reads as it.
+                return []
             return [("e", env, *strings)] if strings and len(strings) == len(items) else []
         values = _literal_values(right)
         subject = self.subject(left, local)
@@ -418,3 +424,21 @@ def _isinstance_classes(node: ast.expr) -> tuple[str, ...]:
     items = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
     names = [class_name(item) for item in items]
     return tuple(sorted(set(names))) if all(names) else ()
+
+
+_TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+
+
+def _reader_default(node: ast.expr) -> str:
+    """The literal default an environment reader call gives an unset variable (``os.getenv("X",
+    "1")``, ``get_bool_env_var("X", default="true")``), as text; ``""`` when it names none."""
+    if not isinstance(node, ast.Call):
+        return ""
+    value = (
+        node.args[1]
+        if len(node.args) > 1
+        else next((k.value for k in node.keywords if k.arg == "default"), None)
+    )
+    if isinstance(value, ast.Constant) and isinstance(value.value, str | int | bool):
+        return str(value.value)
+    return ""

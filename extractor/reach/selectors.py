@@ -89,6 +89,8 @@ _REGISTRY_NOISE = re.compile(
 )
 _KILL_SWITCH = re.compile(r"(?:^|_)(?:DISABLE|SKIP|NO|BYPASS|AVOID)(?:_|$)")
 """A boolean variable named for turning something off."""
+_FEATURE_SWITCH = re.compile(r"(?:^|_)(?:ENABLE|USE|DISABLE)(?:_|$)")
+"""A variable named for switching a feature on or off."""
 _UNSET_WORDS = frozenset({"none", "null", "disabled", "off", "auto", "default", "unset"})
 _TOO_GENERIC = frozenset({"name", "type", "mode", "backend", "method", "format", "device", "dtype"})
 
@@ -133,7 +135,10 @@ def atom_selector(atom: Atom, flags: Mapping[str, FlagInfo], knowledge: Knowledg
         return ("flag", info.flag, (key,))
     if kind == "e":
         name = atom[1]
-        if not (name in knowledge.env_vars or name.startswith("SGLANG_")):
+        # Any other package's variable counts when its name says it switches a feature
+        # (``ASCEND_USE_FIA``, ``FLEXKV_ENABLE_LAYERWISE_TRANSFER``): one a user sets, not one a
+        # launcher or the machine does (``RANK``, ``CUDA_VISIBLE_DEVICES``).
+        if not (name in knowledge.env_vars or name.startswith("SGLANG_") or _FEATURE_SWITCH.search(name)):
             return None
         wanted = tuple(atom[2:])
         env = knowledge.env_of(name)
