@@ -1107,3 +1107,15 @@ def test_a_check_of_the_gpus_compute_capability_against_a_minimum_asks_for_a_new
     assert "(`PackedW4Scheme.get_min_capability()`)" in got["PackedConfig.pick_scheme"].solutions[0]
     # Above the range fails too: no newer GPU is promised.
     assert not any("newer GPU" in s for s in got["windowed_kernel"].solutions)
+
+
+def test_a_setting_whose_text_does_not_parse_is_fixed_by_a_valid_value_not_by_the_parsers_error() -> None:
+    got = _prose("parsed_settings.py", "python/sglang/srt/store/settings.py")
+    store = got["store_settings"]
+    assert "Cause: the value given with `--store-extra-config` does not parse as JSON" in store.documentation
+    assert store.solutions[0].startswith("Give `--store-extra-config` a valid JSON value"), store.solutions
+    assert '--store-extra-config \'{"key": "value"}\'' in _after(store)
+    # Text the code got elsewhere (a peer's reply) is no setting: the error underneath says more.
+    reply = got["reply_port"]
+    assert "does not parse" not in reply.documentation
+    assert reply.solutions[0].startswith("Fix the error this one hands on")

@@ -21,7 +21,7 @@ from extractor.analysis.docstrings import CallIndex, class_doc, function_doc, pa
 from extractor.analysis.facts import Message, Placeholder, Raised, Site
 from extractor.analysis.handling import site_handling
 from extractor.analysis.http_status import error_response
-from extractor.analysis.library_calls import library_calls
+from extractor.analysis.library_calls import library_calls, parsed_values
 from extractor.analysis.messages.exception_str import assert_message
 from extractor.analysis.messages.expressions import MessageContext, expr_parts
 from extractor.analysis.messages.parts import Part
@@ -124,6 +124,7 @@ def site_of(resolver: Resolver, raw: RawSite, calls: CallIndex | None = None) ->
         loop_over=_loop_over(loop),
         validates=_validated_fields(raw.scope),
         library_calls=library_calls(raw, resolver.own_imports()) if passed is not None else (),
+        parsed=parsed_values(raw) if passed is not None else (),
         message_constants=_imported_texts(resolver, raised.message),
         config_attrs=_config_attrs(resolver, raw),
     )

@@ -230,3 +230,6 @@ class Site:
     library_calls: tuple[str, ...] = ()
     """For a raise that hands on its caught error, the functions of other packages its ``try``
     block calls (``simm.kv.register_mr``): :mod:`extractor.analysis.library_calls`."""
+    parsed: tuple[tuple[str, ast.expr], ...] = ()
+    """For a raise that hands on its caught error, the texts its ``try`` block parses, as ``(format,
+    argument)`` (``("JSON", server_args.extra_config)``): :func:`extractor.analysis.library_calls.parsed_values`."""

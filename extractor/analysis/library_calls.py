@@ -20,7 +20,7 @@ from extractor.analysis.imports import Imported
 from extractor.analysis.sites import RawSite
 from extractor.analysis.walk import dotted_name
 
-__all__ = ["library_calls"]
+__all__ = ["library_calls", "parsed_values"]
 
 # Packages whose failures are about what sglang hands them, not about the package.
 _FOUNDATIONS = frozenset({"sglang", "sgl_kernel", "torch", "numpy", "triton", "typing_extensions"})
@@ -55,6 +55,35 @@ def library_calls(raw: RawSite, imports: Mapping[str, Imported]) -> tuple[str, .
         if len(out) == _MAX_CALLS:
             break
     return tuple(out)
+
+
+# Parsers of text, by the name a call spells them with, and the format each reads.
+_PARSERS = {
+    "json.loads": "JSON",
+    "json.load": "JSON",
+    "yaml.safe_load": "YAML",
+    "yaml.load": "YAML",
+    "tomllib.loads": "TOML",
+    "ast.literal_eval": "Python literal",
+    "literal_eval": "Python literal",
+    "int": "integer",
+    "float": "number",
+}
+
+
+def parsed_values(raw: RawSite) -> tuple[tuple[str, ast.expr], ...]:
+    """``(format, argument)`` of each parse of a text (``json.loads(x)``, ``int(x)``) that the ``try``
+    block around the site's handler makes: what the caught error may be about."""
+    tried = _tried(raw)
+    if tried is None:
+        return ()
+    out: list[tuple[str, ast.expr]] = []
+    for node in _own_nodes(tried.body):
+        if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+            fmt = _PARSERS.get(dotted_name(node.func) or "")
+            if fmt is not None:
+                out.append((fmt, node.args[0]))
+    return tuple(out[:_MAX_CALLS])
 
 
 def _tried(raw: RawSite) -> ast.Try | ast.TryStar | None:

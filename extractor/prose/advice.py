@@ -944,7 +944,7 @@ def advise(
         sols.extend(advice)
         sols.extend(passed_on.solutions(passed))
         sols.extend(workaround)
-        fix = passed_on.example_fix(passed, call_of(site))
+        fix = passed_on.example_fix(passed, call_of(site), launcher(site, knowledge))
     elif kind == "resource" and cause.rule == "timeout":
         sols.extend(advice)
         sols.extend(_waiting_solutions(cause))

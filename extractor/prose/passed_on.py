@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from extractor.analysis.facts import Placeholder, Site
 from extractor.prose.cause import Cause, message_flags
-from extractor.prose.reads import ReadContext, flag_of_node
+from extractor.prose.reads import ReadContext, env_of_node, flag_of_node
 
 __all__ = [
     "PASSED_ON_RULE",
@@ -95,6 +95,10 @@ class PassedOn:
     library: tuple[str, ...] = ()
     """The functions of other packages the ``try`` block calls (``simm.kv.register_mr``), when the
     caught class says no more than that something failed: that package is what failed."""
+    value: tuple[str, ...] = ()
+    """``(setting, format)`` when the ``try`` block parses what a flag or variable gives
+    (``json.loads(server_args.extra_config)``) and the caught class is a parse error: the value
+    given is not valid in that format."""
 
 
 def passed_on_of(site: Site, ctx: ReadContext | None = None) -> PassedOn | None:
@@ -134,12 +138,39 @@ def passed_on_of(site: Site, ctx: ReadContext | None = None) -> PassedOn | None:
             # missing name) is that package's install or version; a data error it raises
             # (``JSONDecodeError``) is about what it was handed, and its own text says so.
             category, library = "library", site.library_calls
+    value = _parsed_setting(site, types, ctx) if ctx is not None else None
+    if value is not None:
+        category = "value"
     if not in_message and category == "error" and site.message is not None and site.message.template.strip():
         # ``except KeyError as e: raise ValueError(f"unknown role {role}") from e``: the message says
         # what is wrong in its own words, and the lookup error chained under it adds nothing.
         return None
     text = "".join(lead).strip() if in_message else ""
-    return PassedOn(category, types, text, in_message, tuple(dict.fromkeys(flags)), library=library)
+    return PassedOn(
+        category, types, text, in_message, tuple(dict.fromkeys(flags)), library=library, value=value or ()
+    )
+
+
+# What a parser raises on text it cannot read.
+_PARSE_ERROR_RE = re.compile(
+    r"(?:^|\.)(?:JSONDecodeError|ValueError|YAMLError|ScannerError|ParserError|TOMLDecodeError|SyntaxError)$"
+)
+
+
+def _parsed_setting(site: Site, types: Sequence[str], ctx: ReadContext) -> tuple[str, ...] | None:
+    """``(setting, format)`` of the flag or variable whose text the ``try`` block parses, when every
+    caught class is a parse error."""
+    if not types or not all(_PARSE_ERROR_RE.search(t) for t in types):
+        return None
+    for fmt, arg in site.parsed:
+        for node in ast.walk(arg):
+            info = flag_of_node(node, ctx)
+            if info is not None:
+                return info.flag, fmt
+            env = env_of_node(node, ctx)
+            if env is not None:
+                return env, fmt
+    return None
 
 
 def passed_on_from(site: Site, cause: Cause) -> PassedOn | None:
@@ -147,11 +178,13 @@ def passed_on_from(site: Site, cause: Cause) -> PassedOn | None:
     passed = passed_on_of(site)
     if passed is None or cause.rule != PASSED_ON_RULE:
         return None
+    value = (cause.names[1], cause.names[2]) if cause.names[:1] == ("value",) and len(cause.names) > 2 else ()
+    category = "value" if value else passed.category
     named = set(message_flags(site))
-    flags = tuple(n for n in cause.names if n.startswith("--") and n not in named)
+    flags = tuple(n for n in cause.names[1 + len(value) :] if n.startswith("--") and n not in named)
     suggested = tuple(n for n in cause.names if n in named)
     return PassedOn(
-        passed.category, passed.types, passed.lead, passed.in_message, flags, suggested, passed.library
+        category, passed.types, passed.lead, passed.in_message, flags, suggested, passed.library, value
     )
 
 
@@ -162,7 +195,10 @@ def passed_on_cause(site: Site, ctx: ReadContext) -> Cause | None:
     if passed is None:
         return None
     named = tuple(f for f in message_flags(site) if f not in passed.flags)
-    return Cause("passed-on", (passed.category, *passed.flags, *named, *passed.types), PASSED_ON_RULE)
+    # A parse of a setting's text names the setting and the format right after the category.
+    return Cause(
+        "passed-on", (passed.category, *passed.value, *passed.flags, *named, *passed.types), PASSED_ON_RULE
+    )
 
 
 _CATEGORY_WORDS = {
@@ -199,6 +235,9 @@ def _package(call: str) -> str:
 
 
 def _what_failed(passed: PassedOn) -> str:
+    if passed.category == "value" and passed.value:
+        setting, fmt = passed.value
+        return f"the text given with `{setting}` is not valid {fmt}"
     if passed.category == "library" and passed.library:
         calls = " or ".join(f"`{c}`" for c in passed.library)
         return (
@@ -220,7 +259,23 @@ def _shown(passed: PassedOn) -> str:
     return 'the traceback prints it first, above "The above exception was the direct cause of the following exception"'
 
 
+# An example of each format that parses, as it is typed on a command line.
+_SAMPLES = {"JSON": """'{"key": "value"}'""", "YAML": "'key: value'", "TOML": """'key = "value"'"""}
+
+
+def _is_flag(setting: str) -> bool:
+    return setting.startswith("-")
+
+
 def cause_sentence(passed: PassedOn) -> str:
+    if passed.category == "value" and passed.value:
+        setting, fmt = passed.value[0], passed.value[1]
+        who = f"`{setting}`" if _is_flag(setting) else f"the environment variable `{setting}`"
+        return (
+            f"Cause: the value given with {who} does not parse as {fmt}: the `try` block above reads it "
+            f"with a {fmt} parser, and this raise hands on the parser's {_types(passed)} ({_shown(passed)}, "
+            "with the line and column where the text stops being valid)."
+        )
     said = (
         f"Cause: the {_types(passed)} that the `try` block above raised, which this raise hands on "
         f"({_shown(passed)}): {_what_failed(passed)}. That error, not this check, says what to fix."
@@ -238,6 +293,15 @@ def trigger(passed: PassedOn, where: str, error_class: str) -> str:
 
 
 def solutions(passed: PassedOn) -> list[str]:
+    if passed.category == "value" and passed.value:
+        setting, fmt = passed.value[0], passed.value[1]
+        sample = _SAMPLES.get(fmt)
+        eg = f", e.g. `{setting} {sample}`" if sample and _is_flag(setting) else ""
+        quote = " (quote it in the shell, so its quotes and braces reach sglang)" if fmt in _SAMPLES else ""
+        return [
+            f"Give `{setting}` a valid {fmt} value{quote}{eg}: the parser's message above says where the "
+            "text stops being valid"
+        ]
     kind = _network_kind(passed)
     sols = [
         f"Fix the error this one hands on: {_shown(passed)}. "
@@ -284,7 +348,11 @@ def solutions(passed: PassedOn) -> list[str]:
     return sols
 
 
-def example_fix(passed: PassedOn, call: str) -> str:
+def example_fix(passed: PassedOn, call: str, launch: str = "") -> str:
+    if passed.category == "value" and passed.value and _is_flag(passed.value[0]) and launch:
+        setting, fmt = passed.value[0], passed.value[1]
+        good = _SAMPLES.get(fmt, "<a valid value>")
+        return f"# before\n{launch} {setting} '<text that is not valid {fmt}>'\n# after\n{launch} {setting} {good}"
     seen = (
         f'"{passed.lead} <the error underneath>"'
         if passed.in_message and passed.lead
