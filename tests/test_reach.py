@@ -4919,3 +4919,34 @@ def test_a_value_test_of_a_flag_no_registry_lists_offers_another_declared_choice
     assert any("use another one, e.g. `--moe-runner-backend auto`" in s for s in record.solutions), (
         record.solutions
     )
+
+
+def test_a_case_the_raising_class_leaves_out_names_the_value_the_class_is_named_after() -> None:
+    # ``MxfpPool`` (the pool ``--kv-dtype mxfp`` builds) has no buffers to hand to a transfer: the KV
+    # dtype lacks the case, though the disaggregation mode also leads here.
+    partial = {
+        "id": "MxfpPool.get_buffers\x1fraise\x00" + "0",
+        "filePath": "python/sglang/srt/mem_cache/pool.py",
+        "errorType": "not-implemented",
+        "errorMessage": "KV transfer is unsupported for the mxfp KV cache",
+        "documentation": f"Raised for a transfer. {INTERNAL_CAUSE}",
+        "triggerScenarios": "A transfer.",
+        "tags": ["mem-cache"],
+        "solutions": [f"{INTERNAL_CHECK}`MxfpPool.get_buffers`: report it"],
+        "exampleFix": "# before: get_buffers(...)\npython3 -m sglang.check_env",
+    }
+    reach = (
+        frozenset({("flag", "--disagg-mode", ("decode", "prefill")), ("flag", "--kv-dtype", ("mxfp",))}),
+    )
+    choices = {"--disagg-mode": ("null", "decode", "prefill"), "--kv-dtype": ("auto", "fp8", "mxfp")}
+    out = with_reach(partial, reach, choices)
+    assert (
+        "Cause: the launch selected `--kv-dtype mxfp`, which does not implement this case"
+        in out["documentation"]
+    )
+    assert "--kv-dtype mxfp" in out["exampleFix"].split("# after")[0]
+    # A message that names what lacks the case ("not supported by the decode side") says so first.
+    told = with_reach(
+        {**partial, "errorMessage": "mxfp pools are not supported by the decode side"}, reach, choices
+    )
+    assert "Cause: the launch selected `--disagg-mode decode / prefill`" in told["documentation"]

@@ -744,12 +744,42 @@ def with_reach(
     if valued:
         # The case a flag value leaves out: the value whose folder holds the code (``nixl`` of
         # ``disaggregation/nixl/conn.py``) before a broader one that also leads here, else the first.
+        # Else the value the raising class is named after (``mxfp8`` of ``MHATokenToKVPoolMXFP8``,
+        # raising when asked for disaggregation): that class is what lacks the case.
+        # A message that names who lacks it ("not supported by Marlin") says so first.
         folders = set(str(partial.get("filePath", "")).split("/")[:-1])
-        pick = next((i for i, (_, values, _) in enumerate(valued) if folders & set(values)), 0)
+        owner = _word(_qualname(partial).rpartition(".")[0])
+        by = [
+            _word(w)
+            for named in _BY_RE.findall(str(partial.get("errorMessage", "")))
+            for w in dict.fromkeys((named, named.split(" ")[0]))
+        ]
+
+        def fits(test: int, values: tuple[str, ...]) -> bool:
+            if test == 0:
+                return any(b in _word(v) for b in by for v in values)
+            if test == 1:
+                return bool(folders & set(values))
+            return any(len(w) >= 3 and w in owner for w in map(_word, values))
+
+        pick = next(
+            (i for test in range(3) for i, (_, values, _) in enumerate(valued) if fits(test, values)), 0
+        )
         flag, values, others = valued[pick]
         way = next((w for w in workarounds if f"`{flag} " in w), workarounds[0])
         out = with_unsupported(out, flag, values, others[0], way, flag in agreed)
     return out
+
+
+def _word(value: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", value.lower())
+
+
+# "is not supported by Marlin", "unsupported for MXFP8 KV cache": the words after "by" or "for"
+# name what lacks the case.
+_BY_RE = re.compile(
+    r"\b(?:supported|implemented) (?:by|for) (?:the )?([A-Za-z][\w-]{2,}(?: [A-Za-z][\w-]+)?)"
+)
 
 
 def _background_tagged(record: dict[str, Any]) -> dict[str, Any]:
