@@ -1103,6 +1103,8 @@ def test_a_check_of_the_gpus_compute_capability_against_a_minimum_asks_for_a_new
         assert "Cause: the hardware or platform (`GPU compute capability`)" in prose.documentation, scope
         assert prose.solutions[0].startswith("Run on a newer GPU"), prose.solutions
         assert "on a newer GPU" in _after(prose)
+    # The message's own minimum is named where the code names none.
+    assert "(sm75)" in got["legacy_fallback"].solutions[0], got["legacy_fallback"].solutions
     # The scheme's own minimum is named; a bare ``major < 9`` names none.
     assert "(`PackedW4Scheme.get_min_capability()`)" in got["PackedConfig.pick_scheme"].solutions[0]
     # Above the range fails too: no newer GPU is promised.

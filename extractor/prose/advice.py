@@ -729,7 +729,9 @@ def advise(
         )
     elif kind == "hardware" and cause.names == (CAPABILITY,):
         minimum = capability_minimum(site, roles)
-        least = f" (`{minimum}`)" if minimum else ""
+        # "SGLang only supports sm75 and above": the message's own number, when the code names none.
+        sm = _SM_RE.search(msg) if not minimum else None
+        least = f" (`{minimum}`)" if minimum else f" (sm{sm.group(1)})" if sm else ""
         sols[:0] = [
             *advice,
             f"Run on a newer GPU: {where} needs a compute capability at least the minimum it checks for"
@@ -1215,6 +1217,9 @@ def _parsed_parts(cause: Cause, site: Site) -> tuple[str, list[str]]:
     keys = [n for n in cause.names if n not in params]
     given = [n for n in cause.names if n in params]
     return ", ".join(f"`{k}`" for k in keys[:4]), given
+
+
+_SM_RE = re.compile(r"\bsm_?(\d{2,3}[a-z]?)\b", re.I)
 
 
 def _cause_sentence(cause: Cause, site: Site, passed: passed_on.PassedOn | None) -> str:

@@ -286,8 +286,12 @@ def _ruled_out(prose: Prose, site: Site, dead: tuple[GuardAtom, GuardAtom]) -> P
     """A check its own path rules out: say so, and that what a user meets is an earlier check."""
     failing, path = dead
     if path.text.rpartition(".")[2] == "TYPE_CHECKING":
+        # The gate the path "runs only when" is the block no run enters: said once, below.
+        gate = f"`{path.text}`"
+        doc = prose.documentation.replace(f"This check runs only when {gate}. ", "")
+        doc = doc.replace(f"; {gate}", "").replace(f"{gate}; ", "")
         return _dead(
-            prose,
+            dataclasses.replace(prose, documentation=doc),
             site,
             f"This check never runs: it sits under `if {path.text}:` (line {path.line}), which is "
             "false when the program runs (only a type checker reads that block). An error with this "
