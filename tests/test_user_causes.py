@@ -1121,3 +1121,11 @@ def test_a_setting_whose_text_does_not_parse_is_fixed_by_a_valid_value_not_by_th
     reply = got["reply_port"]
     assert "does not parse" not in reply.documentation
     assert reply.solutions[0].startswith("Fix the error this one hands on")
+
+
+def test_a_flag_tested_against_a_computed_value_gets_a_fix_value_saying_what_it_must_be() -> None:
+    got = _prose("bounds.py", "python/sglang/srt/layers/bounds.py")
+    assert "--page-size <a multiple of block>" in _after(got["check_pages"])
+    assert "--tp-size <at most n_nodes>" in _after(got["check_nodes"])
+    # The count of a list flag's items is no value of the flag to give.
+    assert "at most" not in got["check_adapters"].exampleFix

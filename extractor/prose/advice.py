@@ -532,7 +532,9 @@ def advise(
                         f"Launch without `{named[0]}`: the message names it as what this case does not support"
                     )
             elif named[0].startswith("--"):
-                accepted = _against_config(named[0], roles) or "<accepted-value>"
+                accepted = (
+                    _against_config(named[0], roles) or _bound_word(named[0], roles) or "<accepted-value>"
+                )
                 fix = _command(site, knowledge, [named[0], "<current-value>"], [named[0], accepted], own)
             elif unset:
                 # The message asks for the variable gone: no value of it is the accepted one.
@@ -1467,6 +1469,49 @@ def _against_config(flag: str, roles: Roles) -> str | None:
         if keys and words is not None:
             return f"<{words} {keys[0]}>"
     return None
+
+
+def _bound_word(flag: str, roles: Roles) -> str | None:
+    """What ``flag`` must be, as a placeholder, when the one failing test orders it against a
+    value or splits by it: ``<at most n_numa_node>`` for ``tp_size > n_numa_node``, ``<a divisor
+    of hidden_size>`` for ``hidden_size % tp_size != 0``, ``<a multiple of 64>`` for ``page_size %
+    64 != 0``; None for any other test."""
+    views = [v for v in roles.deciding if any(f.flag == flag for f in v.reads.flags)]
+    if len(views) != 1 or views[0].expr is None:
+        return None
+    info = next(f for f in views[0].reads.flags if f.flag == flag)
+    test = simplify(views[0].expr)
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    op = CMP_OPS.get(type(test.ops[0]), "")
+    left, right = test.left, test.comparators[0]
+    if isinstance(left, ast.BinOp) and isinstance(left.op, ast.Mod) and op == "ne" and _zero(right):
+        # ``x % y != 0`` fails: the flag is ``y`` (a divisor of ``x``) or ``x`` (a multiple of ``y``).
+        num, den = left.left, left.right
+        if info.dest in unparse(den) and info.dest not in unparse(num) and _plain(num) and _plain(den):
+            return f"<a divisor of {unparse(num)}>"
+        if info.dest in unparse(num) and info.dest not in unparse(den) and _plain(den) and _plain(num):
+            return f"<a multiple of {unparse(den)}>"
+        return None
+    if op not in _WITHIN:
+        return None
+    if info.dest not in unparse(left):
+        op, left, right = MIRROR.get(op, op), right, left
+    # The flag's own value on one side (not ``len(self.lora_paths)``), a plain bound on the other.
+    if info.dest not in unparse(left) or info.dest in unparse(right) or not (_plain(left) and _plain(right)):
+        return None
+    return f"<{_WITHIN[op]} {unparse(right)}>"
+
+
+def _zero(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value == 0
+
+
+def _plain(node: ast.expr) -> bool:
+    """A literal, a name or an attribute chain: short enough to stand in a command line."""
+    return isinstance(node, ast.Constant | ast.Name) or (
+        isinstance(node, ast.Attribute) and len(unparse(node)) <= 40 and "(" not in unparse(node)
+    )
 
 
 def _speaks_against(msg: str, flag: str) -> bool:

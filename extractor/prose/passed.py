@@ -246,8 +246,12 @@ def with_split_config(
         f"{s}; {note}: pick a size that {pick}" if str(s).startswith("Change `") else s
         for s in out.get("solutions", [])
     ]
-    out["exampleFix"] = str(out.get("exampleFix", "")).replace("<accepted-value>", example)
+    # The config key wins over the code's own name for the dimension (``<a divisor of num_heads>``).
+    out["exampleFix"] = _SIZE_PLACEHOLDER_RE.sub(example, str(out.get("exampleFix", "")))
     return out
+
+
+_SIZE_PLACEHOLDER_RE = re.compile(r"<(?:accepted-value|a divisor of [^<>]*|a multiple of [^<>]*)>")
 
 
 def _json_keys(keys: Sequence[FlagInfo]) -> list[str]:
