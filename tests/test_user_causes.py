@@ -1129,3 +1129,18 @@ def test_a_flag_tested_against_a_computed_value_gets_a_fix_value_saying_what_it_
     assert "--tp-size <at most n_nodes>" in _after(got["check_nodes"])
     # The count of a list flag's items is no value of the flag to give.
     assert "at most" not in got["check_adapters"].exampleFix
+
+
+def test_a_flag_the_launch_fills_in_when_left_out_is_not_said_to_fail_just_by_leaving_it_out() -> None:
+    from extractor.prose.knowledge import FlagInfo
+
+    # ``if server_args.max_running is None: server_args.max_running = 48`` in a launch hook.
+    filled = FlagInfo("--max-running", "max_running", "python/sglang/srt/", optional=False)
+    assert constraint_words(Constraint("flag", "--max-running", "is-none", (), filled)) == (
+        "`--max-running` is left unset and the launch does not fill it in"
+    )
+    plain = FlagInfo("--draft-path", "draft_path", "python/sglang/srt/", optional=True)
+    assert (
+        constraint_words(Constraint("flag", "--draft-path", "is-none", (), plain))
+        == "`--draft-path` is left unset"
+    )

@@ -77,7 +77,7 @@ from extractor.prose.origins import accepted_types, config_key_of, data_param, k
 from extractor.prose.platforms import alternatives
 from extractor.prose.why import scope_name
 from extractor.prose.why import situations as situations_of
-from extractor.prose.wording import loop_end_words
+from extractor.prose.wording import filled_at_launch, loop_end_words
 from extractor.prose.world_size import split_share
 
 __all__ = [
@@ -1299,6 +1299,9 @@ def _trigger(
             # The failing launch is one that leaves the setting out (``x is None``, ``not x``).
             unset = ", ".join(f"`{n}`" for n in dict.fromkeys(c.name for c in deciding))
             head = f"Launching with `{gates}` but without {unset}" if gates else f"Launching without {unset}"
+            if any(filled_at_launch(c) for c in deciding):
+                # ``if x is None: x = 48`` in a launch hook: leaving it out is not enough everywhere.
+                head += " (where the launch does not fill it in itself)"
             return f"{head} makes {where} raise it (the check is `{cond}`)."
         return f"Launching with `{words}`{ctx} makes {where} raise it (the check is `{cond}`)."
     if cause.kind in ("flag", "env"):

@@ -57,10 +57,28 @@ def constraint_words(c: Constraint) -> str:
             else f"{who} is unset or false"
         )
     if c.op == "is-none":
-        return f"{who} is left unset"
+        return (
+            f"{who} is left unset and the launch does not fill it in"
+            if filled_at_launch(c)
+            else f"{who} is left unset"
+        )
     if c.op == "not-none":
         return f"{who} is given a value"
     return f"{who} {_OP_WORDS.get(c.op, c.op)} {fmt_values(c.values)}"
+
+
+def filled_at_launch(c: Constraint) -> bool:
+    """Whether the launch code fills flag ``c`` in when it is not given (for some setups): a valued
+    flag that the knowledge reads as set though it declares no default."""
+    info = c.info
+    return (
+        c.kind == "flag"
+        and c.op == "is-none"
+        and info is not None
+        and not info.optional
+        and not info.default
+        and not info.is_bool
+    )
 
 
 def _atom_words(v: AtomView) -> str:
