@@ -32,6 +32,17 @@ def test_the_advice_of_a_message_keeps_its_example() -> None:
     assert advice_sentences(message) == ["Use a backend that does not use them (e.g. mooncake, simm)."]
 
 
+def test_a_message_names_a_flag_whole_and_says_where_to_point_it() -> None:
+    from extractor.prose.cause import FLAG_RE
+
+    message = "Streaming needs the causal VAE. Point --component_paths.vae at its weights when streaming."
+    # ``--component_paths.vae`` is a key of an option the parser expands, not a flag ``--component``.
+    assert FLAG_RE.findall(message) == []
+    assert FLAG_RE.findall("Invalid modality in --limit-mm.Allowed ones: image") == ["--limit-mm"]
+    assert FLAG_RE.findall("set --tp-size=2, or --dp-size.") == ["--tp-size", "--dp-size"]
+    assert advice_sentences(message) == ["Point --component_paths.vae at its weights when streaming."]
+
+
 def test_a_method_of_the_config_object_is_no_key_of_it() -> None:
     assert config_read(ast.parse('getattr(config, "head_dim", 64)', mode="eval").body) == "head_dim"
     assert config_read(ast.parse("hf_config.to_dict", mode="eval").body) is None

@@ -51,7 +51,9 @@ __all__ = [
     "split_roles",
 ]
 
-FLAG_RE = re.compile(r"(?<![\w-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+# A flag the message names, whole: not the head of ``--component_paths.vae`` (a dict option the
+# parser expands) or of ``--foo-bar_baz``.
+FLAG_RE = re.compile(r"(?<![\w-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*(?![\w-])(?!\.[a-z_])")
 _DEP_MSG_RE = re.compile(
     r"pip install|not installed|is required but|please install|no module named|"
     r"requires? (the )?[\w.-]+ (package|library)|failed to import|cannot import|"

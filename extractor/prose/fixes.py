@@ -402,7 +402,7 @@ def advice_sentences(message: str) -> list[str]:
         if len(s) < 8 or ("{" in s and "}" in s and s.count("{") > 2):
             continue
         imperative = re.match(
-            r"(please |try |use |set |consider |install |upgrade |switch |disable |enable |specify |pass |add |remove |increase |reduce |lower |decrease )",
+            r"(please |try |use |set |consider |install |upgrade |switch |disable |enable |specify |pass |add |remove |increase |reduce |lower |decrease |point )",
             s,
             re.I,
         )
