@@ -411,7 +411,11 @@ def test_the_wording_states_reach_in_each_field_and_offers_another_value(reach: 
     assert "--attention-backend flex" in before and "--attention-backend" not in after
     assert with_reach(partial, (), reach.choices) == partial
     # A dead check (its record says nothing triggers it) states no way in and no way around.
-    dead = {**partial, "triggerScenarios": "None: line 9 sits under `if TYPE_CHECKING:`, which never runs."}
+    dead = {
+        **partial,
+        "triggerScenarios": "None: line 9 sits under `if TYPE_CHECKING:`, which never runs.",
+        "_dead": True,
+    }
     assert with_reach(dead, got, reach.choices) == dead
 
 

@@ -170,6 +170,7 @@ def test_a_check_under_type_checking_never_runs(sites: list[Site]) -> None:
     prose = enrich(_site(sites, "Layer.typed", 0), build_knowledge({}))
     assert "This check never runs: it sits under `if TYPE_CHECKING:` (line" in prose.documentation
     assert "runs only when `TYPE_CHECKING`" not in prose.documentation
+    assert prose.dead  # the run's reach states no way in for it
     assert prose.triggerScenarios.startswith("None:") and prose.backgroundTag == "internal-invariant"
     # Its ``else`` (``if not TYPE_CHECKING``) runs.
     assert _site(sites, "Layer.typed", 2).guard.ruled_out is None

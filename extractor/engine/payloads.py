@@ -181,7 +181,7 @@ def _utf8_safe(value: Any) -> Any:
 
 def _records(sites: list[Site], repo: str, knowledge: Knowledge, constants: dict[str, str]) -> list[Partial]:
     from extractor.prose.device import DEVICE_KEY
-    from extractor.prose.enrich import Siblings, enrich
+    from extractor.prose.enrich import DEAD_KEY, Siblings, enrich
     from extractor.prose.handled import handled_by_own_function
     from extractor.prose.passed import PASSED_KEY
 
@@ -233,6 +233,8 @@ def _records(sites: list[Site], repo: str, knowledge: Knowledge, constants: dict
             out[-1][PASSED_KEY] = prose.passed
         if prose.device is not None:
             out[-1][DEVICE_KEY] = prose.device
+        if prose.dead:
+            out[-1][DEAD_KEY] = True
     return out
 
 

@@ -73,6 +73,13 @@ class Prose:
     device: dict[str, Any] | None = None
     """The internal wording of a tensor device check, for a path the run finds runs only on that
     device (:mod:`.device`); not a record field."""
+    dead: bool = False
+    """A check that cannot fail as the code stands (:func:`_dead`): no way in leads to its error;
+    not a record field (the partial record carries it as :data:`DEAD_KEY`)."""
+
+
+DEAD_KEY = "_dead"
+"""The partial record's key for a dead check (dropped before the record is built)."""
 
 
 @dataclass(frozen=True)
@@ -337,6 +344,7 @@ def _dead(prose: Prose, site: Site, why: str, *, triggerScenarios: str, commonSi
         "# after: find out which sglang version runs\npython3 -m sglang.check_env",
         # Nothing a caller passes can trip it either: no restatement through the callers.
         passed=None,
+        dead=True,
     )
 
 

@@ -21,6 +21,7 @@ import orjson
 from extractor.prose.device import DEVICE_KEY, with_device
 from extractor.prose.direct import DIRECT, argument_words, direct_arguments, direct_entry, with_direct
 from extractor.prose.drafts import draft_only, with_drafts
+from extractor.prose.enrich import DEAD_KEY
 from extractor.prose.knowledge import FlagInfo, Knowledge, is_knowledge_path
 from extractor.prose.model_set import ModelSets, Rewritten, with_model_set, with_rewritten
 from extractor.prose.passed import (
@@ -714,7 +715,7 @@ def with_reach(
     ``wording`` is ``_wording(reach, choices, switches, agreed, optional)`` when the caller already
     has it; ``declared`` the choices the server args declare for each flag, which a flag that only
     has to be given is written with when no registry lists its values."""
-    if str(partial["triggerScenarios"]).startswith("None"):
+    if partial.get(DEAD_KEY):
         # A dead check (its path rules it out, or it never runs): no way in leads to it.
         return dict(partial)
     said = wording if wording is not None else _wording(reach, choices, switches, agreed, optional, forced)
