@@ -29,7 +29,7 @@ from extractor.analysis.walk import called_name, getattr_read, last_name, own_st
 from extractor.prose.knowledge import FlagInfo, Knowledge
 from extractor.prose.world_size import flag_for_group, group_of
 from extractor.reach.facts import LITERAL, Call, FileFacts
-from extractor.reach.guard_atoms import ACCESSOR, ENV_READERS
+from extractor.reach.guard_atoms import ACCESSOR, ENV_READERS, reader_default
 from extractor.reach.target_index import TargetIndex
 
 __all__ = [
@@ -100,21 +100,9 @@ def _env_read(node: ast.expr) -> str | None:
 
 def _env_default(node: ast.expr) -> str | None:
     """The literal default an environment read gives (``os.getenv("X", "1")``,
-    ``get_int_env_var("X", 128)``), as text; None when it names none or it is no literal."""
-    if not isinstance(node, ast.Call):
-        return None
-    value = (
-        node.args[1]
-        if len(node.args) > 1
-        else next((k.value for k in node.keywords if k.arg == "default"), None)
-    )
-    if (
-        isinstance(value, ast.Constant)
-        and isinstance(value.value, str | int | float)
-        and not isinstance(value.value, bool)
-    ):
-        return str(value.value)
-    return None
+    ``get_int_env_var("X", 128)``), as text; None when it names none, it is no literal or a bool."""
+    value = reader_default(node)
+    return None if value is None or isinstance(value, bool) else str(value)
 
 
 CONFIG_SOURCE = "config"

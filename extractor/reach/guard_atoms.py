@@ -24,6 +24,7 @@ __all__ = [
     "GuardReader",
     "class_flag_name",
     "platform_word",
+    "reader_default",
     "typed_params",
 ]
 
@@ -429,16 +430,23 @@ def _isinstance_classes(node: ast.expr) -> tuple[str, ...]:
 _TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 
 
-def _reader_default(node: ast.expr) -> str:
+def reader_default(node: ast.expr) -> str | int | float | bool | None:
     """The literal default an environment reader call gives an unset variable (``os.getenv("X",
-    "1")``, ``get_bool_env_var("X", default="true")``), as text; ``""`` when it names none."""
+    "1")``, ``get_int_env_var("X", 128)``, ``get_bool_env_var("X", default="true")``); None when
+    it names none or it is no literal."""
     if not isinstance(node, ast.Call):
-        return ""
+        return None
     value = (
         node.args[1]
         if len(node.args) > 1
         else next((k.value for k in node.keywords if k.arg == "default"), None)
     )
-    if isinstance(value, ast.Constant) and isinstance(value.value, str | int | bool):
-        return str(value.value)
-    return ""
+    if isinstance(value, ast.Constant) and isinstance(value.value, str | int | float):
+        return value.value
+    return None
+
+
+def _reader_default(node: ast.expr) -> str:
+    """:func:`reader_default` as text, ``""`` when there is none."""
+    value = reader_default(node)
+    return "" if value is None else str(value)
