@@ -235,6 +235,19 @@ def getattr_read(node: ast.AST) -> ast.Attribute | None:
     return None
 
 
+def none_test(node: ast.AST) -> tuple[ast.expr, bool] | None:
+    """``(x, False)`` for ``x is None``, ``(x, True)`` for ``x is not None``; None for any other node."""
+    if (
+        isinstance(node, ast.Compare)
+        and len(node.ops) == 1
+        and isinstance(node.ops[0], ast.Is | ast.IsNot)
+        and isinstance(node.comparators[0], ast.Constant)
+        and node.comparators[0].value is None
+    ):
+        return node.left, isinstance(node.ops[0], ast.IsNot)
+    return None
+
+
 def read_path(node: ast.AST) -> tuple[str | None, list[str]]:
     """The root name of a read (None when it is not a plain name) and the attributes it goes
     through, a ``getattr`` of a literal key counting as one: ``config.text_config.hidden_size`` and

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from extractor.analysis.config_read import config_read
 from extractor.analysis.facts import Site
-from extractor.analysis.walk import called_name, key_read, read_path
+from extractor.analysis.walk import called_name, key_read, none_test, read_path
 from extractor.prose.constraints import (
     REQUEST_WORD_RE,
     AtomView,
@@ -538,14 +538,9 @@ def _absent_key(expr: ast.expr) -> str | None:
             root, parts = read_path(call.args[0])
             return _below_config([root, *parts, call.args[1].value]) if root is not None else None
         return None
-    if (
-        isinstance(expr, ast.Compare)
-        and len(expr.ops) == 1
-        and isinstance(expr.ops[0], ast.Is)
-        and isinstance(expr.comparators[0], ast.Constant)
-        and expr.comparators[0].value is None
-    ):
-        root, parts = read_path(expr.left)
+    tested = none_test(expr)
+    if tested is not None and not tested[1]:
+        root, parts = read_path(tested[0])
         if root is not None and parts:
             return _below_config([root, *parts])
     return None

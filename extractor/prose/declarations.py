@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from extractor.analysis.walk import last_name
+from extractor.analysis.walk import last_name, none_test
 from extractor.prose.argv import argv_flags
 from extractor.prose.config_fields import config_attributes, config_fields
 from extractor.prose.imports import guarded_imports
@@ -243,15 +243,10 @@ def _is_none(value: ast.expr | None) -> bool:
 
 def unset_subject(test: ast.expr) -> ast.Attribute | None:
     """``x.dest`` of a test ``x.dest is None``: the code asks whether a setting was left unset."""
-    if (
-        isinstance(test, ast.Compare)
-        and len(test.ops) == 1
-        and isinstance(test.ops[0], ast.Is)
-        and _is_none(test.comparators[0])
-        and isinstance(test.left, ast.Attribute)
-    ):
-        return test.left
-    return None
+    tested = none_test(test)
+    return (
+        tested[0] if tested is not None and not tested[1] and isinstance(tested[0], ast.Attribute) else None
+    )
 
 
 def _is_bool_type(t: ast.expr) -> bool:

@@ -16,7 +16,15 @@ import re
 from collections.abc import Iterable, Sequence
 
 from extractor.analysis.flow import direct_binds
-from extractor.analysis.walk import NEW_SCOPE, called_name, child_blocks, heads, last_name, own_statements
+from extractor.analysis.walk import (
+    NEW_SCOPE,
+    called_name,
+    child_blocks,
+    heads,
+    last_name,
+    none_test,
+    own_statements,
+)
 from extractor.prose.knowledge import is_knowledge_path
 from extractor.reach.agreement import agreed_attribute
 from extractor.reach.arguments import (
@@ -199,14 +207,9 @@ def _step_atoms(step: _Step, guards: GuardReader) -> list[Atom]:
 def _config_key_set(node: ast.expr) -> str | None:
     """``k`` of a test that a config sets key ``k``: ``getattr(c, "k", None) is not None``,
     ``hasattr(c, "k")``, ``c.k is not None``, a helper ``_hf_attr(c, "k")`` read the same way."""
-    if (
-        isinstance(node, ast.Compare)
-        and len(node.ops) == 1
-        and isinstance(node.ops[0], ast.IsNot)
-        and isinstance(node.comparators[0], ast.Constant)
-        and node.comparators[0].value is None
-    ):
-        node = node.left
+    tested = none_test(node)
+    if tested is not None and tested[1]:
+        node = tested[0]
         if isinstance(node, ast.Attribute):
             recv = node.value
             last = recv.id if isinstance(recv, ast.Name) else getattr(recv, "attr", "")
