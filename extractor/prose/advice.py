@@ -45,6 +45,7 @@ from extractor.prose.constraints import (
     MIRROR,
     AtomView,
     Constraint,
+    divisor_test,
     fails_on_hardware,
     literal,
     simplify,
@@ -1486,16 +1487,17 @@ def _bound_word(flag: str, roles: Roles) -> str | None:
     test = simplify(views[0].expr)
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return None
-    op = CMP_OPS.get(type(test.ops[0]), "")
-    left, right = test.left, test.comparators[0]
-    if isinstance(left, ast.BinOp) and isinstance(left.op, ast.Mod) and op == "ne" and _zero(right):
+    split = divisor_test(test)
+    if split is not None and split[2] == "indivisible":
         # ``x % y != 0`` fails: the flag is ``y`` (a divisor of ``x``) or ``x`` (a multiple of ``y``).
-        num, den = left.left, left.right
+        num, den, _ = split
         if info.dest in unparse(den) and info.dest not in unparse(num) and _plain(num) and _plain(den):
             return f"<a divisor of {unparse(num)}>"
         if info.dest in unparse(num) and info.dest not in unparse(den) and _plain(den) and _plain(num):
             return f"<a multiple of {unparse(den)}>"
         return None
+    op = CMP_OPS.get(type(test.ops[0]), "")
+    left, right = test.left, test.comparators[0]
     if op not in _WITHIN:
         return None
     if info.dest not in unparse(left):
@@ -1504,10 +1506,6 @@ def _bound_word(flag: str, roles: Roles) -> str | None:
     if info.dest not in unparse(left) or info.dest in unparse(right) or not (_plain(left) and _plain(right)):
         return None
     return f"<{_WITHIN[op]} {unparse(right)}>"
-
-
-def _zero(node: ast.expr) -> bool:
-    return isinstance(node, ast.Constant) and node.value == 0
 
 
 def _plain(node: ast.expr) -> bool:
