@@ -3791,6 +3791,65 @@ def _argument_model(name: str, call: str) -> str:
     )
 
 
+def test_a_local_picked_among_kernels_passes_what_its_calls_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # ``fn = attend if fast else attend_ref`` then ``fn(...)``: the picked kernels get that call's
+    # arguments, and nothing else of the pick says it may pass anything.
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780000000")
+    tern = """\
+        from sglang.srt.layers.attend import attend
+        from sglang.srt.layers.attend_ref import attend_ref
+
+
+        class TernForCausalLM:
+            def forward(self, q, k, fast=True):
+                fn = attend if fast else attend_ref
+                return fn(q, k, sinks=k)
+
+
+        EntryClass = TernForCausalLM
+        """
+    skua = """\
+        from sglang.srt.layers.attend import attend
+
+
+        class SkuaForCausalLM:
+            def forward(self, q, k):
+                kernel = attend
+                out = kernel(q, k, bias=k)
+                return kernel(q, out)
+
+
+        EntryClass = SkuaForCausalLM
+        """
+    files = {
+        ARGS: SERVER_ARGS,
+        "python/sglang/srt/layers/attend.py": ARGUMENT_KERNEL,
+        "python/sglang/srt/layers/attend_ref.py": "def attend_ref(q, k, sinks=None):\n    return q\n",
+        "python/sglang/srt/models/tern.py": textwrap.dedent(tern),
+        "python/sglang/srt/models/skua.py": textwrap.dedent(skua),
+    }
+    sites = site_reach_of(files, ARGS)
+    kernel = "python/sglang/srt/layers/attend.py"
+    assert not sites.passed_anywhere(kernel, "attend", ["validate?"])
+    assert sites.passed_anywhere(kernel, "attend", ["sinks"])
+    assert sites.passed_anywhere(kernel, "attend", ["bias"])
+    records = records_by_message(tmp_path, files)
+    assert (
+        "for `TernForCausalLM` checkpoints"
+        in records["sinks are not supported by this kernel"].triggerScenarios
+    )
+    assert (
+        "for `SkuaForCausalLM` checkpoints"
+        in records["bias is not supported by this kernel"].triggerScenarios
+    )
+    assert records["validated lengths differ"].triggerScenarios.endswith(
+        "It is reached only when a call passes `validate`, which no caller in sglang does (only your own "
+        "code calling it directly)."
+    )
+
+
 def test_a_raise_on_an_argument_being_given_is_reached_only_by_the_calls_that_give_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -450,6 +450,55 @@ def test_a_function_stored_in_an_attribute_runs_where_the_attribute_is_called() 
     assert reach.of(f"{PKG}/remote.py", "fetch_remote") == _flag("--enable-probe")
 
 
+def test_a_method_stored_over_a_placeholder_runs_where_another_class_calls_the_attribute() -> None:
+    # ``Updater.update`` only declares the signature; ``__init__`` stores the real one in
+    # ``self.update``. The backend calls ``self.updater.update`` only when streaming, and its
+    # subclass for the paged backend overrides that caller: the paged backend never runs it.
+    reach = _with(
+        {
+            f"{PKG}/updater.py": """\
+                class Updater:
+                    def __init__(self, server_args):
+                        self.update = self.update_single
+
+                    def update(self, n):
+                        raise NotImplementedError()
+
+                    def update_single(self, n):
+                        if n < 0:
+                            raise ValueError("cannot update a negative count")
+                """,
+            f"{PKG}/attn.py": """\
+                from sglang.srt.engine.updater import Updater
+
+
+                class PlainAttn:
+                    def __init__(self, server_args):
+                        self.server_args = server_args
+                        self.updater = Updater(server_args)
+
+                    def step(self, n):
+                        if self.server_args.enable_streaming:
+                            self.updater.update(n)
+
+
+                class PagedAttn(PlainAttn):
+                    def step(self, n):
+                        return n
+
+
+                def serve(server_args):
+                    if server_args.kv_backend == "paged":
+                        PagedAttn(server_args).step(1)
+                    elif server_args.kv_backend == "plain":
+                        PlainAttn(server_args).step(1)
+                """,
+        }
+    )
+    single = reach.of(f"{PKG}/updater.py", "Updater.update_single")
+    assert single == (frozenset({("flag", "--kv-backend", ("plain",)), ("flag", "--enable-streaming", ())}),)
+
+
 def test_a_second_name_of_a_function_leads_to_it_like_its_own() -> None:
     # ``decode_gated = decode_plain`` in the kernel module, and ``import ... as`` in a caller:
     # the calls under either name are calls of the one function.

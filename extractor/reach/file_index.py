@@ -43,6 +43,7 @@ from extractor.reach.holders import holder_getters
 from extractor.reach.receiver_facts import (
     NodeMemo,
     Types,
+    called_locals,
     class_attributes,
     expr_types,
     function_types,
@@ -421,6 +422,12 @@ class _Builder:
         """Per (function, local): the atoms every store of a true value in it sits under (None once
         nothing is sure), and the guards of its first store."""
         self._calls: list[Call] = []
+        self._called: dict[str, frozenset[str]] = {}
+        """Per function: its locals that hold a definition and are only called (:func:`called_locals`)."""
+        self._picked: dict[tuple[str, str], list[int]] = {}
+        """(function, such a local) -> the indices in ``_calls`` of the references its store keeps."""
+        self._spent: set[int] = set()
+        """References turned into the calls of their local: each call says what it passes."""
         self.guards = GuardReader(self.facts.imports)
         self._types: dict[str, Types] = {}
         """Typed local names of each function, by qualname."""
@@ -463,7 +470,9 @@ class _Builder:
         # Call heads are resolved once every import is known: one inside a function may come
         # after a call that uses it in another function.
         imports = self.facts.imports
-        for call in self._calls:
+        for i, call in enumerate(self._calls):
+            if i in self._spent:
+                continue
             head, dot, rest = call.callee.partition(".")
             target = imports.get(head)
             if target is not None:
@@ -791,6 +800,7 @@ class _Builder:
                 types = function_types(stmt, self._nodes) if types is None else types
                 self._types[name] = types
                 self._bindable[name] = bindable_names(stmt)
+                self._called[name] = called_locals(stmt, self._nodes)
                 for word_local, said in literal_locals(stmt).items():
                     self.facts.binds.extend((name, f"n:{word_local}", LITERAL, w) for w in said)
                 returns = "|".join(sorted(return_types(stmt, types, self._nodes)))
@@ -919,6 +929,7 @@ class _Builder:
                 before = len(self._calls)
                 self._expr(stmt, qual, guards, catches, local, aliases)
                 self._mark_stored(stmt, before)
+                self._mark_picked(stmt, qual, before)
 
     def _test_facts(self, func: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> None:
         """What a module-level function's (or a method's) true value says, when its body says it plainly."""
@@ -1200,6 +1211,8 @@ class _Builder:
                     action = self._argparse_action(here, qual, gs)
                     if callee is not None and builds_draft(here, callee) and qual not in self.facts.drafting:
                         self.facts.drafting.append(qual)
+                if type(func) is ast.Name and (qual, func.id) in self._picked:
+                    self._picked_calls(here, func.id, qual, gs, caught)
                 if callee is not None:
                     calls.append(
                         Call(
@@ -1386,6 +1399,35 @@ class _Builder:
             call = self._calls[i]
             if call.ref and call.callee == dotted and call.line == value.lineno:
                 self._calls[i] = call._replace(stored=target.attr)
+
+    def _mark_picked(self, stmt: ast.stmt, qual: str, since: int) -> None:
+        """``ccu = conv_update if fast else conv_update_triton``: the references kept since call
+        ``since`` are what the calls of the local ``ccu`` run (see :meth:`_picked_calls`)."""
+        if not (
+            isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+        ):
+            return
+        name = stmt.targets[0].id
+        if name in self._called.get(qual, ()):
+            refs = [i for i in range(since, len(self._calls)) if self._calls[i].ref]
+            if refs:
+                self._picked[(qual, name)] = refs
+
+    def _picked_calls(
+        self, call: ast.Call, head: str, qual: str, gs: list[int], caught: list[str] | None
+    ) -> None:
+        """A call of a local that holds a picked definition calls each one the local may hold,
+        with the call's own arguments: a parameter no such call passes is never given."""
+        refs = self._picked.get((qual, head))
+        if refs is None:
+            return
+        self._spent.update(refs)
+        for i in refs:
+            ref = self._calls[i]
+            guards = [*ref.guards, *(g for g in gs if g not in ref.guards)]
+            self._calls.append(
+                Call(qual, ref.callee, call.lineno, guards, caught, passed_args(call), "", given=_given(call))
+            )
 
     def _table_use(self, node: ast.Name, qual: str, gs: list[int], types: Types) -> None:
         """A function that reads a module-level table of definitions (``LAYER_TYPES[kind](...)``)

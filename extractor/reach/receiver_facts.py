@@ -24,6 +24,7 @@ from extractor.analysis.walk import dotted_name, inner_nodes
 __all__ = [
     "MAX_ALTERNATIVES",
     "NodeMemo",
+    "called_locals",
     "class_attributes",
     "expr_types",
     "function_types",
@@ -123,6 +124,55 @@ def _own_nodes(body: list[ast.stmt]) -> list[ast.AST]:
         out.append(node)
         todo.extend([c for c in inner_nodes(node) if not isinstance(c, scopes)])
     return out
+
+
+def called_locals(
+    func: ast.FunctionDef | ast.AsyncFunctionDef, memo: NodeMemo | None = None
+) -> frozenset[str]:
+    """The locals of ``func`` that hold a definition picked by name and are only ever called:
+    ``ccu = conv_update if fast else conv_update_triton`` then ``ccu(x, w)``. Each is bound once,
+    to a name, an attribute or a conditional of those, and every other mention of it is the head
+    of a call in ``func`` itself, so what each call passes is what the definitions get."""
+    nodes = own_nodes(func, memo)
+    bound: dict[str, int] = {}
+    for node in nodes:
+        if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.For | ast.With | ast.NamedExpr):
+            for target in _stored_names(node):
+                bound[target] = bound.get(target, 0) + (
+                    2 if not (isinstance(node, ast.Assign) and _picks_definition(node.value)) else 1
+                )
+    called = {
+        n.func.id
+        for n in nodes
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and bound.get(n.func.id) == 1
+    }
+    if not called:
+        return frozenset()
+    # Rare enough (a local picked among definitions, then called) to walk the whole body again
+    # for the mentions, nested scopes included: one there may hand the local on.
+    heads = {id(n.func) for n in ast.walk(func) if isinstance(n, ast.Call)}
+    for n in ast.walk(func):
+        if isinstance(n, ast.Name) and n.id in called and isinstance(n.ctx, ast.Load) and id(n) not in heads:
+            called.discard(n.id)
+    params = {a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)}
+    return frozenset(called - params)
+
+
+def _stored_names(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Assign):
+        targets: list[ast.expr] = list(node.targets)
+    elif isinstance(node, ast.AnnAssign | ast.AugAssign | ast.For | ast.NamedExpr):
+        targets = [node.target]
+    else:
+        assert isinstance(node, ast.With)
+        targets = [item.optional_vars for item in node.items if item.optional_vars is not None]
+    return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+
+
+def _picks_definition(value: ast.expr) -> bool:
+    if isinstance(value, ast.IfExp):
+        return _picks_definition(value.body) and _picks_definition(value.orelse)
+    return isinstance(value, ast.Name | ast.Attribute)
 
 
 def function_types(func: ast.FunctionDef | ast.AsyncFunctionDef, memo: NodeMemo | None = None) -> Types:

@@ -472,6 +472,11 @@ class TargetIndex:
             found = self.lookup_method(cls, parts[-1])
             if found is not None:
                 out.add(found)
+        # ``self.updater.update(...)`` where the class stores a method in that attribute
+        # (``self.update = self.update_single``, over a placeholder method of that name for the
+        # signature): the call runs what is stored.
+        for _kind, cls in sorted(held):
+            out.update(target for target, _ in self._stored_refs(cls, parts[-1]))
         # No class held there has such a method: the attribute holds a function (a named tuple's
         # field, ``ops.fused(...)``), which only its name ties to a definition.
         return sorted(out) if out else None
@@ -659,10 +664,21 @@ class TargetIndex:
         for f, calls in self._calls_by_name.get(call.stored, ()):
             for raw in calls:
                 use = Call._make(raw)
-                same = use.callee == f"self.{call.stored}" and not use.ref
-                if same and self.owner_class(f.module, use.caller) in lineage:
+                if use.ref:
+                    continue
+                if use.callee == f"self.{call.stored}" and self.owner_class(f.module, use.caller) in lineage:
                     return True
+                parts = use.callee.split(".")
+                # Called from outside on a receiver known to be of the lineage (``self.updater.update()``).
+                if len(parts) >= 2 and (use.recv or (parts[0] in ("self", "cls") and len(parts) > 2)):
+                    typed = self._typed_targets(f.module, use, parts)
+                    if typed and any(self._owner_of(t) in lineage for t in typed):
+                        return True
         return False
+
+    def _owner_of(self, node: str) -> str | None:
+        module, _, qual = node.partition(":")
+        return self.owner_class(module, qual)
 
     def _add_call(self, module: str, f: FileFacts, call: Call) -> None:
         targets, confident = self._targets(module, f, call)
