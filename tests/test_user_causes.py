@@ -253,6 +253,18 @@ def test_an_optional_import_guarded_at_module_level_names_its_package() -> None:
     assert "pip install gpukit-python\n" in _after(got["bind_runtime"])
 
 
+def test_a_message_that_ends_by_telling_to_install_a_package_is_that_package() -> None:
+    got = _prose("optional_imports.py", "python/sglang/lang/backend/client.py")
+    quantize = got["quantize_weights"]
+    assert INTERNAL not in quantize.documentation
+    assert "Cause: an installed package (`fastquant`)" in quantize.documentation
+    assert "pip install fastquant" in _after(quantize)
+    # Raised from an ``except``: the error it hands on decides, not a package named after "install".
+    probe = got["probe_media"]
+    assert "installed package" not in probe.documentation
+    assert "pip install" not in probe.exampleFix
+
+
 def test_a_message_that_asks_for_a_newer_version_upgrades() -> None:
     got = _prose("optional_imports.py", "python/sglang/lang/backend/client.py")
     after = _after(got["older"])

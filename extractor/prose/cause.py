@@ -60,6 +60,9 @@ _DEP_MSG_RE = re.compile(
     r"version of [\w.-]+ (is|must)|[\w.-]+ ?>= ?\d+\.\d+",
     re.I,
 )
+# A sentence that tells the reader to install or upgrade something ("... Install flashinfer."):
+# about a package when it names one.
+_INSTALL_SENTENCE_RE = re.compile(r"(?:^|[.!;:]\s)\s*(?:install|upgrade|reinstall) [\w.-]", re.I)
 # A message that states what the code can do, not a state it should never be in: the case is one
 # the path leaves out, and what selected the path (a backend, a method) is the way around it.
 LIMIT_RE = re.compile(
@@ -410,7 +413,9 @@ def _dependency(site: Site, roles: Roles, cs: Constraints) -> tuple[str, ...] | 
     msg = message_text(site)
     # A version bound alone ("compute capability >= 10.0") is not about a package.
     packaged = re.search(r"install|no module|package|librar|import|version of|upgrade", msg, re.I)
-    if short in ("ImportError", "ModuleNotFoundError") or (packaged and _DEP_MSG_RE.search(msg)):
+    # Under an ``except``, the error handed on (a binary not found, a failed import) is the cause.
+    told = packaged and not site.guard.handlers and _INSTALL_SENTENCE_RE.search(msg) and packages(site)
+    if short in ("ImportError", "ModuleNotFoundError") or (packaged and _DEP_MSG_RE.search(msg)) or told:
         pkgs = packages(site)
         if not pkgs and not packaged and LIMIT_RE.search(msg):
             # ``raise ImportError("CompressedTensors24 is not supported now")``: the class is the
