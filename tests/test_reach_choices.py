@@ -268,3 +268,53 @@ def test_a_config_class_with_a_subclass_no_model_serves_names_nothing(reach: Sit
 def test_a_name_a_package_re_exports_with_a_star_import_is_followed(reach: SiteReach) -> None:
     got = reach.of("python/sglang/srt/dist/world.py", "start_world")
     assert got == (frozenset({("flag", "--enable-adapters", ())}),)
+
+
+def test_an_enum_named_with_its_acronyms_split_otherwise_is_its_flags_value() -> None:
+    # ``DSATopKBackend`` holds ``--dsa-topk-backend``'s value though its name splits "TopK" off; its
+    # ``is_sgl_kernel()`` is the choice ``sgl-kernel``, spelled with a dash on the command line.
+    args = textwrap.dedent(
+        """\
+        from dataclasses import dataclass
+
+
+        @dataclass
+        class ServerArgs:
+            dsa_topk_backend: str = "sgl-kernel"
+
+            @staticmethod
+            def add_cli_args(parser):
+                parser.add_argument("--dsa-topk-backend", type=str, choices=["sgl-kernel", "torch"])
+        """
+    )
+    topk = textwrap.dedent(
+        """\
+        from enum import Enum
+
+        from sglang.srt.kernels import fused_topk
+
+
+        class DSATopKBackend(Enum):
+            SGL_KERNEL = "sgl-kernel"
+            TORCH = "torch"
+
+            def is_sgl_kernel(self):
+                return self == DSATopKBackend.SGL_KERNEL
+
+            def select(self, scores):
+                if self.is_sgl_kernel():
+                    return fused_topk(scores)
+                return scores
+
+
+        def serve(server_args, scores):
+            return DSATopKBackend(server_args.dsa_topk_backend).select(scores)
+        """
+    )
+    kernels = "def fused_topk(scores):\n    if scores < 0:\n        raise ValueError('negative scores')\n"
+    sites = site_reach_of(
+        {ARGS: args, "python/sglang/srt/topk.py": topk, "python/sglang/srt/kernels.py": kernels}, ARGS
+    )
+    assert sites.of("python/sglang/srt/kernels.py", "fused_topk") == (
+        frozenset({("flag", "--dsa-topk-backend", ("sgl-kernel",))}),
+    )

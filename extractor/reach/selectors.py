@@ -184,13 +184,15 @@ def atom_selector(atom: Atom, flags: Mapping[str, FlagInfo], knowledge: Knowledg
         if not values or any(v.lower() in _UNSET_WORDS for v in values):
             return None
         if info.choices:
-            # An enum member (``Mode.PREFILL``) is spelled as the choice it stands for (``prefill``).
+            # An enum member (``Mode.PREFILL``, ``is_sgl_kernel()``) is spelled as the choice it
+            # stands for (``prefill``, ``sgl-kernel``).
+            spelled = {c.lower().replace("-", "_"): c for c in info.choices}
             values = tuple(
                 sorted(
                     {
-                        v if v in info.choices else v.lower()
+                        v if v in info.choices else spelled[key]
                         for v in values
-                        if v in info.choices or v.lower() in info.choices
+                        if v in info.choices or (key := v.lower().replace("-", "_")) in spelled
                     }
                 )
             )
@@ -318,12 +320,22 @@ def enum_flags(index: TargetIndex, knowledge: Knowledge) -> dict[str, str]:
     count, and only where the enum's own name is no flag already.
     """
     out: dict[str, str] = {}
+    # ``DSATopKBackend`` for ``dsa_topk_backend``, ``MoeA2ABackend`` for ``moe_a2a_backend``: the
+    # class name splits its acronyms where the flag does not; spelled without separators they agree.
+    squashed: dict[str, set[str]] = {}
+    for flags in knowledge.scoped.values():
+        for dest in flags:
+            squashed.setdefault(dest.replace("_", ""), set()).add(dest)
     for node, d in sorted(index.defs.items()):
         if d.kind != "c" or d.owner or not any(b.rpartition(".")[2].endswith("Enum") for b in d.bases):
             continue
         short = d.qualname
         name = class_flag_name(short)
         if name is None or any(name in flags for flags in knowledge.scoped.values()):
+            continue
+        spelled = squashed.get(name.replace("_", ""), set())
+        if len(spelled) == 1:
+            out[name] = next(iter(spelled))
             continue
         dests: set[str] = set()
         for f, calls in index.calls_named(short):
