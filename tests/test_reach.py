@@ -5013,3 +5013,20 @@ def test_a_case_the_raising_class_leaves_out_names_the_value_the_class_is_named_
         {**partial, "errorMessage": "mxfp pools are not supported by the decode side"}, reach, choices
     )
     assert "Cause: the launch selected `--disagg-mode decode / prefill`" in told["documentation"]
+
+
+def test_a_checkpoint_moved_to_a_faster_variant_of_its_kind_can_ask_for_the_plain_kind() -> None:
+    from extractor.prose.reach import _workarounds
+
+    reach = (frozenset({("flag", "--quantization", ("int4_tiled",))}),)
+    choices = {"--quantization": ["fp8", "int4", "int4_tiled"]}
+    declared, kept = _workarounds(reach, choices, agreed={"--quantization"})
+    assert declared.startswith("This code runs only when the quantization is `int4_tiled`: a checkpoint that")
+    assert "(a value on the command line that does not fit it is refused)" in declared
+    assert kept == (
+        "A checkpoint that declares `int4` is run with `int4_tiled` where its layers allow it: "
+        "`--quantization int4` keeps it on the `int4` kernels instead"
+    )
+    # Both kinds on the path: asking for the plain one leads there too.
+    both = (frozenset({("flag", "--quantization", ("int4", "int4_tiled"))}),)
+    assert len(_workarounds(both, choices, agreed={"--quantization"})) == 1

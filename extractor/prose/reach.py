@@ -379,10 +379,20 @@ def _workarounds(
             # command line is refused, so the way out is another checkpoint.
             out.append(
                 f"This code runs only when the {what} is `{shown}`: a checkpoint that declares its "
-                f"{what} in its config gets that one (a different value on the command line is refused), "
-                f"and only a checkpoint that declares none takes it from the command line. If `{shown}` "
-                f"is not required, use a checkpoint made without it and do not ask for it at launch"
+                f"{what} in its config gets that one (a value on the command line that does not fit "
+                f"it is refused), and only a checkpoint that declares none takes it from the command "
+                f"line. If `{shown}` is not required, use a checkpoint made without it and do not ask "
+                f"for it at launch"
             )
+            # ``awq_marlin`` beside ``awq``: the variant sglang moves a checkpoint of the base kind
+            # to where its layers allow; asking for the base kind keeps it on the base's kernels.
+            for value in values:
+                base = next((c for c in choices.get(name, ()) if value.startswith(f"{c}_")), None)
+                if base is not None and base not in values:
+                    out.append(
+                        f"A checkpoint that declares `{base}` is run with `{value}` where its layers "
+                        f"allow it: `{name} {base}` keeps it on the `{base}` kernels instead"
+                    )
             continue
         phases = (phased or {}).get(name, ())
         other = (
