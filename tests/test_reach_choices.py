@@ -318,3 +318,71 @@ def test_an_enum_named_with_its_acronyms_split_otherwise_is_its_flags_value() ->
     assert sites.of("python/sglang/srt/kernels.py", "fused_topk") == (
         frozenset({("flag", "--dsa-topk-backend", ("sgl-kernel",))}),
     )
+
+
+def test_a_value_test_that_returned_early_takes_its_values_out_of_a_later_family_test() -> None:
+    # ``is_eagle()`` covers ``frozen``, but ``create_worker`` returns for ``frozen`` first: the eagle
+    # worker never runs with it.
+    args = textwrap.dedent(
+        """\
+        from dataclasses import dataclass
+
+
+        @dataclass
+        class ServerArgs:
+            speculative_algorithm: str = None
+
+            @staticmethod
+            def add_cli_args(parser):
+                parser.add_argument("--speculative-algorithm", type=str, choices=["eagle", "eagle3", "frozen"])
+        """
+    )
+    spec = textwrap.dedent(
+        """\
+        from enum import Enum
+
+        from sglang.srt.workers import EagleWorker, FrozenWorker
+
+
+        class SpeculativeAlgorithm(Enum):
+            EAGLE = "eagle"
+            EAGLE3 = "eagle3"
+            FROZEN = "frozen"
+
+            def is_eagle(self):
+                return self in (SpeculativeAlgorithm.EAGLE, SpeculativeAlgorithm.EAGLE3, SpeculativeAlgorithm.FROZEN)
+
+            def is_frozen(self):
+                return self == SpeculativeAlgorithm.FROZEN
+
+            def create_worker(self):
+                if self.is_frozen():
+                    return FrozenWorker
+                if self.is_eagle():
+                    return EagleWorker
+                return None
+
+
+        def serve(server_args):
+            SpeculativeAlgorithm(server_args.speculative_algorithm).create_worker()().step(1)
+        """
+    )
+    workers = textwrap.dedent(
+        """\
+        class EagleWorker:
+            def step(self, n):
+                if n < 0:
+                    raise ValueError("negative draft step")
+
+
+        class FrozenWorker:
+            def step(self, n):
+                return n
+        """
+    )
+    sites = site_reach_of(
+        {ARGS: args, "python/sglang/srt/spec.py": spec, "python/sglang/srt/workers.py": workers}, ARGS
+    )
+    assert sites.of("python/sglang/srt/workers.py", "EagleWorker.step") == (
+        frozenset({("flag", "--speculative-algorithm", ("eagle", "eagle3"))}),
+    )

@@ -18,6 +18,7 @@ from extractor.reach.syntax import class_name
 __all__ = [
     "ACCESSOR",
     "ENV_READERS",
+    "NOT_VALUE",
     "SPECULATIVE_MODES",
     "TYPED",
     "VALUE_TEST",
@@ -35,6 +36,9 @@ ENV_READERS = frozenset({"getenv", "get_bool_env_var", "get_int_env_var", "get_e
 """Functions that read the environment variable their first argument names."""
 ACCESSOR = re.compile(r"^get_([a-z][a-z0-9_]*)$")
 """``get_moe_runner_backend``: the getter of the value flag ``moe_runner_backend`` set."""
+NOT_VALUE = "I"
+"""The kind of an atom ``(NOT_VALUE, subject, how, value)``: a value test (``x.is_y()``, an ``i``
+atom) known to have failed where the guarded code runs."""
 VALUE_TEST = re.compile(r"^is_([a-z0-9_]+)$")
 """``is_marlin``: a value test method of a flag's value (an enum member of its choices)."""
 SPECULATIVE_MODES = frozenset({"target_verify", "draft_extend", "draft_extend_v2", "verify"})
@@ -245,6 +249,11 @@ class GuardReader:
         if env is not None:
             # ``if envs.SGLANG_X.get(): ... else: <here>``: the variable turned off.
             return [("e", env, "0")]
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args:
+            # ``if algo.is_frozen_kv_mtp(): return ...`` then ``if algo.is_eagle():``: the value
+            # test failed, so the flag holds none of its values (read against a test of the same
+            # flag on the same path: :data:`NOT_VALUE`).
+            return [(NOT_VALUE, *a[1:]) for a in self.atoms_of(node, local, aliases) if a[0] == "i"]
         if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
             return []
         op, right = node.ops[0], node.comparators[0]

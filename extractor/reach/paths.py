@@ -21,7 +21,7 @@ from extractor.prose.knowledge import FlagInfo, Knowledge
 from extractor.reach.arguments import PassedFlags
 from extractor.reach.facts import Atom, FileFacts
 from extractor.reach.file_index import module_name
-from extractor.reach.guard_atoms import ACCESSOR, VALUE_TEST, class_flag_name
+from extractor.reach.guard_atoms import ACCESSOR, NOT_VALUE, VALUE_TEST, class_flag_name
 from extractor.reach.selectors import (
     Selector,
     arch_names,
@@ -189,7 +189,11 @@ class ReachFinder:
         a test of a parameter or ``self`` attribute its callers fill from one flag counts too)."""
         flags = self._flags(path)
         out: set[Selector] = set()
+        failed: set[Selector] = set()
         for atom in guards:
+            negated = atom[0] == NOT_VALUE
+            if negated:
+                atom = ("i", *atom[1:])
             if atom[0] == "t":
                 out |= self._tested(atom[1], path, scope or "<module>", 0)
                 continue
@@ -223,8 +227,8 @@ class ReachFinder:
             if sel is None and scope is not None:
                 sel = self._passed_selector(atom, flags, scope)
             if sel is not None:
-                out.add(sel)
-        return frozenset(out)
+                (failed if negated else out).add(sel)
+        return frozenset(_less_failed(out, failed)) if failed else frozenset(out)
 
     def _stored(self, scope: str, attr: str) -> str:
         """The type expression of what the methods of the class of definition ``scope`` store in
@@ -915,6 +919,24 @@ class ReachFinder:
 
     def _made_somehow(self, cls: str) -> bool:
         return bool(self.index.callers(cls) or self._registered.get(cls) or self.index.subclasses.get(cls))
+
+
+def _less_failed(held: set[Selector], failed: set[Selector]) -> set[Selector]:
+    """``held`` with the values of the value tests that ``failed`` on the same path taken out of
+    the same flag's selector (``is_eagle()`` after ``if is_frozen_kv_mtp(): return``). A failed
+    test with no held one of its flag says nothing sure (the flag may be unset) and is dropped."""
+    gone: dict[str, set[str]] = {}
+    for sel in failed:
+        if sel[0] == "flag" and sel[2]:
+            gone.setdefault(sel[1], set()).update(sel[2])
+    out: set[Selector] = set()
+    for sel in held:
+        if sel[0] == "flag" and sel[2] and sel[1] in gone:
+            kept = tuple(v for v in sel[2] if v not in gone[sel[1]])
+            if kept:
+                sel = (sel[0], sel[1], kept)
+        out.add(sel)
+    return out
 
 
 def _value_test_atom(stored: str, flags: Mapping[str, FlagInfo]) -> Atom | None:
