@@ -1662,6 +1662,16 @@ def test_the_sites_own_guard_selects_flags_and_an_or_of_flags_gives_alternatives
         "args.attention_backend == 'flex' or args.attention_backend == 'paged'", path, knowledge
     )
     assert both == (frozenset({("flag", "--attention-backend", ("flex", "paged"))}),)
+    # Past ``if not a or not b: return``, the path reads ``not (not a or not b)``: both hold.
+    past = gate_alternatives(
+        "not (not server_args.enable_adapters or not view.attention_backend == 'flex')", path, knowledge
+    )
+    assert past == (
+        frozenset({("flag", "--attention-backend", ("flex",)), ("flag", "--enable-adapters", ())}),
+    )
+    assert gate_alternatives("not not server_args.enable_adapters", path, knowledge) == (
+        frozenset({("flag", "--enable-adapters", ())}),
+    )
 
 
 def test_the_sites_own_guard_reads_variables_and_accessor_value_tests_as_callers_guards_are(

@@ -608,3 +608,42 @@ def test_a_class_built_by_cls_in_its_class_method_is_a_way_into_the_base_method(
     reach = _site_reach(files)
     assert reach.of(f"{PKG}/buffers.py", "Buffers.share") == ()
     assert reach.of(f"{PKG}/buffers.py", "PlainBuffers") == ()
+
+
+def test_a_property_that_returns_a_stored_attribute_reads_what_was_stored_there() -> None:
+    # ``self.streaming`` is a property over ``self._streaming``, which the constructor fills from
+    # the parameter the scheduler passes ``--enable-streaming`` into.
+    reach = _with(
+        {
+            f"{PKG}/grammar.py": """\
+                class BaseGrammar:
+                    _streaming: bool = False
+
+                    @property
+                    def streaming(self):
+                        return self._streaming
+
+
+                class StrictGrammar(BaseGrammar):
+                    def __init__(self, strict=False):
+                        self._streaming = strict
+
+                    def excluded(self, tokens):
+                        if not self.streaming:
+                            return None
+                        if not tokens:
+                            raise ValueError("no tokens to exclude")
+                        return tokens
+
+
+                def make_grammar(server_args):
+                    return StrictGrammar(strict=server_args.enable_streaming)
+                """,
+        }
+    )
+    atom = ("a", "streaming", "self")
+    assert reach.passed_selector(f"{PKG}/grammar.py", "StrictGrammar.excluded", atom) == (
+        "flag",
+        "--enable-streaming",
+        (),
+    )

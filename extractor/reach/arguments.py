@@ -607,14 +607,37 @@ class PassedFlags:
         return out
 
     def _class_attr(self, cls: str, name: str, depth: int) -> list[FlagInfo]:
-        """What the methods of class node ``cls`` (and its bases) store in ``self.name``."""
+        """What the methods of class node ``cls`` (and its bases) store in ``self.name``, or in the
+        attribute a property of that name returns (``return self._name``)."""
         classes = self._lineage(cls)
         out: list[FlagInfo] = []
         for af, (method, _attr, kind, value) in self._assignments(name):
             owner = self.index.owner_class(af.module, method)
             if owner in classes:
                 out.extend(self._source(af.module, method, kind, value, depth + 1))
+        if not out and depth < MAX_DEPTH:
+            held = self._returned_attribute(cls, name)
+            if held is not None and held != name:
+                out = self._class_attr(cls, held, depth + 1)
         return out
+
+    def _returned_attribute(self, cls: str, name: str) -> str | None:
+        """The attribute method ``name`` of class node ``cls`` (or a base) returns and does nothing
+        else with (a property ``return self._name``), when its body says so plainly."""
+        method = self.index.lookup_method(cls, name)
+        if method is None:
+            return None
+        module, _, qual = method.partition(":")
+        f = self.index.files.get(module)
+        d = self.index.defs.get(method)
+        if f is None or d is None or not d.decorated:
+            return None
+        for test in f.tests:
+            if test[0] == "p" and test[1] == qual and len(test) == 3:
+                atom = f.atoms[int(test[2])]
+                if atom[0] == "a" and atom[2] == "self" and len(atom) == 3:
+                    return atom[1]
+        return None
 
     def _class_named(self, recv: str, module: str) -> str | None:
         """The one class node whose name is ``recv`` in CamelCase (``model_config``: ``ModelConfig``),

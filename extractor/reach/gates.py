@@ -61,6 +61,13 @@ def gate_alternatives(
 def _conjuncts(node: ast.expr) -> list[ast.expr]:
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
         return [c for v in node.values for c in _conjuncts(v)]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        inner = node.operand
+        if isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.Not):
+            return _conjuncts(inner.operand)  # ``not not x``
+        if isinstance(inner, ast.BoolOp) and isinstance(inner.op, ast.Or):
+            # ``not (not self.enable_x or not y)``, the path past an early return: each one failed.
+            return [c for v in inner.values for c in _conjuncts(ast.UnaryOp(ast.Not(), v))]
     return [node]
 
 
