@@ -5028,15 +5028,36 @@ def test_a_case_the_raising_class_leaves_out_names_the_value_the_class_is_named_
 def test_a_checkpoint_moved_to_a_faster_variant_of_its_kind_can_ask_for_the_plain_kind() -> None:
     from extractor.prose.reach import _workarounds
 
-    reach = (frozenset({("flag", "--quantization", ("int4_tiled",))}),)
-    choices = {"--quantization": ["fp8", "int4", "int4_tiled"]}
+    reach = (frozenset({("flag", "--quantization", ("int4_marlin",))}),)
+    choices = {"--quantization": ["fp8", "int4", "int4_marlin", "int4_mixed", "mixed"]}
     declared, kept = _workarounds(reach, choices, agreed={"--quantization"})
-    assert declared.startswith("This code runs only when the quantization is `int4_tiled`: a checkpoint that")
+    assert declared.startswith(
+        "This code runs only when the quantization is `int4_marlin`: a checkpoint that"
+    )
     assert "(a value on the command line that does not fit it is refused)" in declared
     assert kept == (
-        "A checkpoint that declares `int4` is run with `int4_tiled` where its layers allow it: "
+        "A checkpoint that declares `int4` is run with `int4_marlin` where its layers allow it: "
         "`--quantization int4` keeps it on the `int4` kernels instead"
     )
     # Both kinds on the path: asking for the plain one leads there too.
-    both = (frozenset({("flag", "--quantization", ("int4", "int4_tiled"))}),)
+    both = (frozenset({("flag", "--quantization", ("int4", "int4_marlin"))}),)
     assert len(_workarounds(both, choices, agreed={"--quantization"})) == 1
+    # A compound name of another kind is no faster kernel of its first word.
+    mixed = (frozenset({("flag", "--quantization", ("int4_mixed",))}),)
+    assert len(_workarounds(mixed, choices, agreed={"--quantization"})) == 1
+
+
+def test_a_choice_an_earlier_check_of_the_function_requires_is_no_way_around_it() -> None:
+    from extractor.prose.reach import _held_names, _required
+
+    survivors = ["not not lora_info.use_virtual_experts", "not (algo == 'tiled' and dp)"]
+    assert _held_names(survivors[0]) == ["use_virtual_experts"]
+    assert _held_names(survivors[1]) == []
+    assert _held_names("not server_args.mode not in ('a', 'b')") == ["mode"]
+    assert _held_names("not (not args.enable_x or args.k is None)") == ["enable_x", "k"]
+    off = "This code runs only with `--use-virtual-experts`: if you can do without it, launch without it"
+    assert _required(off, survivors, frozenset())
+    # The callers already need it: leaving it out skips the whole function, earlier check included.
+    assert not _required(off, survivors, frozenset({"--use-virtual-experts"}))
+    other = "This code runs only with `--enable-lora`: if you can do without it, launch without it"
+    assert not _required(other, survivors, frozenset())

@@ -184,6 +184,7 @@ def _records(sites: list[Site], repo: str, knowledge: Knowledge, constants: dict
     from extractor.prose.enrich import DEAD_KEY, Siblings, enrich
     from extractor.prose.handled import handled_by_own_function
     from extractor.prose.passed import PASSED_KEY
+    from extractor.prose.reach import SURVIVORS_KEY
 
     seen: dict[str, int] = {}
     out: list[dict[str, Any]] = []
@@ -235,6 +236,9 @@ def _records(sites: list[Site], repo: str, knowledge: Knowledge, constants: dict
             out[-1][DEVICE_KEY] = prose.device
         if prose.dead:
             out[-1][DEAD_KEY] = True
+        survivors = [a.text for a in site.guard.atoms if a.role == "survivor" and a.kind != "except"]
+        if survivors:
+            out[-1][SURVIVORS_KEY] = survivors
     return out
 
 

@@ -351,6 +351,9 @@ def _other_values(
     return out
 
 
+_MARLIN = "_marlin"
+
+
 def _workarounds(
     reach: Reach,
     choices: Mapping[str, Sequence[str]],
@@ -384,10 +387,13 @@ def _workarounds(
                 f"line. If `{shown}` is not required, use a checkpoint made without it and do not ask "
                 f"for it at launch"
             )
-            # ``awq_marlin`` beside ``awq``: the variant sglang moves a checkpoint of the base kind
-            # to where its layers allow; asking for the base kind keeps it on the base's kernels.
+            # ``awq_marlin`` beside ``awq``: the Marlin kernels are what sglang moves a checkpoint
+            # of the plain kind to where its layers allow, and asking for the plain kind keeps it
+            # on that kind's kernels. (Other compound names, ``modelopt_mixed`` or ``quark_mxfp4``,
+            # are kinds of their own that the plain name does not select.)
             for value in values:
-                base = next((c for c in choices.get(name, ()) if value.startswith(f"{c}_")), None)
+                stem = value.removesuffix(_MARLIN)
+                base = stem if stem != value and stem in choices.get(name, ()) else None
                 if base is not None and base not in values:
                     out.append(
                         f"A checkpoint that declares `{base}` is run with `{value}` where its layers "
@@ -846,6 +852,62 @@ def _other_phase(flag: str, phase: str) -> bool:
     return bool(phase) and m is not None and m.group(1) != phase
 
 
+SURVIVORS_KEY = "_survivors"
+"""Partial-record key: the texts of the guard's atoms that negate an earlier check that raised
+(``assert lora_info.use_virtual_experts`` before the site): what they test is required, not chosen."""
+
+_NAMED_RE = re.compile(r"`(--[a-z0-9][a-z0-9-]*|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)")
+
+
+def _held_names(text: str) -> list[str]:
+    """The names a survivor's text needs set or holding a value (``not not x.use_y`` and ``x.k is
+    not None`` give ``use_y`` and ``k``); a negative part (``not x``, ``x is None``, ``not (a and
+    b)``) needs nothing set."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    negated = False
+    while isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        node, negated = node.operand, not negated
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or if negated else ast.And):
+        # ``not (not a or b is None)`` needs a and b as much as ``a and b is not None`` does.
+        parts = node.values
+    else:
+        parts = [node]
+    out: list[str] = []
+    for part in parts:
+        flip = negated
+        while isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Not):
+            part, flip = part.operand, not flip
+        subject: ast.expr | None = None
+        if isinstance(part, ast.Name | ast.Attribute) and not flip:
+            subject = part
+        elif isinstance(part, ast.Compare) and len(part.ops) == 1:
+            op = part.ops[0]
+            positive = (ast.Is, ast.NotEq, ast.NotIn) if flip else (ast.IsNot, ast.Eq, ast.In)
+            empty = isinstance(part.comparators[0], ast.Constant) and not part.comparators[0].value
+            if isinstance(op, positive) and not (isinstance(op, ast.Eq | ast.NotEq) and empty):
+                subject = part.left
+        if isinstance(subject, ast.Attribute):
+            out.append(subject.attr)
+        elif isinstance(subject, ast.Name):
+            out.append(subject.id)
+    return out
+
+
+def _required(workaround: str, survivors: Sequence[str], callers: AbstractSet[str]) -> bool:
+    """Whether ``workaround`` turns off or changes a flag or variable that an earlier check of the
+    site's function requires (it raises without it), and that the function's callers do not
+    already need (``callers``): that way out only trips the earlier check."""
+    words = {w for text in survivors for w in _held_names(text)}
+    head = workaround.partition(":")[0] if workaround.startswith("This code") else workaround
+    return any(
+        name not in callers and name.removeprefix("--").replace("-", "_") in words
+        for name in _NAMED_RE.findall(head)
+    )
+
+
 class RunReach:
     """The reach of every site of one run (path -> qualname -> reach), applied as records are assembled."""
 
@@ -1024,6 +1086,14 @@ class RunReach:
                     workarounds=[w for w in wording.workarounds if not self._refused_at_startup(w, reach)]
                 )
             self._wordings[memo] = wording
+        survivors = partial.get(SURVIVORS_KEY)
+        if survivors and wording.workarounds:
+            # Only what the site's own function requires: a choice its callers already need is a
+            # way around the whole function, earlier check included.
+            callers = {s[1] for conj in by_key.get(qualname, ()) for s in conj}
+            wording = wording._replace(
+                workarounds=[w for w in wording.workarounds if not _required(w, survivors, callers)]
+            )
         out = with_reach(
             partial,
             reach,
