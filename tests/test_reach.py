@@ -5061,3 +5061,24 @@ def test_a_choice_an_earlier_check_of_the_function_requires_is_no_way_around_it(
     assert not _required(off, survivors, frozenset({"--use-virtual-experts"}))
     other = "This code runs only with `--enable-lora`: if you can do without it, launch without it"
     assert not _required(other, survivors, frozenset())
+
+
+def test_every_way_in_needing_one_flag_gives_a_way_around_with_another_value() -> None:
+    from extractor.prose.reach import _shared, _workarounds
+
+    reach = (
+        frozenset({("flag", "--attention-backend", ("flex",))}),
+        frozenset({("flag", "--attention-backend", ("flex", "paged")), ("flag", "--enable-adapters", ())}),
+    )
+    assert _shared(reach) == (frozenset({("flag", "--attention-backend", ("flex", "paged"))}),)
+    (way,) = _workarounds(reach, {"--attention-backend": ["flex", "paged", "sparse"]})
+    assert way == (
+        "This code runs only with `--attention-backend flex / paged`: if that attention backend is not "
+        "required, use another one, e.g. `--attention-backend sparse`"
+    )
+    # A flag only one way in needs is no way around the other.
+    apart = (
+        frozenset({("flag", "--attention-backend", ("flex",))}),
+        frozenset({("flag", "--enable-adapters", ())}),
+    )
+    assert _shared(apart) == ()

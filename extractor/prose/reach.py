@@ -521,8 +521,17 @@ def _shared(reach: Reach) -> Reach:
     workaround or a failing launch may rest on that alone. Empty when the ways share nothing."""
     if len(reach) <= 1:
         return reach
-    common = frozenset.intersection(*reach)
-    return (common,) if common else ()
+    common = set(frozenset.intersection(*reach))
+    # ``(--x a and Y) or --x b``: every way in needs ``--x`` set to ``a`` or ``b``.
+    valued: dict[tuple[str, str], list[tuple[str, ...]]] = {}
+    for conj in reach:
+        for kind, name, values in conj:
+            if kind == "flag" and values:
+                valued.setdefault((kind, name), []).append(values)
+    for (kind, name), seen in sorted(valued.items()):
+        if len(seen) == len(reach) and not any((kind, name, v) in common for v in seen):
+            common.add((kind, name, tuple(sorted({v for values in seen for v in values}))))
+    return (frozenset(common),) if common else ()
 
 
 def _command_args(
@@ -691,8 +700,7 @@ def _wording(
     if not phrase:
         return _Wording("", [], [], [], [])
     # What every way in needs is left by leaving it, whichever way the launch took.
-    shared = frozenset.intersection(*reach) if len(reach) > 1 else frozenset()
-    core: Reach = reach if len(reach) == 1 else ((shared,) if shared else ())
+    core = _shared(reach)
     return _Wording(
         phrase,
         _tags(reach),
