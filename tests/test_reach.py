@@ -3860,6 +3860,33 @@ def test_a_local_picked_among_kernels_passes_what_its_calls_pass(
     )
 
 
+def test_a_picked_local_a_nested_function_calls_is_left_to_the_reference() -> None:
+    from extractor.reach.receiver_facts import called_locals
+
+    tree = ast.parse(
+        textwrap.dedent(
+            """\
+            def forward(q, k, fast):
+                fn = attend if fast else attend_ref
+                out = fn(q, k)
+
+                def again(x):
+                    return fn(x, k, validate=True)
+
+                return again(out)
+
+
+            def plain(q, k, fast):
+                fn = attend if fast else attend_ref
+                return fn(q, k)
+            """
+        )
+    )
+    forward, plain = (n for n in tree.body if isinstance(n, ast.FunctionDef))
+    assert called_locals(forward) == frozenset()
+    assert called_locals(plain) == frozenset({"fn"})
+
+
 def test_a_raise_on_an_argument_being_given_is_reached_only_by_the_calls_that_give_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

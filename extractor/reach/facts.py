@@ -38,7 +38,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTS_VERSION", "LITERAL", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 62
+FACTS_VERSION = 63
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 LITERAL = "l"

@@ -149,8 +149,15 @@ def called_locals(
     if not called:
         return frozenset()
     # Rare enough (a local picked among definitions, then called) to walk the whole body again
-    # for the mentions, nested scopes included: one there may hand the local on.
-    heads = {id(n.func) for n in ast.walk(func) if isinstance(n, ast.Call)}
+    # for the mentions, nested scopes included: one there may hand the local on, and a call
+    # there is another function's, whose arguments this one's facts do not hold.
+    nested = {
+        id(inner)
+        for scope in ast.walk(func)
+        if scope is not func and isinstance(scope, _SCOPES)
+        for inner in ast.walk(scope)
+    }
+    heads = {id(n.func) for n in nodes if isinstance(n, ast.Call) and id(n) not in nested}
     for n in ast.walk(func):
         if isinstance(n, ast.Name) and n.id in called and isinstance(n.ctx, ast.Load) and id(n) not in heads:
             called.discard(n.id)
