@@ -647,3 +647,45 @@ def test_a_property_that_returns_a_stored_attribute_reads_what_was_stored_there(
         "--enable-streaming",
         (),
     )
+
+
+def test_a_method_only_a_wrapper_of_its_own_name_calls_is_run_by_nothing_of_the_target() -> None:
+    # ``Wrapper.rewind`` hands the call on to ``Tracker.rewind``, and nothing else in the target
+    # calls ``rewind``: neither runs when ``--enable-probe`` builds them, so that flag is no reach.
+    files = {
+        f"{PKG}/tracker.py": """\
+            class Tracker:
+                def __init__(self):
+                    self.steps = []
+
+                def record(self, n):
+                    self.steps.append(n)
+
+                def rewind(self, n):
+                    if n > len(self.steps):
+                        raise ValueError("cannot rewind past the first step")
+
+
+            class Wrapper:
+                def __init__(self):
+                    self.tracker = Tracker()
+
+                def record(self, n):
+                    self.tracker.record(n)
+
+                def rewind(self, n):
+                    return self.tracker.rewind(n)
+
+
+            def probe(server_args):
+                if server_args.enable_probe:
+                    Wrapper().record(1)
+            """,
+    }
+    assert _with(files).of(f"{PKG}/tracker.py", "Tracker.rewind") == ()
+    # Called from anywhere else too, the class's ways in hold again.
+    called = {
+        **files,
+        f"{PKG}/undo.py": "from sglang.srt.engine.tracker import Wrapper\n\n\ndef undo(w: Wrapper):\n    w.rewind(1)\n",
+    }
+    assert _with(called).of(f"{PKG}/tracker.py", "Tracker.rewind") == _flag("--enable-probe")

@@ -804,8 +804,11 @@ class ReachFinder:
 
     def _named_anywhere(self, name: str) -> bool:
         """Whether any call, reference or ``getattr`` lookup in the target (tests aside) names
-        ``name``; a dunder or ``forward`` (run by Python or by torch's ``module(x)``) counts too."""
-        return self.index.run_unseen(name) or self.index.is_named(name)
+        ``name``, other than wrappers of that name handing the call on; a dunder or ``forward`` (run
+        by Python or by torch's ``module(x)``) counts too."""
+        return self.index.run_unseen(name) or (
+            self.index.is_named(name) and not self.index.called_by_namesakes_only(name)
+        )
 
     def _others_named(self, owner: str, name: str) -> bool:
         """Whether a method of class ``owner`` other than ``name`` is called, referenced or looked

@@ -230,6 +230,21 @@ class TargetIndex:
         """Whether a call, a reference or a ``getattr`` lookup outside tests names ``name``."""
         return name in self.named or name in self._calls_by_name
 
+    def called_by_namesakes_only(self, name: str) -> bool:
+        """Whether every call that spells ``name`` is made by a method of that same name (a wrapper
+        handing the call on, ``def step(self): return self.inner.step()``) and nothing references
+        or looks it up: the name reaches the chain only from outside the target, if at all."""
+        if name in self.named:
+            return False
+        found = False
+        for _f, calls in self._calls_by_name.get(name, ()):
+            for raw in calls:
+                call = Call._make(raw)
+                if call.ref or call.caller.rpartition(".")[2] != name:
+                    return False
+                found = True
+        return found
+
     def lands_elsewhere(self, node: str) -> bool:
         """Whether every call and reference that spells ``node``'s name resolves, receiver known,
         to other definitions, and no ``getattr`` lookup names it: nothing of the target runs it."""
