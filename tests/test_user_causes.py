@@ -517,6 +517,17 @@ def test_the_attention_tensor_parallel_size_is_every_flag_that_splits_it() -> No
     # The whole tensor-parallel group is the one flag's alone.
     width = got["the width must split over the tensor-parallel ranks"]
     assert "Cause: a launch flag (`--tp-size`)" in width.documentation
+    # The MoE layers' part: ``--tp-size`` divided by the expert- and MoE data-parallel sizes.
+    experts = got["experts must split over the expert-parallel ranks"]
+    assert "Cause: a launch flag (`--ep-size`)" in experts.documentation
+    moe = got["the expert width must split over the MoE tensor-parallel ranks"]
+    assert "Cause: a launch flag (`--tp-size`, `--ep-size`, `--moe-dp-size`)" in moe.documentation
+    assert any(
+        s.startswith(
+            "Change `--tp-size` (the MoE layers' part is it divided by `--ep-size` and by `--moe-dp-size`)"
+        )
+        for s in moe.solutions
+    ), moe.solutions
 
 
 def test_an_entry_of_configuration_text_the_code_parses_is_the_callers_to_correct() -> None:

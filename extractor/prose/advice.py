@@ -513,7 +513,7 @@ def advise(
             if cause.rule not in ("argv-flag", "model-dtype") and not (
                 advice or (workaround and not divided) or unset or against
             ):
-                split = _attention_split(named, site, knowledge)
+                split = _attention_split(named, site, knowledge) or _moe_split(named, site, knowledge)
                 # A parallel size set against the model's config (``tp_size > n_routed_experts``):
                 # the other side is the checkpoint's, so the flag is what moves.
                 keys = config_keys([v for v in roles.deciding if v.model and v.reads.flags])
@@ -1212,6 +1212,21 @@ def _attention_split(named: Sequence[str], site: Site, knowledge: Knowledge) -> 
     under = f" under `{switch.flag}`" if switch is not None else " under DP attention"
     rest = f" and by `{cp.flag}`" if cp is not None and cp.flag in named else ""
     return f"`{tp.flag}` (the attention part is it divided by `{dp.flag}`{under}{rest})"
+
+
+def _moe_split(named: Sequence[str], site: Site, knowledge: Knowledge) -> str:
+    """The flags that size the MoE layers' part of the tensor-parallel group, said as how they
+    combine (``--tp-size`` divided by ``--ep-size`` and ``--moe-dp-size``); ``""`` when ``named``
+    is not those."""
+    if is_knowledge_path(site.path):
+        return ""
+    flags = knowledge.flags_for(site.path)
+    tp, ep = flags.get("tp_size"), flags.get("ep_size")
+    if tp is None or ep is None or named[:1] != [tp.flag] or ep.flag not in named:
+        return ""
+    dp = flags.get("moe_dp_size")
+    rest = f" and by `{dp.flag}`" if dp is not None and dp.flag in named else ""
+    return f"`{tp.flag}` (the MoE layers' part is it divided by `{ep.flag}`{rest})"
 
 
 def _parsed_parts(cause: Cause, site: Site) -> tuple[str, list[str]]:

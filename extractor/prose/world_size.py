@@ -9,7 +9,9 @@ flag. The group's name leads to the flag by the target's own spellings: ``tp`` t
 ``ulysses_parallel`` to ``--ulysses-degree``, ``tensor_model_parallel`` to the alias
 ``--tensor-parallel-size``, ``sequence_parallel`` by its initials to ``--sp-degree``. A group no
 declared flag spells (``world``) stays unnamed; ``attn_tp`` is the tensor-parallel group's
-attention part, ``--tp-size`` split by ``--dp-size`` (under DP attention) and ``--attn-cp-size``. A value named as a parallel size (``self.attn_tp_size``,
+attention part, ``--tp-size`` split by ``--dp-size`` (under DP attention) and ``--attn-cp-size``; ``moe_tp`` is the MoE
+layers' part, ``--tp-size`` split by ``--ep-size`` and ``--moe-dp-size``, and ``moe_ep`` is ``--ep-size``. A value
+named as a parallel size (``self.attn_tp_size``, ``self.moe_tp_size``,
 ``tp_size``, ``get_attention_tp_size()``) is read as that group's size.
 
 Three shapes make the size the cause: a divisibility test on it, a comparison with a literal,
@@ -39,11 +41,13 @@ __all__ = ["flag_for_group", "group_of", "split_share", "told_split", "with_worl
 _GETTER_RE = re.compile(r"^_?get_([a-z][a-z0-9_]*?)_world_size$")
 _GROUP_RE = re.compile(r"^_?(?:get_)?([a-z][a-z0-9_]*?)_group$")
 # ``get_attention_tp_size()``, ``self.attn_tp_size``, ``tp_size``: a parallel size by its short name.
-_SIZE_NAME_RE = re.compile(r"^_?(?:get_)?((?:attn_|attention_)?(?:tp|dp|pp|ep|d?cp|sp))_(?:world_)?size$")
+_SIZE_NAME_RE = re.compile(
+    r"^_?(?:get_)?((?:attn_|attention_|moe_)?(?:tp|dp|pp|ep|d?cp|sp))_(?:world_)?size$"
+)
 # Words a group's name carries that no flag spells: ``tensor_model_parallel`` is ``--tensor-parallel-size``;
 # the attention part of the tensor-parallel group (``attn_tp``) is sized by ``--tp-size`` (split
 # by ``--dp-size`` under DP attention).
-_FILLER = ("model", "parallel", "group", "attn", "attention")
+_FILLER = ("model", "parallel", "group", "attn", "attention", "moe")
 _SUFFIXES = ("_size", "_degree", "_parallel_size")
 _ORDER = frozenset({"lt", "gt", "le", "ge"})
 _CMP = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
@@ -131,8 +135,9 @@ def flag_for_group(group: str, flags: Mapping[str, FlagInfo]) -> FlagInfo | None
 
 
 def size_flags(node: ast.expr, ctx: ReadContext) -> list[FlagInfo]:
-    """The flags that set the size ``node`` is: one group's flag; for the attention part of the
-    tensor-parallel group, also those that split it (``tp // dp // attn_cp`` under DP attention)."""
+    """The flags that set the size ``node`` is: one group's flag; for the attention or MoE part of
+    the tensor-parallel group, also those that split it (``tp // dp // attn_cp`` under DP
+    attention, ``tp // ep // moe_dp``)."""
     group = group_of(node, ctx)
     if group is None:
         return []
@@ -140,11 +145,11 @@ def size_flags(node: ast.expr, ctx: ReadContext) -> list[FlagInfo]:
     if first is None:
         return []
     out = [first]
-    if group in _ATTENTION_TP:
-        for dest in _ATTENTION_SPLITS:
-            info = ctx.flags.get(dest)
-            if info is not None and not info.is_bool and info not in out:
-                out.append(info)
+    splits = _ATTENTION_SPLITS if group in _ATTENTION_TP else _MOE_SPLITS if group in _MOE_TP else ()
+    for dest in splits:
+        info = ctx.flags.get(dest)
+        if info is not None and not info.is_bool and info not in out:
+            out.append(info)
     return out
 
 
@@ -210,6 +215,10 @@ def _size_flag(node: ast.expr, ctx: ReadContext) -> FlagInfo | None:
 # attention) and the attention context-parallel size.
 _ATTENTION_TP = frozenset({"attn_tp", "attention_tp"})
 _ATTENTION_SPLITS = ("dp_size", "attn_cp_size")
+# The MoE layers' part of the tensor-parallel group: ``--tp-size`` split by the expert-parallel and
+# MoE data-parallel sizes (``moe_tp_size = tp_size // moe_ep_size // moe_dp_size``).
+_MOE_TP = frozenset({"moe_tp"})
+_MOE_SPLITS = ("ep_size", "moe_dp_size")
 
 
 def _config_key(node: ast.expr, ctx: ReadContext, depth: int = 0) -> str | None:
