@@ -689,3 +689,48 @@ def test_a_method_only_a_wrapper_of_its_own_name_calls_is_run_by_nothing_of_the_
         f"{PKG}/undo.py": "from sglang.srt.engine.tracker import Wrapper\n\n\ndef undo(w: Wrapper):\n    w.rewind(1)\n",
     }
     assert _with(called).of(f"{PKG}/tracker.py", "Tracker.rewind") == _flag("--enable-probe")
+
+
+def test_a_class_a_factory_returns_is_given_what_the_factorys_value_is_called_with() -> None:
+    # ``pick_pool_cls(device)(size, server_args.kv_backend)``: the pool the factory returns is
+    # built with those arguments, and its base keeps the layout its ``super().__init__`` hands on.
+    reach = _with(
+        {
+            f"{PKG}/pools.py": """\
+                class BasePool:
+                    def __init__(self, size, layout):
+                        self.layout = layout
+
+
+                class HostPool(BasePool):
+                    def __init__(self, size, layout, pinned=False):
+                        super().__init__(size, layout)
+
+                    def backup(self):
+                        if self.layout != "paged":
+                            raise ValueError(f"unsupported layout {self.layout}")
+
+
+                class WidePool(HostPool):
+                    pass
+
+
+                def pick_pool_cls(device):
+                    if device.wide:
+                        return WidePool
+                    return HostPool
+                """,
+            f"{PKG}/cache.py": """\
+                from sglang.srt.engine.pools import pick_pool_cls
+
+
+                class Cache:
+                    def __init__(self, server_args, device):
+                        self.pool = pick_pool_cls(device)(16, server_args.kv_backend)
+                """,
+        }
+    )
+    (info,) = reach.passed_flags(f"{PKG}/pools.py", "HostPool.backup", "s:layout")
+    assert info.flag == "--kv-backend"
+    # The factory's value built nothing else: no flag reaches a parameter it does not fill.
+    assert reach.passed_flags(f"{PKG}/pools.py", "HostPool.__init__", "n:pinned") == ()

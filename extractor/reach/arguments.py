@@ -350,6 +350,8 @@ class PassedFlags:
     _memo: dict[tuple[str, str, str, str], tuple[FlagInfo, ...]] = field(default_factory=dict)
     _busy: set[tuple[str, str, str, str]] = field(default_factory=set)
     _attrs: dict[str, list[tuple[FileFacts, tuple[str, ...]]]] | None = None
+    _supers: dict[str, list[tuple[FileFacts, Call]]] | None = None
+    """Class node -> the ``super().__init__(...)`` calls its methods make (built on first use)."""
     _cut: bool = False
     """Whether the value being looked up met one already on the stack (a cycle) or the depth
     bound: such a result may lack sources, and is reused only where it was cut the same way."""
@@ -505,8 +507,8 @@ class PassedFlags:
         # A positional argument means this parameter only when every definition of the name
         # puts the same parameter there (one interface, several implementations).
         same_slot = self._same_slot(callee_name, pos, name)
-        for cf, call in self._calls(callee_name):
-            if not self._may_call(cf, call, target, callee_name):
+        for cf, call in [*self._calls(callee_name), *self._super_inits(target, short)]:
+            if call.callee != "super().__init__" and not self._may_call(cf, call, target, callee_name):
                 continue
             # A call that resolves to this very definition fills its positions whatever other
             # definitions of the name take there.
@@ -530,6 +532,20 @@ class PassedFlags:
                     continue
                 out.extend(self._source(f.module, where, kind, value, depth + 1))
         return out
+
+    def _super_inits(self, cls: str, short: str) -> list[tuple[FileFacts, Call]]:
+        """The ``super().__init__(...)`` calls of the classes derived directly from class node
+        ``cls`` (for its ``__init__``): a subclass hands its own arguments on to the base's."""
+        if short != "__init__":
+            return []
+        if self._supers is None:
+            self._supers = {}
+            for cf, call in self._calls("__init__"):
+                if call.callee == "super().__init__":
+                    owner = self.index.owner_class(cf.module, call.caller)
+                    if owner is not None:
+                        self._supers.setdefault(owner, []).append((cf, call))
+        return [found for sub in self.index.subclasses.get(cls, []) for found in self._supers.get(sub, [])]
 
     def _same_slot(self, name: str, pos: int, param: str) -> bool:
         if pos < 0:

@@ -36,9 +36,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-__all__ = ["FACTS_VERSION", "LITERAL", "Call", "Def", "FileFacts", "Registration"]
+__all__ = ["FACTORY", "FACTS_VERSION", "LITERAL", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 63
+FACTS_VERSION = 64
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 LITERAL = "l"
@@ -80,6 +80,11 @@ class Def:
     """For a function: ``(parameter, line)`` of each of :attr:`unset` and :attr:`required` its own
     statements assign, with the first line that does (``if out is None: out = torch.empty(...)``):
     past that line it holds a value whether a call gave one or not."""
+
+
+FACTORY = "()"
+"""The end of :attr:`Call.callee` for a call of what a call returns (``get_pool_cls(x)(size)``):
+the callee is the factory's dotted name with this appended."""
 
 
 class Call(NamedTuple):

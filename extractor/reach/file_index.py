@@ -36,7 +36,7 @@ from extractor.reach.arguments import (
     self_assignments,
 )
 from extractor.reach.drafts import builds_draft, draft_architectures
-from extractor.reach.facts import LITERAL, Atom, Call, Def, FileFacts, Registration
+from extractor.reach.facts import FACTORY, LITERAL, Atom, Call, Def, FileFacts, Registration
 from extractor.reach.forced import forced_by_function, forced_by_table, set_by_function
 from extractor.reach.guard_atoms import TYPED, GuardReader, class_flag_name, typed_params
 from extractor.reach.holders import holder_getters
@@ -473,10 +473,12 @@ class _Builder:
         for i, call in enumerate(self._calls):
             if i in self._spent:
                 continue
-            head, dot, rest = call.callee.partition(".")
+            # ``get_pool_cls()`` (a factory's value called) resolves as ``get_pool_cls`` does.
+            made = FACTORY if call.callee.endswith(FACTORY) else ""
+            head, dot, rest = call.callee.removesuffix(made).partition(".")
             target = imports.get(head)
             if target is not None:
-                call = call._replace(callee=f"{target}{dot}{rest}")
+                call = call._replace(callee=f"{target}{dot}{rest}{made}")
                 extra = [i for i in self._guards_of_import(head, target) if i not in call.guards]
                 if extra:
                     call = call._replace(guards=[*call.guards, *extra])
@@ -1213,6 +1215,21 @@ class _Builder:
                         self.facts.drafting.append(qual)
                 if type(func) is ast.Name and (qual, func.id) in self._picked:
                     self._picked_calls(here, func.id, qual, gs, caught)
+                if type(func) is ast.Call and (factory := self.raw_dotted(func.func)) is not None:
+                    # ``get_pool_cls(device)(size, layout)``: the class the factory returns is
+                    # built with these arguments (:meth:`TargetIndex.build` files it under it).
+                    calls.append(
+                        Call(
+                            qual,
+                            f"{factory}{FACTORY}",
+                            here.lineno,
+                            list(gs),
+                            caught,
+                            passed_args(here),
+                            "",
+                            given=_given(here),
+                        )
+                    )
                 if callee is not None:
                     calls.append(
                         Call(

@@ -16,7 +16,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
-from extractor.reach.facts import LITERAL, Atom, Call, Def, FileFacts
+from extractor.reach.facts import FACTORY, LITERAL, Atom, Call, Def, FileFacts
 from extractor.reach.receiver_types import ReceiverTypes
 
 __all__ = ["RUN_BY_FRAMEWORK", "Edge", "TargetIndex"]
@@ -87,6 +87,8 @@ class TargetIndex:
     attrs: dict[str, dict[str, str]] = field(default_factory=dict)
     """class node -> attribute -> type expression of what its methods store there."""
     _calls_by_name: dict[str, list[tuple[FileFacts, list[Any]]]] = field(default_factory=dict)
+    _factory_built: dict[str, list[tuple[FileFacts, list[Any]]]] = field(default_factory=dict)
+    """Class name -> the calls of a factory's value that build it (see :meth:`_file_factory_calls`)."""
     named: set[str] = field(default_factory=set)
     """Attribute names some file looks up by string (``getattr(x, "name")``), outside tests."""
     _callers: dict[str, list[Edge]] = field(default_factory=dict)
@@ -175,6 +177,7 @@ class TargetIndex:
                 if short != local and not local.startswith("*"):
                     # ``from m import f as g`` (or ``g = f``): calls of ``g`` are filed under ``g``.
                     index._aliases.setdefault(short, set()).add(local)
+        index._file_factory_calls()
         # A name built by gluing a value to a piece of an f-string joins them with ``_``
         # (``f"forward_{key}"``, ``f"{kind}_communicator"``); a unit or a word glued to a number
         # (``f"{secs:.1f}s"``, ``f"gpu{i}"``) builds no name to call.
@@ -183,6 +186,34 @@ class TargetIndex:
             tuple(sorted(m[1:] for m in index.mentioned if m.startswith("*_"))),
         )
         return index
+
+    def _file_factory_calls(self) -> None:
+        """``get_pool_cls(device)(size, layout)``: each class the factory returns by name
+        (``return HostPool``) is built with these arguments, as ``pkg.mod.HostPool(size, layout)``
+        would be. Such a call says what the constructor is given (:meth:`calls_named`); it is no
+        way in of its own, since the factory's references (under its own tests) already are."""
+        for key in sorted(k for k in self._calls_by_name if k.endswith(FACTORY)):
+            for f, calls in self._calls_by_name.pop(key):
+                for raw in calls:
+                    call = Call._make(raw)
+                    for cls in self._returned_classes(f, call):
+                        module, _, qual = cls.partition(":")
+                        built = call._replace(callee=f"{module}.{qual}")
+                        self._factory_built.setdefault(qual.rpartition(".")[2], []).append((f, [list(built)]))
+
+    def _returned_classes(self, f: FileFacts, call: Call) -> list[str]:
+        factory = self.resolve_dotted(call.callee.removesuffix(FACTORY), f, call.caller)
+        d = self.defs.get(factory) if factory is not None else None
+        home = self.files.get(factory.partition(":")[0]) if factory is not None else None
+        if d is None or d.kind != "f" or home is None:
+            return []
+        out = []
+        for name in d.returns.split("|") if d.returns else ():
+            # ``Foo()`` is an instance: calling it runs ``__call__``, it builds nothing.
+            found = self.resolve_dotted(name, home, d.qualname) if name and "(" not in name else None
+            if found is not None and self.defs[found].kind == "c":
+                out.append(found)
+        return sorted(set(out))
 
     def imported_by_name(self, module: str) -> bool:
         """Whether some call imports ``module`` by a string (its own name, or a prefix of it)."""
@@ -223,8 +254,9 @@ class TargetIndex:
         return (method, cls) in self._built_by_cls
 
     def calls_named(self, name: str) -> list[tuple[FileFacts, list[Any]]]:
-        """Every file's calls filed under ``name`` (plain lists: ``Call._make`` reads one)."""
-        return self._calls_by_name.get(name, [])
+        """Every file's calls filed under ``name`` (plain lists: ``Call._make`` reads one), with the
+        calls of a factory's value that build a class of that name."""
+        return [*self._calls_by_name.get(name, []), *self._factory_built.get(name, [])]
 
     def is_named(self, name: str) -> bool:
         """Whether a call, a reference or a ``getattr`` lookup outside tests names ``name``."""
