@@ -5,6 +5,7 @@ architectures whose model files use those configs are served with."""
 
 from __future__ import annotations
 
+import ast
 import textwrap
 
 import pytest
@@ -386,3 +387,23 @@ def test_a_value_test_that_returned_early_takes_its_values_out_of_a_later_family
     assert sites.of("python/sglang/srt/workers.py", "EagleWorker.step") == (
         frozenset({("flag", "--speculative-algorithm", ("eagle", "eagle3"))}),
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "platform"),
+    [
+        ("is_cuda()", "cuda"),
+        ("_is_hip", "hip"),
+        ("self._is_npu", "npu"),
+        ("utils.is_xpu()", "xpu"),
+        # Where a tensor lives is no platform: a ROCm GPU's tensors say ``is_cuda`` too.
+        ("dst.is_cuda", None),
+        ("x.weight.is_cpu", None),
+    ],
+)
+def test_a_platform_gate_is_a_call_or_a_flag_of_the_module_not_a_tensors_device(
+    text: str, platform: str | None
+) -> None:
+    from extractor.reach.guard_atoms import platform_word
+
+    assert platform_word(ast.parse(text, mode="eval").body) == platform

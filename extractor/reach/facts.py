@@ -38,7 +38,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["FACTORY", "FACTS_VERSION", "LITERAL", "Call", "Def", "FileFacts", "Registration"]
 
-FACTS_VERSION = 64
+FACTS_VERSION = 65
 """Bumped whenever the shape or meaning of the facts changes (part of the payload format)."""
 
 LITERAL = "l"

@@ -59,8 +59,13 @@ def platform_word(node: ast.expr, features: bool = False) -> str | None:
     With ``features``, a test of a hardware feature of one platform (``cpu_has_amx_support()``)
     names it too: that test passing means that platform, failing does not mean another one."""
     with_args = isinstance(node, ast.Call) and bool(node.args or node.keywords)
+    called = isinstance(node, ast.Call)
     if isinstance(node, ast.Call):
         node = node.func
+    if not called and isinstance(node, ast.Attribute) and not node.attr.startswith("_"):
+        # ``dst.is_cuda``: where a tensor lives (a ROCm GPU's tensors say ``is_cuda`` too), not
+        # the platform the launch runs on (``is_cuda()``, ``_is_cuda``, ``self._is_hip``).
+        return None
     name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
     m = _PLATFORM_NAME.match(name)
     if m and not with_args:
