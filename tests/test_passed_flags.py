@@ -72,12 +72,12 @@ def test_what_the_callers_pass_decides_the_cause(tmp_path: Path, monkeypatch: py
     assert "--offload-io kernel" in sols[("host_pool.py", 44)]
     assert "--offload-io <unsupported-value>" in str(copy_in["exampleFix"])
     # An attribute copied from a constructor argument that the server args fill.
-    assert "`--offload-workers 1`" in sols[("controller.py", 20)]
+    assert "`--offload-workers 1`" in sols[("controller.py", 21)]
     # Ordered against a count the code computes: the flag is the cause, with no one value to name.
-    assert "Cause: a launch flag (`--offload-workers`)" in str(rows[("controller.py", 29)]["documentation"])
-    assert "Change `--offload-workers` in the launch command so that" in sols[("controller.py", 29)]
+    assert "Cause: a launch flag (`--offload-workers`)" in str(rows[("controller.py", 30)]["documentation"])
+    assert "Change `--offload-workers` in the launch command so that" in sols[("controller.py", 30)]
     # The same as a bare assert stays the callers' invariant.
-    assert "--" not in sols[("controller.py", 31)]
+    assert "--" not in sols[("controller.py", 32)]
     # The constructor's own check on the layout is the flag's; a later method that handles the
     # same layouts cannot see another one (the constructor already raised), so it stays internal.
     assert "`--offload-layout`" in str(rows[("host_pool.py", 18)]["documentation"])
@@ -161,3 +161,14 @@ def test_a_value_a_mixin_of_the_server_args_passes_on_is_the_flags(
     # ``split_port(self.head_addr)`` in a mixin that ServerArgs derives from: ``self`` is the args.
     port = rows[("addr.py", 6)]
     assert "Cause: a launch flag (`--head-addr`)" in str(port["documentation"])
+
+
+def test_a_switch_the_check_needs_left_out_is_said_as_a_launch_without_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = {(r["file"], r["line"]): r for r in _rows(tmp_path, monkeypatch)}
+    spill = next(
+        r for (f, _), r in rows.items() if f == "controller.py" and "room" in str(r["documentation"])
+    )
+    assert str(spill["triggerScenarios"]).startswith("Launching without `--offload-spill` makes")
+    assert "Launching with `--offload-spill`" not in str(spill["triggerScenarios"])

@@ -520,16 +520,26 @@ def with_passed(
     cause = f"Cause: a launch flag ({shown}): the callers pass its value into `{where}` ({via})."
     out["documentation"] = str(partial["documentation"]).replace(said, cause)
     failing = " ".join(failing_launch(deciding))
-    out["triggerScenarios"] = (
-        f"Launching with `{failing}` makes {where} raise it (the check is `{cond}`; {via})."
-        if failing
-        else f"Launching with {shown} such that `{cond}` holds in {where} ({via})."
-    )
+    # ``not self.allow_x`` of a switch: the launch that fails is the one that leaves it out.
+    off = all(c.op == "falsy" and c.info is not None and c.info.is_bool for c in deciding)
+    if off:
+        out["triggerScenarios"] = (
+            f"Launching without {shown} makes {where} raise it when the rest of the check holds "
+            f"(the check is `{cond}`; {via})."
+        )
+    elif failing:
+        out["triggerScenarios"] = (
+            f"Launching with `{failing}` makes {where} raise it (the check is `{cond}`; {via})."
+        )
+    else:
+        out["triggerScenarios"] = f"Launching with {shown} such that `{cond}` holds in {where} ({via})."
     refused = refused_values(deciding)
     if refused:
         out["triggerScenarios"] = refused_trigger(out["triggerScenarios"], refused, frozenset())
     out["commonSituations"] = (
-        f"A launch command, deployment script or programmatic ServerArgs/Engine call that sets {shown} "
+        f"A launch command, deployment script or programmatic ServerArgs/Engine call that leaves out {shown}."
+        if off
+        else f"A launch command, deployment script or programmatic ServerArgs/Engine call that sets {shown} "
         f"to a value {where} does not handle."
     )
     fixed = fixed_settings(deciding, survivors, {})
