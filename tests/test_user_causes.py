@@ -1132,6 +1132,11 @@ def test_a_check_of_the_gpus_compute_capability_against_a_minimum_asks_for_a_new
     assert "(`PackedW4Scheme.get_min_capability()`)" in got["PackedConfig.pick_scheme"].solutions[0]
     # Above the range fails too: no newer GPU is promised.
     assert not any("newer GPU" in s for s in got["windowed_kernel"].solutions)
+    # An assert's own bound on the device it is handed: a GPU below 9.0, not one without CUDA.
+    runner = got["MarlinRunner.run"]
+    assert "Cause: the hardware or platform (`GPU compute capability`)" in runner.documentation
+    assert runner.solutions[0].startswith("Run on a newer GPU"), runner.solutions
+    assert "(9.0)" in runner.solutions[0], runner.solutions
 
 
 def test_a_setting_whose_text_does_not_parse_is_fixed_by_a_valid_value_not_by_the_parsers_error() -> None:

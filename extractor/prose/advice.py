@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from extractor.analysis.conditions import split_and
 from extractor.analysis.facts import Site, and_join
+from extractor.analysis.walk import called_name
 from extractor.prose import passed_on
 from extractor.prose.cause import (
     CAPABILITY,
@@ -734,7 +735,10 @@ def advise(
         minimum = capability_minimum(site, roles)
         # "SGLang only supports sm75 and above": the message's own number, when the code names none.
         sm = _SM_RE.search(msg) if not minimum else None
-        least = f" (`{minimum}`)" if minimum else f" (sm{sm.group(1)})" if sm else ""
+        bound = _capability_bound(roles) if not minimum and not sm else ""
+        least = (
+            f" (`{minimum}`)" if minimum else f" (sm{sm.group(1)})" if sm else f" ({bound})" if bound else ""
+        )
         sols[:0] = [
             *advice,
             f"Run on a newer GPU: {where} needs a compute capability at least the minimum it checks for"
@@ -1238,6 +1242,36 @@ def _parsed_parts(cause: Cause, site: Site) -> tuple[str, list[str]]:
 
 
 _SM_RE = re.compile(r"\bsm_?(\d{2,3}[a-z]?)\b", re.I)
+
+
+def _capability_bound(roles: Roles) -> str:
+    """The capability the test itself names as the bound (``get_device_capability()[0] < 9``
+    gives ``9.0``; ``get_device_capability() < (8, 9)`` gives ``8.9``), or ``""``."""
+    for v in roles.deciding:
+        expr = simplify(v.expr) if v.expr is not None else None
+        for node in ast.walk(expr) if expr is not None else ():
+            if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Lt)):
+                continue
+            left, right = node.left, node.comparators[0]
+            if not any(
+                isinstance(n, ast.Call) and called_name(n) == "get_device_capability" for n in ast.walk(left)
+            ):
+                continue
+            major = (
+                isinstance(left, ast.Subscript)
+                and isinstance(left.slice, ast.Constant)
+                and left.slice.value == 0
+            )
+            if major and isinstance(right, ast.Constant) and type(right.value) is int:
+                return f"{right.value}.0"
+            if (
+                isinstance(right, ast.Tuple)
+                and len(right.elts) == 2
+                and all(isinstance(e, ast.Constant) and type(e.value) is int for e in right.elts)
+            ):
+                first, second = (ast.unparse(e) for e in right.elts)
+                return f"{first}.{second}"
+    return ""
 
 
 def _cause_sentence(cause: Cause, site: Site, passed: passed_on.PassedOn | None) -> str:

@@ -593,9 +593,10 @@ def _measures(node: ast.AST, names: set[str]) -> bool:
 
 
 def _below(expr: ast.expr, names: set[str]) -> bool:
-    """Whether every comparison of ``names`` in ``expr`` is that they are below a bound (and one is)."""
+    """Whether every comparison of ``names`` in ``expr`` is that they are below a bound (and one is).
+    An assert's failing test (``not capability >= 9``) reads as the comparison it negates."""
     found = False
-    for node in ast.walk(expr):
+    for node in ast.walk(simplify(expr)):
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             return False
         if not isinstance(node, ast.Compare):
