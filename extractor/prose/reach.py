@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
+from extractor.analysis.conditions import split_and
+from extractor.prose.constraints import simplify
 from extractor.prose.device import DEVICE_KEY, with_device
 from extractor.prose.direct import DIRECT, argument_words, direct_arguments, direct_entry, with_direct
 from extractor.prose.drafts import draft_only, with_drafts
@@ -872,30 +874,18 @@ def _held_names(text: str) -> list[str]:
     not None`` give ``use_y`` and ``k``); a negative part (``not x``, ``x is None``, ``not (a and
     b)``) needs nothing set."""
     try:
-        node = ast.parse(text, mode="eval").body
+        node = simplify(ast.parse(text, mode="eval").body)
     except (SyntaxError, ValueError, RecursionError):
         return []
-    negated = False
-    while isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        node, negated = node.operand, not negated
-    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or if negated else ast.And):
-        # ``not (not a or b is None)`` needs a and b as much as ``a and b is not None`` does.
-        parts = node.values
-    else:
-        parts = [node]
     out: list[str] = []
-    for part in parts:
-        flip = negated
-        while isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Not):
-            part, flip = part.operand, not flip
+    for part in split_and(node):
         subject: ast.expr | None = None
-        if isinstance(part, ast.Name | ast.Attribute) and not flip:
+        if isinstance(part, ast.Name | ast.Attribute):
             subject = part
         elif isinstance(part, ast.Compare) and len(part.ops) == 1:
             op = part.ops[0]
-            positive = (ast.Is, ast.NotEq, ast.NotIn) if flip else (ast.IsNot, ast.Eq, ast.In)
             empty = isinstance(part.comparators[0], ast.Constant) and not part.comparators[0].value
-            if isinstance(op, positive) and not (isinstance(op, ast.Eq | ast.NotEq) and empty):
+            if isinstance(op, ast.IsNot | ast.In) or (isinstance(op, ast.Eq) and not empty):
                 subject = part.left
         if isinstance(subject, ast.Attribute):
             out.append(subject.attr)
