@@ -80,7 +80,7 @@ from extractor.prose.platforms import alternatives
 from extractor.prose.why import scope_name
 from extractor.prose.why import situations as situations_of
 from extractor.prose.wording import filled_at_launch, loop_end_words
-from extractor.prose.world_size import split_share
+from extractor.prose.world_size import TP_PARTS, split_share
 
 __all__ = [
     "INTERNAL_CHECK",
@@ -514,7 +514,7 @@ def advise(
             if cause.rule not in ("argv-flag", "model-dtype") and not (
                 advice or (workaround and not divided) or unset or against
             ):
-                split = _attention_split(named, site, knowledge) or _moe_split(named, site, knowledge)
+                split = _tp_part_split(named, site, knowledge)
                 # A parallel size set against the model's config (``tp_size > n_routed_experts``):
                 # the other side is the checkpoint's, so the flag is what moves.
                 keys = config_keys([v for v in roles.deciding if v.model and v.reads.flags])
@@ -1202,35 +1202,27 @@ KIND_WORDS = {
 }
 
 
-def _attention_split(named: Sequence[str], site: Site, knowledge: Knowledge) -> str:
-    """The flags that size the attention part of the tensor-parallel group, said as how they
-    combine (``--tp-size``, divided by ``--dp-size`` only under DP attention); ``""`` when
-    ``named`` is not those."""
+def _tp_part_split(named: Sequence[str], site: Site, knowledge: Knowledge) -> str:
+    """The flags that size a part of the tensor-parallel group (:data:`TP_PARTS`), said as how they
+    combine (``--tp-size``, divided by ``--dp-size`` only under DP attention, or by ``--ep-size``
+    and ``--moe-dp-size`` for the MoE layers); ``""`` when ``named`` is not those."""
     if is_knowledge_path(site.path):
         return ""  # the launch code reads the flags themselves, not the group's size
     flags = knowledge.flags_for(site.path)
-    tp, dp, cp = (flags.get(d) for d in ("tp_size", "dp_size", "attn_cp_size"))
-    if tp is None or dp is None or named[:1] != [tp.flag] or dp.flag not in named:
+    tp = flags.get("tp_size")
+    if tp is None or named[:1] != [tp.flag]:
         return ""
-    switch = flags.get("enable_dp_attention")
-    under = f" under `{switch.flag}`" if switch is not None else " under DP attention"
-    rest = f" and by `{cp.flag}`" if cp is not None and cp.flag in named else ""
-    return f"`{tp.flag}` (the attention part is it divided by `{dp.flag}`{under}{rest})"
-
-
-def _moe_split(named: Sequence[str], site: Site, knowledge: Knowledge) -> str:
-    """The flags that size the MoE layers' part of the tensor-parallel group, said as how they
-    combine (``--tp-size`` divided by ``--ep-size`` and ``--moe-dp-size``); ``""`` when ``named``
-    is not those."""
-    if is_knowledge_path(site.path):
-        return ""
-    flags = knowledge.flags_for(site.path)
-    tp, ep = flags.get("tp_size"), flags.get("ep_size")
-    if tp is None or ep is None or named[:1] != [tp.flag] or ep.flag not in named:
-        return ""
-    dp = flags.get("moe_dp_size")
-    rest = f" and by `{dp.flag}`" if dp is not None and dp.flag in named else ""
-    return f"`{tp.flag}` (the MoE layers' part is it divided by `{ep.flag}`{rest})"
+    for part, splits, under_dest in TP_PARTS:
+        first, *more = (flags.get(d) for d in splits)
+        if first is None or first.flag not in named:
+            continue
+        under = ""
+        if under_dest:
+            switch = flags.get(under_dest)
+            under = f" under `{switch.flag}`" if switch is not None else " under DP attention"
+        rest = "".join(f" and by `{f.flag}`" for f in more if f is not None and f.flag in named)
+        return f"`{tp.flag}` (the {part} part is it divided by `{first.flag}`{under}{rest})"
+    return ""
 
 
 def _parsed_parts(cause: Cause, site: Site) -> tuple[str, list[str]]:

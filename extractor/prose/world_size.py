@@ -36,7 +36,7 @@ from extractor.prose.flag_spelling import find_flag
 from extractor.prose.knowledge import FlagInfo
 from extractor.prose.reads import BINDING_DEPTH, ReadContext, Reads, is_peer
 
-__all__ = ["flag_for_group", "group_of", "split_share", "told_split", "with_world_sizes"]
+__all__ = ["TP_PARTS", "flag_for_group", "group_of", "split_share", "told_split", "with_world_sizes"]
 
 _GETTER_RE = re.compile(r"^_?get_([a-z][a-z0-9_]*?)_world_size$")
 _GROUP_RE = re.compile(r"^_?(?:get_)?([a-z][a-z0-9_]*?)_group$")
@@ -219,6 +219,12 @@ _ATTENTION_SPLITS = ("dp_size", "attn_cp_size")
 # MoE data-parallel sizes (``moe_tp_size = tp_size // moe_ep_size // moe_dp_size``).
 _MOE_TP = frozenset({"moe_tp"})
 _MOE_SPLITS = ("ep_size", "moe_dp_size")
+TP_PARTS: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("attention", _ATTENTION_SPLITS, "enable_dp_attention"),
+    ("MoE layers'", _MOE_SPLITS, ""),
+)
+"""The parts of the tensor-parallel group sized by ``--tp-size`` divided by other sizes: the part's
+name, the destinations of the sizes that divide it, and the switch the first one divides under."""
 
 
 def _config_key(node: ast.expr, ctx: ReadContext, depth: int = 0) -> str | None:
